@@ -1,0 +1,157 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseAttempt(t *testing.T) {
+	t.Parallel()
+	ok := []struct {
+		name, in string
+		want     Attempt
+	}{
+		{"inherit-parent alias", "inherit-parent", Attempt{Kind: KindAlias, Alias: AliasInheritParent}},
+		{"auto alias", "auto", Attempt{Kind: KindAlias, Alias: AliasAuto}},
+		{"grok descriptor", "grok:grok-4.7@xhigh", Attempt{Kind: KindDescriptor, Provider: Grok, Model: "grok-4.7", Effort: EffortXHigh}},
+		{"claude versioned pin kept as written", "claude:claude-opus-4-5@max", Attempt{Kind: KindDescriptor, Provider: Claude, Model: "claude-opus-4-5", Effort: EffortMax}},
+		{"opencode path at default", "opencode:openai/gpt-6.1-sol@default", Attempt{Kind: KindDescriptor, Provider: OpenCode, Model: "openai/gpt-6.1-sol", Effort: EffortDefault}},
+		{"opencode extra segments with colon", "opencode:openrouter/anthropic/claude:beta@default", Attempt{Kind: KindDescriptor, Provider: OpenCode, Model: "openrouter/anthropic/claude:beta", Effort: EffortDefault}},
+		{"antigravity slug at default", "antigravity:gemini-3.1-pro-high@default", Attempt{Kind: KindDescriptor, Provider: Antigravity, Model: "gemini-3.1-pro-high", Effort: EffortDefault}},
+		{"cursor high accepted by the parser", "cursor:composer-2.5@high", Attempt{Kind: KindDescriptor, Provider: Cursor, Model: "composer-2.5", Effort: EffortHigh}},
+		{"devin swe-2 default accepted by the parser", "devin:swe-2@default", Attempt{Kind: KindDescriptor, Provider: Devin, Model: "swe-2", Effort: EffortDefault}},
+		{"devin swe-2 low accepted by the parser", "devin:swe-2@low", Attempt{Kind: KindDescriptor, Provider: Devin, Model: "swe-2", Effort: EffortLow}},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseAttempt(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.in, got.String())
+		})
+	}
+	bad := []struct{ name, in, msg string }{
+		{"empty", "", "is not <provider>:<model>@<effort>"},
+		{"unknown provider", "gemini:gemini-3@high", `unknown provider "gemini"`},
+		{"no effort", "grok:grok-4.7", "has no @<effort>"},
+		{"unknown effort", "grok:grok-4.7@turbo", `unknown effort "turbo"`},
+		{"uppercase effort", "grok:grok-4.7@HIGH", `unknown effort "HIGH"`},
+		{"auto model", "grok:auto@high", "auto is not a model"},
+		{"model starts with dot", "codex:.x@high", "model must start with a letter or digit"},
+		{"model with slash outside opencode", "codex:a/b@high", "model must start with a letter or digit"},
+		{"empty model", "codex:@high", "model must start"},
+		{"opencode without path", "opencode:gpt@default", "opencode models are"},
+		{"opencode empty segment", "opencode:openai//x@default", "opencode models are"},
+		{"opencode auto segment", "opencode:auto@default", "auto is not a model"},
+		{"opencode non-default effort", "opencode:openai/gpt@high", "opencode takes @default only"},
+		{"antigravity non-default", "antigravity:gemini-3.1-pro@high", "use @default"},
+		{"antigravity auto", "antigravity:auto@default", "auto is not a model"},
+		{"space inside", "grok: grok@high", "model must start"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseAttempt(tc.in)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func TestVersionedClaudeAlias(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, model, alias string
+		ok                 bool
+	}{
+		{"opus two-part revision", "claude-opus-4-5", "opus", true},
+		{"fable single revision", "claude-fable-5", "fable", true},
+		{"sonnet three-part revision", "claude-sonnet-5-0-1", "sonnet", true},
+		{"haiku is not a rolling family", "claude-haiku-4-5", "", false},
+		{"non-digit revision", "claude-opus-4-5-preview", "", false},
+		{"trailing hyphen", "claude-opus-4-", "", false},
+		{"double hyphen", "claude-opus-4--5", "", false},
+		{"alias itself", "opus", "", false},
+		{"no revision", "claude-opus-", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			alias, ok := VersionedClaudeAlias(tc.model)
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.alias, alias)
+		})
+	}
+}
+
+func TestNormalizeAttempt(t *testing.T) {
+	t.Parallel()
+	a, err := ParseAttempt("claude:claude-opus-4-5@max")
+	require.NoError(t, err)
+	require.Equal(t, "claude:opus@max", NormalizeAttempt(a).String())
+	b, err := ParseAttempt("claude:claude-haiku-4-5@high")
+	require.NoError(t, err)
+	require.Equal(t, b, NormalizeAttempt(b), "exact IDs outside the rolling families pass through")
+	c, err := ParseAttempt("codex:claude-opus-4-5@high")
+	require.NoError(t, err)
+	require.Equal(t, c, NormalizeAttempt(c), "only Claude descriptors normalize")
+}
+
+func TestRunnerModel(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, in, want, msg string }{
+		{"devin swe-2 high maps to UID", "devin:swe-2@high", "swe-2-high", ""},
+		{"devin swe-2 medium", "devin:swe-2@medium", "swe-2-medium", ""},
+		{"devin swe-2 max", "devin:swe-2@max", "swe-2-max", ""},
+		{"devin swe-2 default passes swe-2", "devin:swe-2@default", "swe-2", ""},
+		{"devin swe-2 low invalid", "devin:swe-2@low", "", "SWE-2 supports medium, high and max"},
+		{"devin swe-2 xhigh invalid", "devin:swe-2@xhigh", "", "SWE-2 supports medium, high and max"},
+		{"devin swe-1.6 default", "devin:swe-1.6@default", "swe-1-6", ""},
+		{"devin swe-1.6 high invalid", "devin:swe-1.6@high", "", "no selectable effort"},
+		{"devin other UID unchanged", "devin:swe-3-fast@default", "swe-3-fast", ""},
+		{"devin other UID with effort invalid", "devin:swe-3@high", "", "effort is part of a Devin model UID"},
+		{"cursor default", "cursor:composer-2.5@default", "composer-2.5", ""},
+		{"cursor high invalid", "cursor:composer-2.5@high", "", "use @default"},
+		{"claude versioned pin refused", "claude:claude-opus-4-5@max", "", "is a version pin; normalize it to opus"},
+		{"claude default effort refused", "claude:opus@default", "", "default effort is only for"},
+		{"codex direct", "codex:gpt-5.6-sol@high", "gpt-5.6-sol", ""},
+		{"grok default refused", "grok:grok-4.7@default", "", "default effort is only for"},
+		{"alias refused", "auto", "", "aliases run natively"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ParseAttempt(tc.in)
+			require.NoError(t, err)
+			got, err := RunnerModel(a)
+			if tc.msg != "" {
+				require.ErrorContains(t, err, tc.msg)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestModelMatrix(t *testing.T) {
+	t.Parallel()
+	var first []string
+	for _, f := range FirstRunFamilies() {
+		first = append(first, f.Descriptor())
+	}
+	require.Equal(t, []string{"codex:gpt-5.6-sol@max", "grok:grok-4.7@xhigh", "claude:opus@max"}, first,
+		"first run activates sol, grok and opus in matrix order at default effort")
+	for _, f := range append(append([]Family{}, ModelMatrix...), OptionalFamilies...) {
+		a, err := ParseAttempt(f.Descriptor())
+		require.NoError(t, err, f.Name)
+		require.Contains(t, f.Efforts, f.DefaultEffort, f.Name)
+		if f.Provider == Devin {
+			_, err = RunnerModel(a)
+			require.NoError(t, err, f.Name)
+		}
+	}
+	var native []string
+	for _, n := range DefaultClaudeNative() {
+		native = append(native, n.Model+"@"+string(n.Effort))
+	}
+	require.Equal(t, []string{"fable@max", "opus@max", "sonnet@high", "fable@max", "opus@xhigh"}, native)
+}
