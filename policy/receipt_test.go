@@ -67,12 +67,29 @@ func with(tb testing.TB, base obj, overrides ...obj) []byte {
 			if v == absent {
 				delete(target, last)
 			} else {
-				target[last] = v
+				target[last] = deepCopy(tb, v) // overrides may share package-level maps
 			}
 		}
 	}
 	out, err := json.Marshal(m)
 	require.NoError(tb, err)
+	return out
+}
+
+// deepCopy copies a JSON-shaped value so that writing into the result never
+// touches the original.
+func deepCopy(tb testing.TB, v any) any {
+	tb.Helper()
+	if v == absent {
+		return v
+	}
+	b, err := json.Marshal(v)
+	require.NoError(tb, err)
+	var out any
+	require.NoError(tb, json.Unmarshal(b, &out))
+	if m, ok := out.(map[string]any); ok {
+		return obj(m)
+	}
 	return out
 }
 

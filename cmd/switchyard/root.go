@@ -1,0 +1,30 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// newRootCmd builds the `switchyard` command tree writing to stdout and
+// stderr.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "switchyard",
+		Short: "Durable lanes for AI coding-agent CLIs",
+		Long: `Switchyard runs lanes of AI coding-agent CLIs (claude, codex, grok, devin,
+cursor, antigravity, opencode) as durable state machines, deciding each
+lane's next step from a frozen model sheet.`,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		CompletionOptions: cobra.CompletionOptions{
+			DisableDefaultCmd: true,
+		},
+	}
+	root.SetVersionTemplate("switchyard {{.Version}}\n")
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newPolicyCmd(stdout, stderr))
+	return root
+}
