@@ -26,5 +26,6 @@ lane's next step from a frozen model sheet.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newPolicyCmd(stdout, stderr))
+	root.AddCommand(newRunnerCmd(stdout, stderr))
 	return root
 }

@@ -1,0 +1,149 @@
+package activities
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// Defaults of Config. They are the seed's numbers where it names one.
+const (
+	// DefaultCaptureLimit caps each captured child stream (stdout and
+	// stderr separately); bytes beyond it are counted, not kept.
+	DefaultCaptureLimit = 64 << 20
+	// DefaultRetryDelay is the wait before the one bounded preflight retry
+	// (Grok's unauthenticated-looking first probe).
+	DefaultRetryDelay = 5 * time.Second
+	// DefaultKillGrace is how long a signalled child may take to exit
+	// before its process group gets SIGKILL.
+	DefaultKillGrace = 2 * time.Second
+	// DefaultActivityFlush is the longest a progress snapshot lags behind
+	// output byte counts.
+	DefaultActivityFlush = 5 * time.Second
+)
+
+// Config configures a Runner. The zero value is usable: New fills every
+// unset field with its documented default.
+type Config struct {
+	// Lookup returns the provider spec for --provider. Default
+	// providers.Lookup.
+	Lookup func(policy.Provider) (*providers.Spec, error)
+	// Env is the parent environment the runner reads (PATH for binary
+	// discovery, HOME, billing-guard variables) and from which child
+	// environments are constructed. It is never passed through whole.
+	// Default: os.Environ() at New.
+	Env map[string]string
+	// Now is the clock for timestamps, the --timeout deadline and progress.
+	// Default time.Now.
+	Now func() time.Time
+	// Stdout receives the receipt line on exit 0 and --help; Stderr receives
+	// usage errors and the receipt line on any other exit. Default
+	// os.Stdout and os.Stderr.
+	Stdout, Stderr io.Writer
+	// Signals delivers SIGINT or SIGTERM sent to the runner; either cancels
+	// the attempt and is forwarded to a live child's process group. Nil
+	// means only context cancellation cancels (recorded as SIGTERM). One Run
+	// at a time may read a given channel.
+	Signals <-chan os.Signal
+	// Options gives the native coverage used to reject same-provider
+	// descriptors a native lane covers. Default policy.DefaultOptions().
+	Options *policy.Options
+	// CaptureLimit caps each captured stream in bytes. Default
+	// DefaultCaptureLimit.
+	CaptureLimit int64
+	// RetryDelay is the wait before a preflight retry. Default
+	// DefaultRetryDelay.
+	RetryDelay time.Duration
+	// KillGrace is the time between the forwarded signal and SIGKILL to
+	// the child's process group. Default DefaultKillGrace.
+	KillGrace time.Duration
+	// ActivityFlush bounds how often byte activity rewrites the progress
+	// snapshot. Default DefaultActivityFlush.
+	ActivityFlush time.Duration
+}
+
+// withDefaults returns c with every unset field defaulted.
+func (c Config) withDefaults() Config {
+	if c.Lookup == nil {
+		c.Lookup = providers.Lookup
+	}
+	if c.Env == nil {
+		c.Env = EnvMap(os.Environ())
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Options == nil {
+		o := policy.DefaultOptions()
+		c.Options = &o
+	}
+	if c.CaptureLimit == 0 {
+		c.CaptureLimit = DefaultCaptureLimit
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.KillGrace == 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	if c.ActivityFlush == 0 {
+		c.ActivityFlush = DefaultActivityFlush
+	}
+	return c
+}
+
+// Validate reports a Config that cannot run an attempt: negative limits or
+// durations. Unset fields are valid (they take their defaults).
+func (c Config) Validate() error {
+	var errs []error
+	if c.CaptureLimit < 0 {
+		errs = append(errs, errors.New("activities: CaptureLimit must not be negative"))
+	}
+	if c.RetryDelay < 0 {
+		errs = append(errs, errors.New("activities: RetryDelay must not be negative"))
+	}
+	if c.KillGrace < 0 {
+		errs = append(errs, errors.New("activities: KillGrace must not be negative"))
+	}
+	if c.ActivityFlush < 0 {
+		errs = append(errs, errors.New("activities: ActivityFlush must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Runner executes `switchyard runner` command lines. It is safe for
+// concurrent use when Config.Signals is nil; each Run is one attempt.
+type Runner struct {
+	cfg Config
+}
+
+// New validates cfg and returns a Runner with defaults applied.
+func New(cfg Config) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg.withDefaults()}, nil
+}
+
+// EnvMap turns NAME=value pairs (os.Environ form) into a map; a later
+// duplicate wins, as in exec.Cmd.
+func EnvMap(pairs []string) map[string]string {
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -1,0 +1,455 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// interrupt says what stopped waiting on a child.
+type interrupt int
+
+const (
+	notInterrupted interrupt = iota
+	byCancel                 // SIGINT or SIGTERM to the runner, or context cancellation
+	byDeadline               // the --timeout deadline passed
+)
+
+// latch is an attempt's cancellation and deadline: both fire at most once
+// and stay fired, so every wait in the attempt sees them.
+type latch struct {
+	cancelled chan struct{} // closed on the first cancellation
+	expired   chan struct{} // closed when the deadline passes; never when none
+	once      sync.Once
+	signal    string // SIGINT or SIGTERM; written before cancelled closes
+	timer     *time.Timer
+	stop      chan struct{}
+	done      chan struct{} // closed when the watcher goroutine returns
+	onCancel  func(signal string)
+}
+
+// newLatch arms the deadline (zero means none) and starts watching
+// signals and ctx. release must be called to stop the watcher.
+func newLatch(ctx context.Context, signals <-chan os.Signal, remaining time.Duration, hasDeadline bool, onCancel func(string)) *latch {
+	l := &latch{
+		cancelled: make(chan struct{}),
+		expired:   make(chan struct{}),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		onCancel:  onCancel,
+	}
+	if hasDeadline {
+		if remaining <= 0 {
+			close(l.expired)
+		} else {
+			l.timer = time.AfterFunc(remaining, func() { close(l.expired) })
+		}
+	}
+	go func() {
+		defer close(l.done)
+		select {
+		case s := <-signals:
+			l.fire(signalName(s))
+		case <-ctx.Done():
+			l.fire("SIGTERM")
+		case <-l.stop:
+		}
+	}()
+	return l
+}
+
+// fire records the first cancellation.
+func (l *latch) fire(signal string) {
+	l.once.Do(func() {
+		if signal != "SIGINT" {
+			signal = "SIGTERM"
+		}
+		l.signal = signal
+		if l.onCancel != nil {
+			l.onCancel(signal)
+		}
+		close(l.cancelled)
+	})
+}
+
+// isCancelled and isExpired poll the latch.
+func (l *latch) isCancelled() bool { return closed(l.cancelled) }
+func (l *latch) isExpired() bool   { return closed(l.expired) }
+
+// release stops the watcher and the deadline timer.
+func (l *latch) release() {
+	close(l.stop)
+	<-l.done
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+}
+
+// sleep waits d unless the latch fires first.
+func (l *latch) sleep(d time.Duration) interrupt {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return notInterrupted
+	case <-l.cancelled:
+		return byCancel
+	case <-l.expired:
+		return byDeadline
+	}
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// signalName names the signals the runner forwards or reports.
+func signalName(s os.Signal) string {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		return "SIGTERM"
+	}
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGBUS:
+		return "SIGBUS"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	}
+	return fmt.Sprintf("SIG%d", int(sig))
+}
+
+// childRole is what a child process is for, as in progress snapshots.
+type childRole string
+
+const (
+	rolePreflight childRole = "preflight"
+	roleWorkload  childRole = "workload"
+)
+
+// childSpec is one process to run.
+type childSpec struct {
+	role  childRole
+	argv  []string // argv[0] is an absolute executable path
+	dir   string
+	env   []string
+	stdin []byte // nil: /dev/null
+}
+
+// childResult is a settled (or abandoned) child.
+type childResult struct {
+	capture     providers.Capture
+	exitStatus  *int // exit code, or 128+signal number; nil if unknown
+	dropped     [2]int64
+	total       [2]int64
+	interrupted interrupt
+	signalSent  string // the signal the runner sent to a live child; "" if none
+	settled     string // signalled-and-exited or already-exited when interrupted
+	drained     bool   // both output pipes reached EOF
+}
+
+// executor runs children for one attempt.
+type executor struct {
+	latch     *latch
+	limit     int64
+	killGrace time.Duration
+	progress  *progressReporter
+}
+
+// stream is one captured output pipe.
+type stream struct {
+	f       *os.File
+	buf     []byte
+	limit   int64
+	total   int64
+	dropped int64
+	done    chan struct{}
+}
+
+func (s *stream) read(onBytes func(int)) {
+	defer close(s.done)
+	b := make([]byte, 32<<10)
+	for {
+		n, err := s.f.Read(b)
+		if n > 0 {
+			s.total += int64(n)
+			keep := min(int64(n), s.limit-int64(len(s.buf)))
+			if keep > 0 {
+				s.buf = append(s.buf, b[:keep]...)
+			}
+			s.dropped += int64(n) - max(keep, 0)
+			onBytes(n)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// abandon stops waiting on the pipe: pending and future reads return now.
+func (s *stream) abandon() {
+	s.f.SetReadDeadline(time.Now())
+	<-s.done
+}
+
+// run starts one child in its own process group, feeds stdin, captures
+// both streams (bounded) and waits for it to exit and its pipes to reach
+// EOF, unless the latch fires first. On cancellation or deadline a live
+// child's process group receives the signal (SIGTERM for the deadline),
+// then SIGKILL after the grace period; waiting on pipes stops at once. The
+// error is non-nil only when the process could not be started.
+func (x *executor) run(cs childSpec) (*childResult, error) {
+	if len(cs.argv) == 0 || !filepath.IsAbs(cs.argv[0]) {
+		return nil, fmt.Errorf("command %q is not an absolute executable path", cs.argv)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	env := cs.env
+	if env == nil {
+		env = []string{} // never the runner's own environment
+	}
+	cmd := &exec.Cmd{
+		Path:        cs.argv[0],
+		Args:        cs.argv,
+		Dir:         cs.dir,
+		Env:         env,
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	var inR, inW *os.File
+	if cs.stdin != nil {
+		if inR, inW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			return nil, err
+		}
+		cmd.Stdin = inR
+	}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if inR != nil {
+		inR.Close()
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		if inW != nil {
+			inW.Close()
+		}
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	stdinDone := make(chan struct{})
+	if inW != nil {
+		go func() {
+			defer close(stdinDone)
+			inW.Write(cs.stdin) // a child that exits unread is judged by its exit, not EPIPE
+			inW.Close()
+		}()
+	} else {
+		close(stdinDone)
+	}
+	// Telemetry after prompt delivery has begun: it never delays the child.
+	x.progress.spawned(cs.role, pid)
+	out := &stream{f: outR, limit: x.limit, done: make(chan struct{})}
+	errs := &stream{f: errR, limit: x.limit, done: make(chan struct{})}
+	countOut, countErr := func(int) {}, func(int) {}
+	if cs.role == roleWorkload {
+		countOut = func(n int) { x.progress.bytes(0, n) }
+		countErr = func(n int) { x.progress.bytes(1, n) }
+	}
+	go out.read(countOut)
+	go errs.read(countErr)
+	drained := make(chan struct{})
+	go func() {
+		<-out.done
+		<-errs.done
+		close(drained)
+	}()
+	waited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(waited)
+	}()
+
+	res := &childResult{}
+	select {
+	case <-waited:
+		x.progress.exited(cs.role, exitStatusOf(cmd.ProcessState))
+		select {
+		case <-drained:
+			res.drained = true
+		case <-x.latch.cancelled:
+			res.interrupted, res.settled = byCancel, settledAlreadyExits
+		case <-x.latch.expired:
+			res.interrupted, res.settled = byDeadline, settledAlreadyExits
+		}
+	case <-x.latch.cancelled:
+		res.interrupted = byCancel
+	case <-x.latch.expired:
+		res.interrupted = byDeadline
+	}
+	if res.interrupted == notInterrupted {
+		// The deadline covers output capture too, and a cancellation that
+		// raced the child's own exit still wins: both were already due.
+		switch {
+		case closed(x.latch.cancelled):
+			res.interrupted, res.settled = byCancel, settledAlreadyExits
+		case closed(x.latch.expired):
+			res.interrupted, res.settled = byDeadline, settledAlreadyExits
+		}
+	}
+	if res.interrupted != notInterrupted && res.settled == "" {
+		sig, name := syscall.SIGTERM, "SIGTERM"
+		if res.interrupted == byCancel && x.latch.signal == "SIGINT" {
+			sig, name = syscall.SIGINT, "SIGINT"
+		}
+		if !closed(waited) && !exitedUnreaped(pid) {
+			// The direct child is still running: forward the signal to its
+			// process group, then insist after the grace period.
+			if syscall.Kill(-pid, sig) == nil {
+				res.signalSent = name
+			}
+			grace := time.NewTimer(x.killGrace)
+			select {
+			case <-waited:
+			case <-grace.C:
+				syscall.Kill(-pid, syscall.SIGKILL)
+				<-waited
+			}
+			grace.Stop()
+		} else {
+			<-waited
+		}
+		res.settled = settledAlreadyExits
+		if res.signalSent != "" {
+			res.settled = settledSignalled
+		}
+		x.progress.exited(cs.role, exitStatusOf(cmd.ProcessState))
+	}
+	if res.interrupted != notInterrupted {
+		cause := "cancel"
+		if res.interrupted == byDeadline {
+			cause = "deadline"
+		}
+		x.progress.childSettled(res.settled, cause)
+		// Stop waiting on inherited pipes: descendants may hold them open.
+		out.abandon()
+		errs.abandon()
+		res.drained = closed(drained)
+	}
+	<-drained
+	outR.Close()
+	errR.Close()
+	if inW != nil {
+		inW.SetWriteDeadline(time.Now())
+	}
+	<-stdinDone
+	if res.drained {
+		x.progress.drained(cs.role)
+	}
+
+	res.capture = providers.Capture{Stdout: out.buf, Stderr: errs.buf}
+	res.total = [2]int64{out.total, errs.total}
+	res.dropped = [2]int64{out.dropped, errs.dropped}
+	res.exitStatus = exitStatusOf(cmd.ProcessState)
+	if ps := cmd.ProcessState; ps != nil {
+		if ps.Exited() {
+			code := ps.ExitCode()
+			res.capture.ExitCode = &code
+		} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.capture.Signal = signalName(ws.Signal())
+		}
+	}
+	return res, nil
+}
+
+// exitStatusOf is the receipt's exitCode: the exit code, or 128 plus the
+// signal number for a child a signal ended; nil when unknown.
+func exitStatusOf(ps *os.ProcessState) *int {
+	if ps == nil {
+		return nil
+	}
+	if ps.Exited() {
+		c := ps.ExitCode()
+		return &c
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		c := 128 + int(ws.Signal())
+		return &c
+	}
+	return nil
+}
+
+// readCaptureFiles reads the files a workload wrote for its parser, each
+// bounded by limit and never through a symlink; missing files are absent.
+func readCaptureFiles(paths []string, limit int64) map[string][]byte {
+	if len(paths) == 0 {
+		return nil
+	}
+	files := map[string][]byte{}
+	for _, p := range paths {
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			continue
+		}
+		b := make([]byte, 0, min(fi.Size(), limit))
+		buf := make([]byte, 32<<10)
+		for int64(len(b)) < limit {
+			n, err := f.Read(buf)
+			b = append(b, buf[:min(int64(n), limit-int64(len(b)))]...)
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+		files[p] = b
+	}
+	return files
+}

@@ -1,0 +1,283 @@
+package activities
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// RunnerUsage is the help of `switchyard runner`, printed for --help and
+// after every usage error.
+const RunnerUsage = `Usage: switchyard runner --parent P --provider P --model M --effort E --mode M
+         --prompt F --cwd D --output F --receipt F
+         [--execution-id ID] [--timeout SECONDS] [--api-spend deny|approved]
+         [--contract legacy|strict] [--progress F]
+       switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
+
+Launch one provider CLI attempt under the billing and containment guard and
+write a schema 2 receipt. The prompt file is prefixed with the worker
+contract and sent to the CLI without a shell; the model is invoked exactly
+once and never retried.
+
+Options:
+  --parent P         the parent harness: claude or codex
+  --provider P       claude, codex, grok, devin, cursor, antigravity, opencode or gemini
+  --model M          the real CLI model, as on the descriptor
+  --effort E         low, medium, high, xhigh, max or default
+  --mode M           read-only or isolated-write
+  --prompt F         the task prompt file
+  --cwd D            the repository or dedicated worktree the CLI runs in
+  --output F         the final-response file; must not exist
+  --receipt F        the receipt file; must not exist
+  --execution-id ID  the parent-assigned execution id; default the receipt path
+  --timeout SECONDS  one absolute deadline from runner entry; default none
+  --api-spend S      deny or approved (antigravity requires it, opencode
+                     requires approved); omitted means legacy
+  --contract C       legacy (default) or strict (always unsupported: exit 79)
+  --progress F       lifecycle snapshot file; must not exist
+  -h, --help         show this help
+
+Output, receipt and progress are created exclusively (mode 0600, never
+through a symlink). The receipt is printed as one JSON line on stdout when
+the exit code is 0, else on stderr; the receipt file gets an indented copy.
+
+Exit codes:
+  0    complete, needs-parent-operation     75   usage-exhausted
+  64   usage error (no receipt)             77   unauthenticated
+  65   malformed-output                     78   billing-policy-blocked
+  69   unavailable-cli, unavailable-model   79   unsupported-capability
+  70   child-failed                         124  timed-out
+  130  cancelled (SIGINT or SIGTERM)
+
+Examples:
+  switchyard runner --parent claude --provider codex --model gpt-5.5 \
+    --effort high --mode read-only --prompt /tmp/lane1/prompt.md \
+    --cwd "$PWD" --output /tmp/lane1/out.md --receipt /tmp/lane1/receipt.json \
+    --api-spend deny --progress /tmp/lane1/progress.json
+
+  switchyard runner status --progress /tmp/lane1/progress.json \
+    --receipt /tmp/lane1/receipt.json --json
+`
+
+// StatusUsage is the help of `switchyard runner status`.
+const StatusUsage = `Usage: switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
+
+Read lanes' progress snapshots and receipts without changing anything. Each
+--progress pairs with the --receipt at the same position. A lane is terminal
+only when its receipt parses; otherwise it is active, interrupted or
+unknown, none of which is a failure verdict. Report a lane again only when
+its changeKey changes.
+
+Options:
+  --progress F   a lane's progress file (as given to the runner)
+  --receipt F    the same lane's receipt file
+  --json         print {"schemaVersion":1,"lanes":[...]} instead of one line per lane
+  -h, --help     show this help
+
+Examples:
+  switchyard runner status --progress a/progress.json --receipt a/receipt.json \
+    --progress b/progress.json --receipt b/receipt.json
+`
+
+// flagSet describes the flags one command accepts: value flags, boolean
+// flags and which value flags may repeat.
+type flagSet struct {
+	values   map[string]bool // name -> may repeat
+	booleans map[string]bool
+}
+
+// parsedArgs holds each value flag's values in order and the booleans set.
+type parsedArgs struct {
+	values   map[string][]string
+	booleans map[string]bool
+}
+
+// parse reads args strictly: "--name value" or "--name=value", no
+// positionals, no unknown or (unless allowed) repeated flags. A separate
+// value that starts with "--" counts as missing. -h or --help anywhere wins
+// and returns ErrHelp.
+func (fs flagSet) parse(args []string) (parsedArgs, error) {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			return parsedArgs{}, ErrHelp
+		}
+	}
+	p := parsedArgs{values: map[string][]string{}, booleans: map[string]bool{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") || a == "--" {
+			return p, usagef("", "unexpected argument %q (the runner takes no positional arguments)", a)
+		}
+		name, value, inline := strings.Cut(a[2:], "=")
+		flag := "--" + name
+		if fs.booleans[name] {
+			if inline {
+				return p, usagef(flag, "%s takes no value", flag)
+			}
+			if p.booleans[name] {
+				return p, usagef(flag, "%s given more than once", flag)
+			}
+			p.booleans[name] = true
+			continue
+		}
+		repeat, known := fs.values[name]
+		if !known {
+			return p, usagef(flag, "unknown flag %s", flag)
+		}
+		if !inline {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				return p, usagef(flag, "%s requires a value", flag)
+			}
+			i++
+			value = args[i]
+		}
+		if !repeat && len(p.values[name]) > 0 {
+			return p, usagef(flag, "%s given more than once", flag)
+		}
+		p.values[name] = append(p.values[name], value)
+	}
+	return p, nil
+}
+
+// one returns a flag's single value and whether it was given.
+func (p parsedArgs) one(name string) (string, bool) {
+	v := p.values[name]
+	if len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+var runnerFlags = flagSet{values: map[string]bool{
+	"parent": false, "provider": false, "model": false, "effort": false, "mode": false,
+	"prompt": false, "cwd": false, "output": false, "receipt": false,
+	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
+}}
+
+// runOptions are a validated runner command line. Paths are as given;
+// resolvePaths makes them absolute.
+type runOptions struct {
+	Parent      policy.Parent
+	Provider    policy.Provider
+	Model       string
+	Effort      policy.Effort
+	Mode        policy.Access
+	Prompt      string
+	Cwd         string
+	Output      string
+	Receipt     string
+	ExecutionID string          // "" means the receipt path
+	Timeout     time.Duration   // 0 means no deadline
+	APISpend    policy.APISpend // deny, approved or legacy (omitted)
+	Contract    policy.Contract
+	Progress    string // "" means no progress snapshots
+}
+
+// requiredRunnerFlags are checked in this order so the first missing one is
+// reported.
+var requiredRunnerFlags = []string{"parent", "provider", "model", "effort", "mode",
+	"prompt", "cwd", "output", "receipt"}
+
+// parseRunnerFlags parses and checks a runner command line: presence,
+// closed vocabularies and the timeout. Cross-field and filesystem checks
+// come later (validate, resolvePaths).
+func parseRunnerFlags(args []string) (runOptions, error) {
+	p, err := runnerFlags.parse(args)
+	if err != nil {
+		return runOptions{}, err
+	}
+	for _, name := range requiredRunnerFlags {
+		v, ok := p.one(name)
+		if !ok {
+			return runOptions{}, usagef("--"+name, "--%s is required", name)
+		}
+		if strings.TrimSpace(v) == "" {
+			return runOptions{}, usagef("--"+name, "--%s must not be empty", name)
+		}
+	}
+	o := runOptions{APISpend: policy.APISpendLegacy, Contract: policy.ContractLegacy}
+	v, _ := p.one("parent")
+	switch policy.Parent(v) {
+	case policy.ParentClaude, policy.ParentCodex:
+		o.Parent = policy.Parent(v)
+	default:
+		return o, usagef("--parent", "--parent must be claude or codex, got %q", v)
+	}
+	v, _ = p.one("provider")
+	if o.Provider = policy.Provider(v); !o.Provider.Valid() && o.Provider != policy.Gemini {
+		return o, usagef("--provider", "--provider must be one of claude, codex, grok, devin, cursor, antigravity, opencode, gemini; got %q", v)
+	}
+	o.Model, _ = p.one("model")
+	v, _ = p.one("effort")
+	if o.Effort = policy.Effort(v); !o.Effort.Valid() {
+		return o, usagef("--effort", "--effort must be one of low, medium, high, xhigh, max, default; got %q", v)
+	}
+	v, _ = p.one("mode")
+	switch policy.Access(v) {
+	case policy.ReadOnly, policy.IsolatedWrite:
+		o.Mode = policy.Access(v)
+	default:
+		return o, usagef("--mode", "--mode must be read-only or isolated-write, got %q", v)
+	}
+	o.Prompt, _ = p.one("prompt")
+	o.Cwd, _ = p.one("cwd")
+	o.Output, _ = p.one("output")
+	o.Receipt, _ = p.one("receipt")
+	if v, ok := p.one("execution-id"); ok {
+		if strings.TrimSpace(v) == "" {
+			return o, usagef("--execution-id", "--execution-id must not be blank")
+		}
+		o.ExecutionID = v
+	}
+	if v, ok := p.one("timeout"); ok {
+		if o.Timeout, err = parseTimeout(v); err != nil {
+			return o, err
+		}
+	}
+	if v, ok := p.one("api-spend"); ok {
+		switch policy.APISpend(v) {
+		case policy.APISpendDeny, policy.APISpendApproved:
+			o.APISpend = policy.APISpend(v)
+		default:
+			return o, usagef("--api-spend", "--api-spend must be deny or approved, got %q", v)
+		}
+	}
+	if v, ok := p.one("contract"); ok {
+		switch policy.Contract(v) {
+		case policy.ContractLegacy, policy.ContractStrict:
+			o.Contract = policy.Contract(v)
+		default:
+			return o, usagef("--contract", "--contract must be legacy or strict, got %q", v)
+		}
+	}
+	if v, ok := p.one("progress"); ok {
+		if strings.TrimSpace(v) == "" {
+			return o, usagef("--progress", "--progress must not be empty")
+		}
+		o.Progress = v
+	}
+	return o, nil
+}
+
+// maxTimeout keeps the deadline representable as a time.Duration.
+const maxTimeout = 100 * 365 * 24 * time.Hour
+
+// parseTimeout reads --timeout: a positive decimal number of seconds
+// ("90", "0.5"), at least one millisecond.
+func parseTimeout(v string) (time.Duration, error) {
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || strings.ContainsAny(v, "xXpP_") {
+		return 0, usagef("--timeout", "--timeout must be a number of seconds greater than zero, got %q", v)
+	}
+	if secs > maxTimeout.Seconds() {
+		return 0, usagef("--timeout", "--timeout must be at most %d seconds, got %q", int64(maxTimeout.Seconds()), v)
+	}
+	d := time.Duration(math.Round(secs*1000)) * time.Millisecond
+	if secs <= 0 || d < time.Millisecond {
+		return 0, usagef("--timeout", "--timeout must be a number of seconds of at least 0.001, got %q", v)
+	}
+	return d, nil
+}

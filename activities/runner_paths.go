@@ -1,0 +1,381 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// maxPromptBytes caps the task prompt the runner reads (16 MiB).
+const maxPromptBytes = 16 << 20
+
+// pathRef is one command-line path: absolute and cleaned, and canonical
+// (symlinks of the existing part resolved).
+type pathRef struct {
+	abs, canon string
+}
+
+// same reports whether two paths name the same location either way.
+func (p pathRef) same(q pathRef) bool { return p.abs == q.abs || p.canon == q.canon }
+
+// sidecarOf reports whether p starts with "<q>." (a sidecar of q).
+func (p pathRef) sidecarOf(q pathRef) bool {
+	return strings.HasPrefix(p.abs, q.abs+".") || strings.HasPrefix(p.canon, q.canon+".")
+}
+
+// attemptPaths are the resolved paths of one attempt.
+type attemptPaths struct {
+	prompt, cwd, output, receipt pathRef
+	progress                     *pathRef
+}
+
+// resolveRef makes p absolute and canonical. For a path that does not
+// exist yet, its directory must exist and is resolved instead.
+func resolveRef(flag, p string) (pathRef, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return pathRef{}, usagef(flag, "%s %q: %v", flag, p, err)
+	}
+	if strings.ContainsRune(abs, 0) {
+		return pathRef{}, usagef(flag, "%s contains a NUL byte", flag)
+	}
+	if canon, err := filepath.EvalSymlinks(abs); err == nil {
+		return pathRef{abs: abs, canon: canon}, nil
+	}
+	dir, base := filepath.Split(abs)
+	canonDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return pathRef{}, usagef(flag, "%s %s: directory %s does not exist or is not reachable", flag, abs, filepath.Clean(dir))
+	}
+	return pathRef{abs: abs, canon: filepath.Join(canonDir, base)}, nil
+}
+
+// resolvePaths resolves and checks every path of o: the prompt must be a
+// regular file and cwd a directory; prompt, output and receipt must all
+// differ; the progress file must alias none of prompt, cwd, output or
+// receipt and must not be a sidecar ("<output>." or "<receipt>." prefix)
+// of either.
+func resolvePaths(o runOptions) (attemptPaths, error) {
+	var ap attemptPaths
+	var err error
+	for _, r := range []struct {
+		flag, value string
+		dst         *pathRef
+	}{
+		{"--prompt", o.Prompt, &ap.prompt},
+		{"--cwd", o.Cwd, &ap.cwd},
+		{"--output", o.Output, &ap.output},
+		{"--receipt", o.Receipt, &ap.receipt},
+	} {
+		if *r.dst, err = resolveRef(r.flag, r.value); err != nil {
+			return ap, err
+		}
+	}
+	if fi, err := os.Stat(ap.prompt.abs); err != nil || !fi.Mode().IsRegular() {
+		return ap, usagef("--prompt", "--prompt %s must be an existing regular file", ap.prompt.abs)
+	}
+	if fi, err := os.Stat(ap.cwd.abs); err != nil || !fi.IsDir() {
+		return ap, usagef("--cwd", "--cwd %s must be an existing directory", ap.cwd.abs)
+	}
+	switch {
+	case ap.output.same(ap.prompt):
+		return ap, usagef("--output", "--output and --prompt name the same file %s", ap.output.abs)
+	case ap.receipt.same(ap.prompt):
+		return ap, usagef("--receipt", "--receipt and --prompt name the same file %s", ap.receipt.abs)
+	case ap.receipt.same(ap.output):
+		return ap, usagef("--receipt", "--receipt and --output name the same file %s", ap.receipt.abs)
+	}
+	if _, err := os.Lstat(privateDirFor(ap.receipt.abs)); err == nil {
+		return ap, usagef("--receipt", "--receipt %s: the private directory %s already exists", ap.receipt.abs, privateDirFor(ap.receipt.abs))
+	}
+	if o.Progress == "" {
+		return ap, nil
+	}
+	pr, err := resolveRef("--progress", o.Progress)
+	if err != nil {
+		return ap, err
+	}
+	for _, other := range []struct {
+		flag string
+		ref  pathRef
+	}{{"--prompt", ap.prompt}, {"--cwd", ap.cwd}, {"--output", ap.output}, {"--receipt", ap.receipt}} {
+		if pr.same(other.ref) {
+			return ap, usagef("--progress", "--progress and %s name the same path %s", other.flag, pr.abs)
+		}
+	}
+	for _, other := range []struct {
+		flag string
+		ref  pathRef
+	}{{"--output", ap.output}, {"--receipt", ap.receipt}} {
+		if pr.sidecarOf(other.ref) {
+			return ap, usagef("--progress", "--progress %s must not start with the %s path followed by '.' (reserved for runner sidecar files)", pr.abs, other.flag)
+		}
+	}
+	ap.progress = &pr
+	return ap, nil
+}
+
+// readPrompt reads the task prompt, at most maxPromptBytes.
+func readPrompt(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--prompt", "--prompt %s: %v", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPromptBytes+1))
+	if err != nil {
+		return nil, usagef("--prompt", "--prompt %s: %v", path, err)
+	}
+	if len(b) > maxPromptBytes {
+		return nil, usagef("--prompt", "--prompt %s exceeds %d bytes", path, maxPromptBytes)
+	}
+	return b, nil
+}
+
+// reservation is a file the runner created exclusively and still holds
+// open: output, receipt or progress.
+type reservation struct {
+	path string
+	f    *os.File
+	dev  uint64
+	ino  uint64
+}
+
+// reserve creates path exclusively with mode 0600: it must not exist, and a
+// symlink at path (even a dangling one) is refused rather than followed.
+func reserve(flag, path string) (*reservation, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, usagef(flag, "%s %s already exists; every attempt needs new, unique paths", flag, path)
+		}
+		return nil, usagef(flag, "%s %s cannot be reserved: %v", flag, path, errors.Unwrap(err))
+	}
+	res := &reservation{path: path, f: f}
+	// The umask may have narrowed the mode; make it exactly 0600.
+	if err := f.Chmod(0o600); err != nil {
+		res.discard()
+		return nil, usagef(flag, "%s %s: %v", flag, path, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		res.discard()
+		return nil, usagef(flag, "%s %s: %v", flag, path, err)
+	}
+	res.dev, res.ino = uint64(st.Dev), uint64(st.Ino)
+	return res, nil
+}
+
+// stillOurs reports whether path still names the reserved inode.
+func (r *reservation) stillOurs() bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(r.path, &st); err != nil {
+		return false
+	}
+	return uint64(st.Dev) == r.dev && uint64(st.Ino) == r.ino
+}
+
+// write replaces the reserved file's content through the held descriptor.
+func (r *reservation) write(b []byte) error {
+	if err := r.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := r.f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return r.f.Sync()
+}
+
+// close releases the descriptor; the file stays.
+func (r *reservation) close() {
+	if r != nil && r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// discard closes and removes the reservation if it is still the empty file
+// the runner created; anything else at the path is left alone.
+func (r *reservation) discard() {
+	if r == nil {
+		return
+	}
+	empty := false
+	if r.f != nil {
+		if fi, err := r.f.Stat(); err == nil && fi.Size() == 0 {
+			empty = true
+		}
+	}
+	r.close()
+	if empty && r.stillOurs() {
+		os.Remove(r.path)
+	}
+}
+
+// reservations are the three reserved files of an attempt.
+type reservations struct {
+	output, receipt, progress *reservation
+}
+
+// reserveAll reserves output, receipt and progress in that order; on any
+// failure the ones already made are removed again.
+func reserveAll(ap attemptPaths) (*reservations, error) {
+	rs := &reservations{}
+	var err error
+	if rs.output, err = reserve("--output", ap.output.abs); err != nil {
+		return nil, err
+	}
+	if rs.receipt, err = reserve("--receipt", ap.receipt.abs); err != nil {
+		rs.output.discard()
+		return nil, err
+	}
+	if ap.progress != nil {
+		if rs.progress, err = reserve("--progress", ap.progress.abs); err != nil {
+			rs.output.discard()
+			rs.receipt.discard()
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// privateArea tracks the private directory and the files and directories
+// one attempt created. Only what it created is ever removed.
+type privateArea struct {
+	dir   string   // the attempt's private directory, "<receipt>.private" (0700)
+	dirs  []string // directories created, removed recursively
+	files []string // files created (or claimed for the child) outside them
+}
+
+// privateDirFor is the attempt's private directory beside its receipt.
+func privateDirFor(receipt string) string { return receipt + ".private" }
+
+// newPrivateArea creates the private directory exclusively: an existing
+// path there is refused, never reused.
+func newPrivateArea(receipt string) (*privateArea, error) {
+	dir := privateDirFor(receipt)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create private directory: %w", err)
+	}
+	a := &privateArea{dir: dir, dirs: []string{dir}}
+	if err := os.Chmod(dir, 0o700); err != nil { // the umask may have narrowed it
+		a.cleanup()
+		return nil, fmt.Errorf("create private directory: %w", err)
+	}
+	return a, nil
+}
+
+// owns reports whether p is inside a directory this area created.
+func (a *privateArea) owns(p string) bool {
+	for _, d := range a.dirs {
+		if strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// realDir reports whether p is a directory and not a symlink.
+func realDir(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	return nil
+}
+
+// create makes one spec file. A directory is created when missing (and
+// then owned), reused when it is a real directory, and refused when
+// something else (a symlink, a file) is there. A file is created
+// exclusively, never through a symlink, in an existing real directory.
+func (a *privateArea) create(f providers.File) error {
+	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
+		return fmt.Errorf("private path %q is not a clean absolute path", f.Path)
+	}
+	if f.Dir {
+		mode := fs.FileMode(f.Mode)
+		if mode == 0 {
+			mode = 0o700
+		}
+		if err := os.Mkdir(f.Path, mode); err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("create private directory %s: %w", f.Path, err)
+			}
+			return realDir(f.Path)
+		}
+		if !a.owns(f.Path) {
+			a.dirs = append(a.dirs, f.Path)
+		}
+		return os.Chmod(f.Path, mode)
+	}
+	if err := realDir(filepath.Dir(f.Path)); err != nil {
+		return fmt.Errorf("private file %s: %w", f.Path, err)
+	}
+	mode := fs.FileMode(f.Mode)
+	if mode == 0 {
+		mode = 0o600
+	}
+	file, err := os.OpenFile(f.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, mode)
+	if err != nil {
+		return fmt.Errorf("create private file: %w", err)
+	}
+	if !a.owns(f.Path) {
+		a.files = append(a.files, f.Path)
+	}
+	_, werr := file.Write(f.Content)
+	cerr := file.Chmod(mode)
+	if err := errors.Join(werr, cerr, file.Close()); err != nil {
+		return fmt.Errorf("write private file %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+// claimCapture prepares a path the child writes for the parser: it must
+// not exist yet (a stale file must never be parsed) and its directory must
+// be real. The runner removes it after the attempt.
+func (a *privateArea) claimCapture(p string) error {
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("capture path %q is not absolute", p)
+	}
+	if err := realDir(filepath.Dir(p)); err != nil {
+		return fmt.Errorf("capture path %s: %w", p, err)
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return fmt.Errorf("capture path %s already exists", p)
+	}
+	if !a.owns(p) {
+		a.files = append(a.files, p)
+	}
+	return nil
+}
+
+// cleanup removes everything the area created, newest first. RemoveAll
+// never follows a symlink out of a directory.
+func (a *privateArea) cleanup() error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	for i := len(a.files) - 1; i >= 0; i-- {
+		if err := os.Remove(a.files[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(a.dirs) - 1; i >= 0; i-- {
+		if err := os.RemoveAll(a.dirs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.files, a.dirs = nil, nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,424 @@
+package activities
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Progress snapshot limits and identity (RUNNER.md "Progress snapshot").
+const (
+	progressKind        = "pstack-runner-progress"
+	snapshotMaxBytes    = 4096
+	snapshotReadLimit   = 8192
+	receiptReadLimit    = 256 << 10
+	isoMillis           = "2006-01-02T15:04:05.000Z"
+	phaseSetup          = "setup"
+	phasePreflight      = "preflight"
+	phaseRetryWait      = "preflight-retry-wait"
+	phaseWorkloadRun    = "workload-running"
+	phaseWorkloadDrain  = "workload-draining"
+	phasePostprocess    = "postprocess"
+	phaseTerminal       = "terminal"
+	settledSignalled    = "signalled-and-exited"
+	settledAlreadyExits = "already-exited"
+)
+
+// phases is the closed phase vocabulary, in lifecycle order.
+var phases = []string{phaseSetup, phasePreflight, phaseRetryWait, phaseWorkloadRun,
+	phaseWorkloadDrain, phasePostprocess, phaseTerminal}
+
+// iso formats t as the snapshot and receipt timestamp (UTC, milliseconds).
+func iso(t time.Time) string { return t.UTC().Format(isoMillis) }
+
+// snapshot is one progress file: facts the runner observed, from which the
+// phase is derived. Field order is the wire order.
+type snapshot struct {
+	SchemaVersion int             `json:"schemaVersion"`
+	Kind          string          `json:"kind"`
+	Seq           int64           `json:"seq"`
+	UpdatedAt     string          `json:"updatedAt"`
+	Phase         string          `json:"phase"`
+	AttemptID     string          `json:"attemptId"`
+	Provider      policy.Provider `json:"provider"`
+	Runner        snapRunner      `json:"runner"`
+	Child         *snapChild      `json:"child"`
+	RetryWait     bool            `json:"retryWait"`
+	Activity      snapActivity    `json:"activity"`
+	Cancellation  snapCancel      `json:"cancellation"`
+	ChildSettled  *snapSettled    `json:"childSettled"`
+	Terminal      *snapTerminal   `json:"terminal"`
+	ReceiptRef    *fileRef        `json:"receiptRef"`
+}
+
+type snapRunner struct {
+	Pid        int     `json:"pid"`
+	StartedAt  string  `json:"startedAt"`
+	StartToken *string `json:"startToken"`
+}
+
+type snapChild struct {
+	Role       childRole `json:"role"`
+	Pid        int       `json:"pid"`
+	StartToken *string   `json:"startToken"`
+	Running    bool      `json:"running"`
+	ExitCode   *int      `json:"exitCode"`
+	Drained    bool      `json:"drained"`
+}
+
+type snapActivity struct {
+	StdoutBytes    int64   `json:"stdoutBytes"`
+	StderrBytes    int64   `json:"stderrBytes"`
+	LastActivityAt *string `json:"lastActivityAt"`
+}
+
+type snapCancel struct {
+	Requested *snapRequest `json:"requested"`
+}
+
+type snapRequest struct {
+	Signal string `json:"signal"`
+	At     string `json:"at"`
+}
+
+type snapSettled struct {
+	Outcome string `json:"outcome"`
+	Cause   string `json:"cause"`
+	At      string `json:"at"`
+}
+
+type snapTerminal struct {
+	At             string `json:"at"`
+	ReceiptWritten bool   `json:"receiptWritten"`
+}
+
+// fileRef is a file identity: the reserved receipt's device and inode.
+type fileRef struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// phaseOf derives the phase from the recorded facts.
+func phaseOf(s *snapshot) string {
+	switch {
+	case s.Terminal != nil:
+		return phaseTerminal
+	case s.RetryWait:
+		return phaseRetryWait
+	case s.Child == nil:
+		return phaseSetup
+	case s.Child.Role == rolePreflight:
+		return phasePreflight
+	case s.Child.Running:
+		return phaseWorkloadRun
+	case !s.Child.Drained:
+		return phaseWorkloadDrain
+	}
+	return phasePostprocess
+}
+
+// newAttemptID returns a random (version 4) UUID.
+func newAttemptID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// progressReporter writes an attempt's snapshots. Every method is safe on
+// a nil reporter (no --progress). Writes are telemetry: any failure, an
+// oversize snapshot, or a file at the path that is no longer the one the
+// reporter wrote disables further writes silently and never changes the
+// attempt's outcome.
+type progressReporter struct {
+	mu         sync.Mutex
+	path       string
+	owned      fileRef
+	state      snapshot
+	now        func() time.Time
+	flushEvery time.Duration
+	lastWrite  time.Time
+	pending    bool
+	timer      *time.Timer
+	disabled   bool
+	closed     bool
+}
+
+// openProgress starts reporting into the reserved progress file and writes
+// the first (setup) snapshot.
+func openProgress(res *reservation, provider policy.Provider, startedAt time.Time, receipt *reservation,
+	now func() time.Time, flushEvery time.Duration) *progressReporter {
+	if res == nil {
+		return nil
+	}
+	r := &progressReporter{
+		path:       res.path,
+		owned:      fileRef{Dev: res.dev, Ino: res.ino},
+		now:        now,
+		flushEvery: flushEvery,
+		state: snapshot{
+			SchemaVersion: 1,
+			Kind:          progressKind,
+			AttemptID:     newAttemptID(),
+			Provider:      provider,
+			Runner:        snapRunner{Pid: os.Getpid(), StartedAt: iso(startedAt)},
+			ReceiptRef:    &fileRef{Dev: receipt.dev, Ino: receipt.ino},
+		},
+	}
+	if tok, v := startToken(os.Getpid()); v == procLive {
+		r.state.Runner.StartToken = &tok
+	}
+	r.mu.Lock()
+	r.flush()
+	r.mu.Unlock()
+	return r
+}
+
+// record applies one fact under the lock and flushes it at once (byte
+// activity is coalesced instead, see bytes).
+func (r *progressReporter) record(apply func(s *snapshot, at string) bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.disabled || r.closed || r.state.Terminal != nil {
+		return
+	}
+	if !apply(&r.state, iso(r.now())) {
+		return
+	}
+	r.stopTimer()
+	r.pending = false
+	r.flush()
+}
+
+func (r *progressReporter) spawned(role childRole, pid int) {
+	var token *string
+	if tok, v := startToken(pid); v == procLive {
+		token = &tok
+	}
+	r.record(func(s *snapshot, _ string) bool {
+		s.RetryWait = false
+		s.Child = &snapChild{Role: role, Pid: pid, StartToken: token, Running: true}
+		return true
+	})
+}
+
+func (r *progressReporter) exited(role childRole, code *int) {
+	r.record(func(s *snapshot, _ string) bool {
+		if s.Child == nil || s.Child.Role != role || !s.Child.Running {
+			return false
+		}
+		c := *s.Child
+		c.Running, c.ExitCode = false, code
+		s.Child = &c
+		return true
+	})
+}
+
+func (r *progressReporter) drained(role childRole) {
+	r.record(func(s *snapshot, _ string) bool {
+		if s.Child == nil || s.Child.Role != role || s.Child.Running {
+			return false
+		}
+		c := *s.Child
+		c.Drained = true
+		s.Child = &c
+		return true
+	})
+}
+
+func (r *progressReporter) retryWait(on bool) {
+	r.record(func(s *snapshot, _ string) bool {
+		s.RetryWait = on
+		return true
+	})
+}
+
+func (r *progressReporter) cancelRequested(signal string) {
+	r.record(func(s *snapshot, at string) bool {
+		if s.Cancellation.Requested != nil {
+			return false
+		}
+		s.Cancellation.Requested = &snapRequest{Signal: signal, At: at}
+		return true
+	})
+}
+
+func (r *progressReporter) childSettled(outcome, cause string) {
+	r.record(func(s *snapshot, at string) bool {
+		s.ChildSettled = &snapSettled{Outcome: outcome, Cause: cause, At: at}
+		return true
+	})
+}
+
+func (r *progressReporter) terminal(receiptWritten bool) {
+	r.record(func(s *snapshot, at string) bool {
+		s.Terminal = &snapTerminal{At: at, ReceiptWritten: receiptWritten}
+		return true
+	})
+}
+
+// bytes counts workload output (stream 0 stdout, 1 stderr). Writes are
+// coalesced: at most one snapshot per flush interval carries byte counts.
+func (r *progressReporter) bytes(stream, n int) {
+	if r == nil || n <= 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.disabled || r.closed || r.state.Terminal != nil || r.state.Child == nil || r.state.Child.Role != roleWorkload {
+		return
+	}
+	if stream == 0 {
+		r.state.Activity.StdoutBytes += int64(n)
+	} else {
+		r.state.Activity.StderrBytes += int64(n)
+	}
+	now := r.now()
+	at := iso(now)
+	r.state.Activity.LastActivityAt = &at
+	r.pending = true
+	wait := r.flushEvery - now.Sub(r.lastWrite)
+	if wait <= 0 {
+		r.stopTimer()
+		r.pending = false
+		r.flush()
+		return
+	}
+	if r.timer == nil {
+		r.timer = time.AfterFunc(wait, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.timer = nil
+			if r.pending && !r.closed {
+				r.pending = false
+				r.flush()
+			}
+		})
+	}
+}
+
+func (r *progressReporter) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// close flushes pending activity and stops writing.
+func (r *progressReporter) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopTimer()
+	if r.pending {
+		r.pending = false
+		r.flush()
+	}
+	r.closed = true
+}
+
+// flush writes the snapshot atomically: a new exclusive temporary file in
+// the same directory, then rename over the path, but only while the path
+// still holds the file this reporter wrote last. Callers hold r.mu.
+func (r *progressReporter) flush() {
+	if r.disabled || r.closed {
+		return
+	}
+	r.state.Seq++
+	now := r.now()
+	r.state.UpdatedAt = iso(now)
+	r.state.Phase = phaseOf(&r.state)
+	b, err := json.Marshal(&r.state)
+	if err != nil || len(b) > snapshotMaxBytes {
+		r.disabled = true
+		return
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(r.path),
+		fmt.Sprintf(".%s.%d.%s.tmp", filepath.Base(r.path), os.Getpid(), hex.EncodeToString(rnd[:])))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		r.disabled = true
+		return
+	}
+	defer os.Remove(tmp) // a no-op after a successful rename
+	_, werr := f.Write(b)
+	cerr := f.Chmod(0o600)
+	var st syscall.Stat_t
+	serr := syscall.Fstat(int(f.Fd()), &st)
+	if f.Close() != nil || werr != nil || cerr != nil || serr != nil {
+		r.disabled = true
+		return
+	}
+	var cur syscall.Stat_t
+	if syscall.Lstat(r.path, &cur) != nil || uint64(cur.Dev) != r.owned.Dev || uint64(cur.Ino) != r.owned.Ino {
+		r.disabled = true // replaced by someone else: stop writing
+		return
+	}
+	if os.Rename(tmp, r.path) != nil {
+		r.disabled = true
+		return
+	}
+	r.owned = fileRef{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+	r.lastWrite = now
+}
+
+// procVerdict is what a process-identity probe found.
+type procVerdict int
+
+const (
+	procLive       procVerdict = iota // running; token is its start identity
+	procAbsent                        // no such process (or a zombie)
+	procUnverified                    // the platform gave no usable answer
+)
+
+// startToken returns a process's start identity, from /proc's start time
+// in clock ticks since boot: a reused pid has a different token. It reads
+// one small file and never starts a process.
+func startToken(pid int) (string, procVerdict) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		if os.IsNotExist(err) {
+			if _, serr := os.Stat("/proc/self/stat"); serr == nil {
+				return "", procAbsent
+			}
+			if syscall.Kill(pid, 0) == syscall.ESRCH {
+				return "", procAbsent
+			}
+		}
+		return "", procUnverified
+	}
+	// Fields after the command name, which is parenthesised and may hold
+	// spaces: state is the first, starttime the 20th.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", procUnverified
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", procUnverified
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return "", procAbsent
+	}
+	return "proc-start:" + f[19], procLive
+}

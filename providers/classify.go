@@ -1,0 +1,422 @@
+package providers
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Classify is the single place that turns a settled, started workload into
+// its receipt status and quota code (STYLE.md "Outcomes are classified
+// once"; provider-contract.md "Failures"). No other non-test file matches
+// quota prose, "429" or usage-limit phrases (guardrail_test.go).
+//
+// It is called after the one workload child settled on its own. It does
+// not decide cancellation, timeouts, preflight outcomes (unavailable-cli,
+// unauthenticated, unavailable-model), billing-policy blocks or the strict
+// contract: the runner decides those before or around the workload. After
+// a workload starts, authentication or model wording is never proof of a
+// route problem, so those failures are child-failed (provider-dispatch.md).
+//
+// The order of decisions:
+//
+//  1. A provider's quota adapter proves usage-exhausted (phase invocation,
+//     or postprocess after a clean exit). A real terminal success observed
+//     by the parser vetoes every adapter, so a later success supersedes an
+//     earlier error and a trusted success envelope vetoes stderr.
+//     Antigravity and OpenCode have no adapter that can prove exhaustion;
+//     a provider with no adapter at all is a launcher failure (child-failed
+//     with no terminalSuccess assessment), never silently "not quota".
+//  2. A non-zero exit or a signal is child-failed (invocation), even after
+//     a terminal success, which is recorded so the attempt is not replayed.
+//  3. After a clean exit (postprocess): a typed provider error envelope is
+//     child-failed; a protocol violation, a missing terminal success or an
+//     empty final response is malformed-output; then the model proof
+//     (VerifyModel) and the pstack-handoff block (ParseHandoff) must hold,
+//     else malformed-output (handoffMalformed for the block).
+//  4. Otherwise complete, or needs-parent-operation with the handoff.
+//
+// Failures carry TerminalSuccess (the parser's assessment), a capped
+// launcher-authored message and an evidence block (see Evidence). The
+// receipt's toolDenial comes from Parsed.ToolDenial; parsers set it only
+// when the provider did not deliver.
+func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
+	provider := providerOf(spec, req)
+	adapter, ok := quotaAdapters[provider]
+	if !ok {
+		note := fmt.Sprintf("no failure classifier is implemented for provider %q", CapText(string(provider), 100))
+		return Classification{
+			Status: policy.StatusChildFailed,
+			Phase:  policy.PhaseInvocation,
+			Error: &policy.ReceiptError{
+				Message:  note,
+				Evidence: FailureEvidence(note, "classifier_missing", nil, c.Stdout, c.Stderr),
+			},
+		}
+	}
+	exitedClean := c.ExitCode != nil && *c.ExitCode == 0 && c.Signal == ""
+	success := p.TerminalSuccess
+	fail := func(status policy.ReceiptStatus, phase policy.FailurePhase, code, note string, terminal bool) Classification {
+		message := note
+		if p.TerminalError != "" && status != policy.StatusMalformedOutput {
+			message += ": " + p.TerminalError
+		}
+		var fields []Field
+		if terminal {
+			fields = TerminalFields(spec, req, c)
+		}
+		out := Classification{
+			Status:          status,
+			Phase:           phase,
+			TerminalSuccess: &success,
+			ReportedModel:   p.ReportedModel,
+			Error: &policy.ReceiptError{
+				Message:  CapText(message, FieldCap),
+				Evidence: FailureEvidence(note, code, fields, c.Stdout, c.Stderr),
+			},
+		}
+		if status == policy.StatusUsageExhausted {
+			out.QuotaCode = code
+		}
+		return out
+	}
+
+	if !success {
+		if code := adapter(req, c); code != "" {
+			phase := policy.PhaseInvocation
+			if exitedClean {
+				phase = policy.PhasePostprocess
+			}
+			return fail(policy.StatusUsageExhausted, phase, code,
+				fmt.Sprintf("%s reported usage exhaustion (%s)", provider, code), true)
+		}
+	}
+	if !exitedClean {
+		note := fmt.Sprintf("%s %s", provider, exitDescription(c))
+		if success {
+			note += " after a successful terminal result"
+		}
+		return fail(policy.StatusChildFailed, policy.PhaseInvocation, denialCode(p, "child_exit"), note, true)
+	}
+	if !success && p.TerminalError != "" {
+		return fail(policy.StatusChildFailed, policy.PhasePostprocess, denialCode(p, "provider_error_result"),
+			fmt.Sprintf("%s reported a failed result", provider), true)
+	}
+	if p.ProtocolError != nil {
+		return fail(policy.StatusMalformedOutput, policy.PhasePostprocess, denialCode(p, "protocol_violation"),
+			fmt.Sprintf("%s output was rejected: %s", provider, p.ProtocolError), false)
+	}
+	if !success {
+		return fail(policy.StatusMalformedOutput, policy.PhasePostprocess, "no_terminal_success",
+			fmt.Sprintf("%s exited cleanly without a terminal success", provider), false)
+	}
+	if strings.TrimSpace(p.FinalText) == "" {
+		return fail(policy.StatusMalformedOutput, policy.PhasePostprocess, "empty_final_response",
+			fmt.Sprintf("%s delivered an empty final response", provider), false)
+	}
+	reported, verified, evidence, err := VerifyModel(spec, req, p)
+	if err != nil {
+		out := fail(policy.StatusMalformedOutput, policy.PhasePostprocess, "model_unverified",
+			fmt.Sprintf("model proof failed: %s", err), false)
+		out.ReportedModel = reported
+		return out
+	}
+	handoff, present, err := ParseHandoff(p.FinalText)
+	if present && err != nil {
+		out := fail(policy.StatusMalformedOutput, policy.PhasePostprocess, "handoff_malformed",
+			fmt.Sprintf("pstack-handoff block rejected: %s", err), false)
+		out.HandoffMalformed = true
+		out.ReportedModel = reported
+		return out
+	}
+	out := Classification{
+		Status:        policy.StatusComplete,
+		ReportedModel: reported,
+		ModelVerified: verified,
+		ModelEvidence: evidence,
+	}
+	if present {
+		out.Status, out.Handoff = policy.StatusNeedsParentOperation, handoff
+	}
+	return out
+}
+
+// denialCode prefers a provider denial's fixed evidence code.
+func denialCode(p Parsed, code string) string {
+	if p.ToolDenial != nil && p.ToolDenial.Evidence != "" {
+		return p.ToolDenial.Evidence
+	}
+	return code
+}
+
+// exitDescription says how the child ended.
+func exitDescription(c Capture) string {
+	switch {
+	case c.Signal != "":
+		return "was ended by signal " + CapText(c.Signal, 20)
+	case c.ExitCode != nil:
+		return fmt.Sprintf("exited with status %d", *c.ExitCode)
+	}
+	return "did not exit normally"
+}
+
+// quotaAdapter returns the canonical quota code when the capture proves
+// usage exhaustion under its provider's source-backed contract, "" for
+// everything else (unknown stays unknown).
+type quotaAdapter func(req Request, c Capture) string
+
+// quotaAdapters is total over the providers Switchyard launches
+// (classify_test.go checks it against policy.Providers and Gemini).
+var quotaAdapters = map[policy.Provider]quotaAdapter{
+	policy.Claude:      claudeQuota,
+	policy.Codex:       codexQuota,
+	policy.Grok:        grokQuota,
+	policy.Devin:       devinQuota,
+	policy.Cursor:      cursorQuota,
+	policy.Antigravity: noProvenQuota,
+	policy.OpenCode:    noProvenQuota,
+	policy.Gemini:      geminiQuota,
+}
+
+// Canonical quota codes.
+const (
+	claudeQuotaCode = "claude_usage_limit_exceeded"
+	codexQuotaCode  = "codex_usage_limit_exceeded"
+	grokQuotaCode   = "grok_free_usage_exhausted"
+	devinQuotaCode  = "devin_quota_exhausted"
+	cursorQuotaCode = "cursor_usage_limit_exceeded"
+	geminiQuotaCode = "gemini_terminal_quota_exhausted"
+)
+
+// noProvenQuota is the adapter of a provider without a captured quota
+// envelope (Antigravity, OpenCode): quota-sounding text and HTTP 429 stay
+// unknown.
+func noProvenQuota(Request, Capture) string { return "" }
+
+// normalizeDiagnostic folds case and the typographic apostrophe.
+func normalizeDiagnostic(s string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "\u2019", "'"))
+}
+
+// beginsAt reports whether text starts with diagnostic and continues with
+// one of the separators or ends there.
+func beginsAt(text, diagnostic string, separators ...string) bool {
+	rest, ok := strings.CutPrefix(text, diagnostic)
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	for _, sep := range separators {
+		if strings.HasPrefix(rest, sep) {
+			return true
+		}
+	}
+	return false
+}
+
+// Claude: the composer renders "You've hit your <name><tail>" and "You're
+// out of usage credits<tail>", tail empty or starting " · ". Proof is the
+// complete errored api_error result with status 429 and one of these
+// diagnostics; a bare 429 or other limits ("out of extra usage") are not.
+var claudeDiagnostics = []string{
+	"you've hit your session limit",
+	"you've hit your weekly limit",
+	"you've hit your opus limit",
+	"you've hit your sonnet limit",
+	"you've hit your fable limit",
+	"you've hit your usage credit limit",
+	"you've hit your usage limit",
+	"you've hit your limit",
+	"you've hit your team's shared budget",
+	"you've hit your monthly spend limit",
+	"you've hit your org's monthly spend limit",
+	"you've hit your org's monthly usage limit",
+	"you're out of usage credits",
+}
+
+func claudeQuota(_ Request, c Capture) string {
+	r := claudeLastResult(c)
+	if r == nil || r.typ() != "result" || r.text("terminal_reason") != "api_error" {
+		return ""
+	}
+	if isError, _ := r.boolean("is_error"); !isError {
+		return ""
+	}
+	if n, ok := r.number("api_error_status"); !ok || n.String() != "429" {
+		return ""
+	}
+	text, ok := r.str("result")
+	if !ok {
+		return ""
+	}
+	text = normalizeDiagnostic(text)
+	for _, d := range claudeDiagnostics {
+		if beginsAt(text, d, " \u00b7 ") {
+			return claudeQuotaCode
+		}
+	}
+	return ""
+}
+
+// Codex: UsageLimitReached and QuotaExceeded Display strings, continued by
+// "." or " ". Only the exec retry wrapper may precede them; UsageNotIncluded
+// (an entitlement gate), rate limits and any other "<context>: " prefix do
+// not classify.
+var codexDiagnostics = []string{
+	"you've hit your usage limit",
+	"your workspace is out of credits.",
+	"you hit your spend cap set",
+	"quota exceeded. check your plan and billing details.",
+}
+
+const codexRetryWrapper = "stream disconnected after retries: "
+
+func codexQuota(_ Request, c Capture) string {
+	e := codexTerminal(c)
+	if e == nil || (e.typ() != "turn.failed" && e.typ() != "error") {
+		return ""
+	}
+	message := normalizeDiagnostic(codexFullMessage(e))
+	segments := []string{message}
+	if inner, ok := strings.CutPrefix(message, codexRetryWrapper); ok {
+		segments = append(segments, inner)
+	}
+	for _, s := range segments {
+		for _, d := range codexDiagnostics {
+			if beginsAt(s, d, ".", " ") {
+				return codexQuotaCode
+			}
+		}
+	}
+	return ""
+}
+
+// Grok: the backend's subscription:free-usage-exhausted maps uniquely to
+// this message inside an error_during_execution result.
+var grokFreeUsage = normalizeDiagnostic("You\u2019ve reached your free Grok Build usage limit for now. " +
+	"Get SuperGrok for much higher limits, or try again later: https://grok.com/supergrok?referrer=grok-build")
+
+func grokQuota(_ Request, c Capture) string {
+	r := grokLastResult(c)
+	if r == nil || r.text("subtype") != "error_during_execution" {
+		return ""
+	}
+	if isError, _ := r.boolean("is_error"); !isError {
+		return ""
+	}
+	items, _ := r.arr("errors")
+	for _, raw := range items {
+		if s, ok := (rawObject{"v": raw}).str("v"); ok && normalizeDiagnostic(s) == grokFreeUsage {
+			return grokQuotaCode
+		}
+	}
+	return ""
+}
+
+// Devin: a non-zero exit and exactly one stderr "Error:" frame whose
+// Display is "Quota exhausted: <canonical>" or a bare canonical sentence. A
+// delivered export vetoes.
+var devinSentences = []string{
+	"you've reached your monthly usage limit. wait for the limit to reset next month.",
+	"your organization has reached its monthly usage limit. ask an account admin to raise it, or wait for the limit to reset next month.",
+	"usage quota has been exhausted",
+}
+
+const devinQuotaPrefix = "quota exhausted:"
+
+func devinQuota(req Request, c Capture) string {
+	if c.ExitCode == nil || *c.ExitCode == 0 || devinDelivered(req, c) {
+		return ""
+	}
+	frames := stderrFrames(c.Stderr, func(line string) bool { return strings.HasPrefix(line, "Error:") })
+	if len(frames) != 1 {
+		return ""
+	}
+	detail := normalizeDiagnostic(strings.TrimPrefix(frames[0], "Error:"))
+	if inner, ok := strings.CutPrefix(detail, devinQuotaPrefix); ok {
+		detail = strings.TrimSpace(inner)
+	}
+	for _, s := range devinSentences {
+		if detail == s {
+			return devinQuotaCode
+		}
+	}
+	return ""
+}
+
+// Cursor: a non-zero exit, no successful stdout envelope and exactly one
+// stderr "<Class>Error:" frame, which must be ActionRequiredError with the
+// usage-limit message at a separator boundary. The class alone is not
+// proof: rate-limit, login, payment and pro-only errors share it.
+var cursorErrorFrame = regexp.MustCompile(`^\S*Error:`)
+
+const (
+	cursorErrorClass = "ActionRequiredError:"
+	cursorDiagnostic = "you've hit your usage limit"
+)
+
+func cursorQuota(_ Request, c Capture) string {
+	if c.ExitCode == nil || *c.ExitCode == 0 || cursorStdoutSuccess(c) {
+		return ""
+	}
+	frames := stderrFrames(c.Stderr, cursorErrorFrame.MatchString)
+	if len(frames) != 1 {
+		return ""
+	}
+	detail, ok := strings.CutPrefix(frames[0], cursorErrorClass)
+	if !ok || !beginsAt(normalizeDiagnostic(detail), cursorDiagnostic, " ", ".") {
+		return ""
+	}
+	return cursorQuotaCode
+}
+
+// Gemini (a Switchyard addition; PROVIDER-PROTOCOLS.md §4): the typed
+// TerminalQuotaError class first, then the account-quota prose it carries,
+// optionally inside the "[API Error: …]" wrapper. The class alone also
+// covers model capacity exhaustion, which is not the account's quota, so
+// capacity and unpinned texts fail closed; RetryableQuotaError is retried
+// by the CLI itself and never classifies.
+var geminiDiagnostics = []string{
+	"you have exhausted your daily quota on this model.",
+	"you exceeded your current quota, please check your plan and billing details.",
+}
+
+const (
+	geminiQuotaClass   = "TerminalQuotaError"
+	geminiErrorWrapper = "[api error: "
+)
+
+func geminiQuota(_ Request, c Capture) string {
+	e := geminiTerminalError(c)
+	if e == nil || e.text("type") != geminiQuotaClass {
+		return ""
+	}
+	message := normalizeDiagnostic(e.text("message"))
+	message = strings.TrimPrefix(message, geminiErrorWrapper)
+	for _, d := range geminiDiagnostics {
+		if beginsAt(message, d, " ", "]", "\n") {
+			return geminiQuotaCode
+		}
+	}
+	return ""
+}
+
+// ansiEscape matches terminal styling sequences.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// stderrFrames returns the trimmed stderr lines, with styling and CR
+// endings removed, that keep reports true.
+func stderrFrames(stderr []byte, keep func(string) bool) []string {
+	var out []string
+	eachLine(stderr, func(line []byte) {
+		s := strings.TrimSpace(strings.ReplaceAll(ansiEscape.ReplaceAllString(string(line), ""), "\r", ""))
+		if s != "" && keep(s) {
+			out = append(out, s)
+		}
+	})
+	return out
+}

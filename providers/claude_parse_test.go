@@ -1,0 +1,99 @@
+package providers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+func TestParseClaude(t *testing.T) {
+	t.Parallel()
+	const session = "22795ca6-8222-4620-91dd-3001deaf3378"
+	const final = "Done. Added `logRoot`"
+	complete := func(name string) parseCase {
+		return parseCase{name: name, status: policy.StatusComplete, success: true, final: final, session: session,
+			reported: "claude-opus-5", verified: true, evidence: policy.EvidenceProviderReport}
+	}
+	rows := []parseCase{
+		withCheck(complete("success"), func(t *testing.T, p Parsed, _ Classification) {
+			require.Equal(t, int64(18), *p.Usage.InputTokens)
+			require.Equal(t, int64(169817), *p.Usage.CachedInputTokens)
+			require.Equal(t, int64(14760), *p.Usage.CacheCreationInputTokens)
+			require.Equal(t, int64(2577), *p.Usage.OutputTokens)
+			require.InDelta(t, 0.2416735, *p.CostUSD, 1e-9)
+			require.Equal(t, 8, p.Lines)
+			require.Equal(t, 8, p.Events)
+		}),
+		withCheck(complete("key-order"), func(t *testing.T, p Parsed, _ Classification) {
+			require.Equal(t, int64(311), *p.Usage.ReasoningTokens)
+		}),
+		complete("success-array"),
+		{name: "error-then-success", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "exactly one result",
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.Empty(t, c.QuotaCode, "a later success supersedes the earlier limit result")
+			}},
+		{name: "prose-limit-success", status: policy.StatusComplete, success: true, final: "nothing to do", session: session,
+			reported: "claude-opus-5", verified: true, evidence: policy.EvidenceProviderReport},
+		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: claudeQuotaCode,
+			session: "a703e098-1", terminal: "session limit"},
+		{name: "usage-exhausted at a clean exit is postprocess", fixture: "usage-exhausted", status: policy.StatusUsageExhausted,
+			quota: claudeQuotaCode, session: "a703e098-1", terminal: "session limit",
+			check: func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }},
+		{name: "weekly-limit", exit: 1, status: policy.StatusUsageExhausted, quota: claudeQuotaCode, session: "a703e098-1", terminal: "weekly"},
+		{name: "out-of-credits", exit: 1, status: policy.StatusUsageExhausted, quota: claudeQuotaCode, session: "a703e098-1", terminal: "credits"},
+		{name: "extra-usage", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "extra usage"},
+		{name: "bare-429", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "rate_limit_error"},
+		{name: "wrong-separator", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
+		{name: "not-api-error", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
+		{name: "status-401-limit-text", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
+		{name: "unauthenticated", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
+		{name: "invalid-key", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Invalid API key"},
+		{name: "max-turns", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "error_max_turns"},
+		{name: "error result at a clean exit", fixture: "max-turns", status: policy.StatusChildFailed, session: session, terminal: "error_max_turns",
+			check: func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }},
+		{name: "malformed", status: policy.StatusMalformedOutput, protocol: "not a JSON object (line 3)"},
+		{name: "no-result", status: policy.StatusMalformedOutput, protocol: "did not emit a terminal result"},
+		{name: "no-result exit 1", fixture: "no-result", exit: 1, status: policy.StatusChildFailed, protocol: "did not emit a terminal result"},
+		{name: "killed", fixture: "success", exit: signalled, status: policy.StatusChildFailed, success: true, final: final, session: session,
+			reported: "claude-opus-5",
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.True(t, *c.TerminalSuccess, "a completed result vetoes replay even when the process died")
+				require.Contains(t, c.Error.Message, "signal SIGKILL")
+			}},
+		{name: "two-results", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "exactly one result"},
+		{name: "result-not-last", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "exactly one result"},
+		{name: "json-object", status: policy.StatusMalformedOutput, success: true, final: final, session: session,
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.Contains(t, c.Error.Message, "was not reported by claude", "modelUsage never proves the model")
+			}},
+		{name: "helper-only-model", status: policy.StatusMalformedOutput, success: true, final: final, session: session},
+		{name: "multiple-primary", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "multiple primary models"},
+		{name: "foreign-session", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "another session"},
+		{name: "ownerless", status: policy.StatusMalformedOutput, success: true, session: session, protocol: "owner is unknown"},
+		{name: "not-explicit-success", status: policy.StatusMalformedOutput, session: session, protocol: "explicit success"},
+		{name: "wrong-family", status: policy.StatusMalformedOutput, success: true, final: final, session: session, reported: "claude-sonnet-5"},
+		{name: "handoff", status: policy.StatusNeedsParentOperation, success: true, final: "checkpoint needs a commit", session: session,
+			reported: "claude-opus-5", verified: true, evidence: policy.EvidenceProviderReport,
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.Equal(t, policy.OpCommitCheckpoint, c.Handoff.Operation)
+				require.Equal(t, "cp-1", c.Handoff.Checkpoint)
+			}},
+		{name: "handoff-malformed", status: policy.StatusMalformedOutput, success: true, final: "done", session: session,
+			reported: "claude-opus-5",
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.True(t, c.HandoffMalformed)
+				require.True(t, *c.TerminalSuccess)
+			}},
+		{name: "verbose-required", exit: 1, status: policy.StatusChildFailed, protocol: "did not emit a terminal result"},
+	}
+	runParseCases(t, policy.Claude, "opus", parseClaude, rows)
+}
+
+func withCheck(c parseCase, check func(t *testing.T, p Parsed, c Classification)) parseCase {
+	c.check = check
+	return c
+}
+
+func FuzzParseClaude(f *testing.F) { fuzzParser(f, policy.Claude, "opus", parseClaude) }

@@ -1,0 +1,96 @@
+package providers
+
+import (
+	"regexp"
+	"strconv"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// codexGuard lists Codex's known API route.
+var codexGuard = envGuard{NonBlank: []string{"OPENAI_API_KEY"}}
+
+// codexChatGPTLogin is the one `codex login status` answer that proves a
+// ChatGPT (subscription) login under --api-spend deny.
+const codexChatGPTLogin = "Logged in using ChatGPT"
+
+var (
+	// codexLoggedIn matches a login line of `codex login status`.
+	codexLoggedIn = regexp.MustCompile(`(?im)^\s*logged in\b`)
+	// codexAPIKey matches an API-key login ("Logged in using an API key").
+	codexAPIKey = regexp.MustCompile(`(?i)\bapi[ _-]?key\b`)
+)
+
+func init() { register(codexSpec()) }
+
+// codexSpec describes the Codex CLI (`codex exec --json -`, JSONL on
+// stdout). Writers get workspace-write with network access pinned off so a
+// profile cannot reopen it.
+func codexSpec() *Spec {
+	s := &Spec{
+		Provider:      policy.Codex,
+		Binaries:      []string{"codex"},
+		KnownVersions: []string{"0.154.0", "0.155.1"},
+		QuotaSource:   QuotaLiveRPC,
+		ModelEvidence: policy.EvidencePinnedArgv,
+		OwnEnv:        codexGuard.vars(),
+		RemoveEnv:     removeEnv(policy.Codex),
+		KeepEnv:       []string{"CODEX_HOME"},
+		Guard:         envGuardFunc(codexGuard),
+		Prepare: func(Request) ([]File, []string, error) {
+			return nil, nil, nil
+		},
+		Parse: parseCodex,
+	}
+	s.Preflight = func(req Request) [][]string {
+		return [][]string{cliArgv(s, req, "login", "status")}
+	}
+	s.ReadPreflight = func(req Request, n int, c Capture) PreflightVerdict {
+		if n != 0 {
+			return unknownProbe(s.Provider, n)
+		}
+		return readCodexLogin(req, c)
+	}
+	s.Invocation = func(req Request) (Command, error) {
+		if err := requireModel(req); err != nil {
+			return Command{}, err
+		}
+		sandbox := "read-only"
+		if req.Mode == policy.IsolatedWrite {
+			sandbox = "workspace-write"
+		}
+		argv := cliArgv(s, req, "exec", "--model", req.CLIModel,
+			"--config", "model_reasoning_effort="+strconv.Quote(string(req.Effort)),
+			"--sandbox", sandbox)
+		if req.Mode == policy.IsolatedWrite {
+			argv = append(argv, "--config", "sandbox_workspace_write.network_access=false")
+		}
+		argv = append(argv, "--cd", req.Cwd, "--skip-git-repo-check", "--ephemeral",
+			"--disable", "plugins", "--disable", "multi_agent", "--disable", "hooks", "--disable", "memories",
+			"--json", "-")
+		return Command{Argv: argv, Dir: req.Cwd, Stdin: StdinPrompt}, nil
+	}
+	return s
+}
+
+// readCodexLogin judges `codex login status`, which prints on stderr. Any
+// login line passes under approved or legacy spending; under deny the
+// output must be exactly the ChatGPT login line, and an API-key mention
+// blocks (API evidence takes precedence over ChatGPT evidence).
+func readCodexLogin(req Request, c Capture) PreflightVerdict {
+	text := probeText(c)
+	if !exited0(c) || !codexLoggedIn.MatchString(text) {
+		return fail(policy.StatusUnauthenticated, "codex login status reported no login (%s)", exitText(c))
+	}
+	if req.APISpend != policy.APISpendDeny {
+		return pass("codex login status reported a login")
+	}
+	if codexAPIKey.MatchString(text) {
+		return fail(policy.StatusBillingPolicyBlocked, "codex login status reported API-key authentication, a metered route under api-spend deny")
+	}
+	lines := nonEmptyLines(text)
+	if len(lines) != 1 || lines[0] != codexChatGPTLogin {
+		return fail(policy.StatusBillingPolicyBlocked, "codex login status did not print exactly %q, so subscription billing is unproven under api-spend deny", codexChatGPTLogin)
+	}
+	return pass("codex login status reported a ChatGPT login")
+}

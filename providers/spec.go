@@ -1,0 +1,225 @@
+package providers
+
+import (
+	"fmt"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// QuotaSource says where trustworthy quota evidence for a provider comes
+// from (provider-contract.md "Quota honesty").
+type QuotaSource string
+
+// Quota source classes.
+const (
+	QuotaLiveHTTP    QuotaSource = "LIVE_HTTP"   // an HTTP usage endpoint
+	QuotaLiveRPC     QuotaSource = "LIVE_RPC"    // an RPC of the CLI's app server
+	QuotaLiveCLI     QuotaSource = "LIVE_CLI"    // a CLI command
+	QuotaUnsupported QuotaSource = "UNSUPPORTED" // no trustworthy metric; capacity is opaque
+)
+
+// Request is everything a spec needs to build one attempt's commands. The
+// runner fills it after validating flags; paths are absolute.
+type Request struct {
+	Parent     policy.Parent
+	Provider   policy.Provider
+	Model      string        // the requested model, as on the descriptor
+	CLIModel   string        // the exact --model value (policy.RunnerModel; Devin UID mapping)
+	Effort     policy.Effort // as on the descriptor
+	Mode       policy.Access
+	Cwd        string
+	Prompt     []byte          // the full prompt: worker-contract preamble + assigned task
+	Output     string          // reserved output path
+	Receipt    string          // reserved receipt path
+	PrivateDir string          // the attempt's private directory (0700), created by the runner; specs put config files here
+	APISpend   policy.APISpend // deny, approved or legacy
+	Home       string          // the real home directory
+	Executable string          // the resolved binary
+	// ParentEnv is the runner's parent environment, read-only. Specs read
+	// configuration locations and auth hints from it (Cursor's
+	// CURSOR_CONFIG_DIR and CURSOR_API_KEY); it is never passed through.
+	// Nil reads as empty.
+	ParentEnv map[string]string
+}
+
+// StdinKind says what the child reads on stdin.
+type StdinKind int
+
+// Stdin kinds.
+const (
+	StdinNone   StdinKind = iota // /dev/null
+	StdinPrompt                  // Request.Prompt
+	StdinBytes                   // Command.StdinBytes
+)
+
+// File is a private file the runner creates exclusively (O_EXCL, never
+// following symlinks) before the command runs and removes after every
+// outcome.
+type File struct {
+	Path    string // absolute, inside Request.PrivateDir or a path the spec owns
+	Mode    uint32 // 0600 for files, 0700 for directories
+	Content []byte
+	// Dir marks a directory (Content empty) that later Files live in. The
+	// runner creates it when missing, refuses a symlink or non-directory in
+	// its place, reuses an existing real directory, and removes it after
+	// the attempt only when it created it. Directories precede their files.
+	Dir bool
+}
+
+// Command is one child process the runner starts: argv[0] is the resolved
+// executable. Env is the complete child environment (never the parent's
+// passed through).
+type Command struct {
+	Argv       []string
+	Dir        string
+	Env        []string
+	Stdin      StdinKind
+	StdinBytes []byte
+	Files      []File // created before the command, removed after the attempt
+	// Capture lists extra files the command writes that the parser reads
+	// (for example Devin's ATIF export), read after the child settles.
+	Capture []string
+}
+
+// Capture is what a settled child produced. ExitCode is nil when the child
+// did not exit normally; Signal names the signal that ended it.
+type Capture struct {
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode *int
+	Signal   string
+	Files    map[string][]byte // Command.Capture contents; missing files are absent
+}
+
+// PreflightVerdict is how the runner reads a preflight probe.
+type PreflightVerdict struct {
+	Status   policy.ReceiptStatus // "" when the probe passed; else unauthenticated, unavailable-cli, unavailable-model or billing-policy-blocked
+	Evidence string               // launcher-authored, no raw output, no values
+	// RetryUnauthenticated asks for the one bounded preflight retry (Grok):
+	// wait RetryAfter, then run the same probe once more.
+	Retry bool
+}
+
+// Parsed is what an output parser extracted from a settled workload. It
+// never holds raw transcripts: only the final text, typed terminal fields
+// and counts.
+type Parsed struct {
+	FinalText       string // the final response, "" when none
+	TerminalSuccess bool   // a real provider-protocol terminal success was observed
+	SessionID       *string
+	ReportedModel   *string
+	Usage           *policy.Usage
+	CostUSD         *float64
+	ToolDenial      *policy.ToolDenial
+	// ProtocolError is non-nil when the output violates the provider's
+	// protocol (malformed, unfinished, mixed sessions); its text is
+	// launcher-authored and capped.
+	ProtocolError error
+	// TerminalError is the typed provider error of the terminal frame (for
+	// diagnostics and the classifier), capped at 500 characters; "" when none.
+	TerminalError string
+	Lines, Events int // structural counts for diagnostics
+}
+
+// Spec is the single source of truth for one provider CLI. Every field is
+// set for every provider; a provider without a behaviour says so
+// explicitly (for example Preflight returning no probes).
+type Spec struct {
+	Provider policy.Provider
+	// Binaries are the executable names tried in order on PATH.
+	Binaries []string
+	// KnownVersions are fixture-tested CLI versions: evidence, never an allowlist.
+	KnownVersions []string
+	QuotaSource   QuotaSource
+	// ModelEvidence is how a successful receipt proves its model.
+	ModelEvidence policy.ModelEvidence
+
+	// OwnEnv names the provider's own variables a child may keep when the
+	// spending policy allows them (approved or legacy); under deny any of
+	// them that is set blocks before launch instead.
+	OwnEnv []string
+	// RemoveEnv names variables always removed from this provider's child;
+	// a trailing * matches a prefix (OPENCODE_*).
+	RemoveEnv []string
+	// KeepEnv names non-credential variables the CLI needs to find its own
+	// login and state (CODEX_HOME, XDG_CONFIG_HOME for Devin), kept under
+	// every spending policy. Never a billing route.
+	KeepEnv []string
+	// Guard returns the names (never values) of the billing routes that
+	// block the attempt before launch; any name blocks with
+	// billing-policy-blocked. Specs check under --api-spend deny only,
+	// except OpenCode, which blocks everything but approved.
+	Guard func(env map[string]string, req Request) []string
+
+	// Prepare returns the private files and environment overlay for the
+	// attempt (config directories, prompt copies). Overlay entries are
+	// NAME=value pairs added to the constructed child environment.
+	Prepare func(req Request) (files []File, overlay []string, err error)
+	// Preflight returns the probes to run in order (none for Claude
+	// read-only); each is read by ReadPreflight.
+	Preflight func(req Request) [][]string
+	// ReadPreflight judges one probe's capture.
+	ReadPreflight func(req Request, probe int, c Capture) PreflightVerdict
+	// Invocation builds the one workload command (Env is filled by the
+	// runner from ChildEnv plus the Prepare overlay).
+	Invocation func(req Request) (Command, error)
+	// Parse reads a settled workload's capture.
+	Parse func(req Request, c Capture) Parsed
+}
+
+var registry = map[policy.Provider]*Spec{}
+
+// register adds a spec at init time; a second spec for one provider is a
+// programming error.
+func register(s *Spec) {
+	if _, dup := registry[s.Provider]; dup {
+		panic(fmt.Sprintf("providers: second spec for %s", s.Provider))
+	}
+	registry[s.Provider] = s
+}
+
+// Lookup returns the spec for a provider, or an error naming the known
+// providers.
+func Lookup(p policy.Provider) (*Spec, error) {
+	if s, ok := registry[p]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("no provider spec for %q (known: %v)", p, Names())
+}
+
+// Names lists the registered providers in canonical order.
+func Names() []policy.Provider {
+	var out []policy.Provider
+	for _, p := range append(append([]policy.Provider{}, policy.Providers...), policy.Gemini) {
+		if _, ok := registry[p]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Classification is the single verdict on a settled workload: the receipt
+// status, how far the attempt got, and the launcher-authored diagnostic.
+// It is produced only by Classify.
+type Classification struct {
+	Status policy.ReceiptStatus
+	// Phase is "" for complete and needs-parent-operation.
+	Phase policy.FailurePhase
+	// QuotaCode is the canonical quota code (for example
+	// "claude_usage_limit_exceeded") when Status is usage-exhausted.
+	QuotaCode string
+	// Error is nil on success; Message and Evidence are capped (500 and
+	// 4000 characters) and hold no raw transcript.
+	Error *policy.ReceiptError
+	// TerminalSuccess records the assessment on failures: whether a real
+	// provider terminal success was observed (vetoes replay).
+	TerminalSuccess *bool
+	// Handoff and HandoffMalformed come from the final response's
+	// pstack-handoff block.
+	Handoff          *policy.ReceiptHandoff
+	HandoffMalformed bool
+	// Model proof for the receipt.
+	ReportedModel *string
+	ModelVerified bool
+	ModelEvidence *policy.ModelEvidence
+}
