@@ -1,0 +1,45 @@
+package events_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+)
+
+// Each seam's one conformance suite runs against both implementations; the
+// JetStream runs share one embedded server (default fsync: always).
+
+func TestMemoryStoreConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunStoreConformance(t, func(*testing.T) events.Store { return events.NewMemoryStore() })
+}
+
+func TestJetStreamStoreConformance(t *testing.T) {
+	t.Parallel()
+	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{})
+	eventstest.RunStoreConformance(t, func(*testing.T) events.Store { return j.Store() })
+}
+
+func TestMemoryQueueConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunQueueConformance(t, func(*testing.T) events.Queue { return events.NewMemoryQueue() })
+}
+
+func TestJetStreamQueueConformance(t *testing.T) {
+	t.Parallel()
+	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{})
+	eventstest.RunQueueConformance(t, func(*testing.T) events.Queue { return j.Queue() })
+}
+
+func TestMemoryClaimsConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return events.NewMemoryClaims(time.Now) })
+}
+
+func TestJetStreamClaimsConformance(t *testing.T) {
+	t.Parallel()
+	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{})
+	eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return j.Claims() })
+}

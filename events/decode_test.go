@@ -1,0 +1,122 @@
+package events_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+)
+
+func encoded(t *testing.T, typ events.Type, lane int) string {
+	t.Helper()
+	b, err := events.Encode(eventstest.SampleEnvelope(typ, "R", lane, eventstest.T0))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestDecodeRejects proves the strict rules: each row is a valid encoding
+// with one defect, and names the sentinel the error must match.
+func TestDecodeRejects(t *testing.T) {
+	launch := encoded(t, events.TypeLaunch, 0)
+	created := encoded(t, events.TypeRunCreated, events.RunLane)
+	sub := func(s, old, new string) string {
+		t.Helper()
+		require.Contains(t, s, old)
+		return strings.Replace(s, old, new, 1)
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		want error
+	}{
+		{"unknown type", sub(launch, `"type":"launch"`, `"type":"launched"`), events.ErrInvalid},
+		{"unknown envelope key", sub(launch, `"run":"R"`, `"run":"R","extra":1`), events.ErrInvalid},
+		{"key in the wrong case", sub(launch, `"run":"R"`, `"Run":"R"`), events.ErrInvalid},
+		{"duplicate key", sub(launch, `"run":"R"`, `"run":"R","run":"S"`), events.ErrInvalid},
+		{"unknown payload key", sub(launch, `"executionId"`, `"nope":true,"executionId"`), events.ErrInvalid},
+		{"unknown nested key", sub(launch, `"funding":"included"`, `"funding":"included","fund":1`), events.ErrInvalid},
+		{"payload of another type", sub(launch, `"type":"launch"`, `"type":"continue"`), events.ErrInvalid},
+		{"wrong schema version", sub(launch, `"schema":1`, `"schema":2`), events.ErrSchemaVersion},
+		{"missing schema", sub(launch, `"schema":1,`, ``), events.ErrSchemaVersion},
+		{"trailing data", launch + `{}`, events.ErrInvalid},
+		{"trailing garbage", launch + `x`, events.ErrInvalid},
+		{"null for a string", sub(launch, `"run":"R"`, `"run":null`), events.ErrInvalid},
+		{"number for a string", sub(launch, `"run":"R"`, `"run":7`), events.ErrInvalid},
+		{"null payload", launch[:strings.Index(launch, `"payload":`)] + `"payload":null}`, events.ErrInvalid},
+		{"negative lane", sub(launch, `"lane":0`, `"lane":-1`), events.ErrInvalid},
+		{"lane-level event without lane", sub(launch, `"lane":0,`, ``), events.ErrInvalid},
+		{"run-level event with a lane", sub(created, `"run":"R"`, `"run":"R","lane":0`), events.ErrInvalid},
+		{"time not in UTC", sub(launch, `.123456789Z"`, `.123456789+02:00"`), events.ErrInvalid},
+		{"time not RFC 3339", sub(launch, `"2026-11-29T12:00:00.123456789Z"`, `"yesterday"`), events.ErrInvalid},
+		{"run id not token-safe", sub(launch, `"run":"R"`, `"run":"R.S"`), events.ErrInvalid},
+		{"sheet digest mismatch", sub(created, `"sheetDigest":"sha256:f`, `"sheetDigest":"sha256:0`), events.ErrInvalid},
+		{"bad decision kind", sub(launch, `"kind":"launch"`, `"kind":"stop"`), events.ErrInvalid},
+		{"not JSON", `{"schema":1,`, events.ErrInvalid},
+		{"not an object", `[1,2]`, events.ErrInvalid},
+		{"empty", ``, events.ErrInvalid},
+		{"oversize", `{"schema":1,"pad":"` + strings.Repeat("x", events.MaxEventBytes) + `"}`, events.ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := events.Decode([]byte(tc.in))
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, events.ErrInvalid, "every decode failure is ErrInvalid")
+		})
+	}
+}
+
+func TestDecodeJobAndReportReject(t *testing.T) {
+	jb, err := events.EncodeJob(eventstest.SampleJob("R", 0, "x1"))
+	require.NoError(t, err)
+	job := string(jb)
+	rb, err := events.EncodeReport(eventstest.SampleReport(events.ReportFinished, "R", 0, "x1", "w1"))
+	require.NoError(t, err)
+	rep := string(rb)
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte) error
+		in     string
+		want   error
+	}{
+		{"job unknown key", decodeJob, strings.Replace(job, `"run"`, `"runs":1,"run"`, 1), events.ErrInvalid},
+		{"job wrong schema", decodeJob, strings.Replace(job, `"schema":1`, `"schema":3`, 1), events.ErrSchemaVersion},
+		{"job trailing data", decodeJob, job + " 1", events.ErrInvalid},
+		{"job relative path", decodeJob, strings.Replace(job, `"cwd":"/srv/checkout"`, `"cwd":"srv"`, 1), events.ErrInvalid},
+		{"job oversize", decodeJob, strings.Repeat(" ", events.MaxMessageBytes+1), events.ErrTooLarge},
+		{"report unknown kind", decodeReport, strings.Replace(rep, `"finished"`, `"done"`, 1), events.ErrInvalid},
+		{"report unknown key", decodeReport, strings.Replace(rep, `"kind"`, `"Kind"`, 1), events.ErrInvalid},
+		{"report finished without receipt", decodeReport, strings.Replace(rep, `"receiptPath"`, `"_"`, 1), events.ErrInvalid},
+		{"report wrong schema", decodeReport, strings.Replace(rep, `"schema":1`, `"schema":0`, 1), events.ErrSchemaVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.decode([]byte(tc.in))
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, events.ErrInvalid)
+		})
+	}
+}
+
+func decodeJob(b []byte) error    { _, err := events.DecodeJob(b); return err }
+func decodeReport(b []byte) error { _, err := events.DecodeReport(b); return err }
+
+// TestValidateRejects covers rules that only construction can break.
+func TestValidateRejects(t *testing.T) {
+	for name, env := range map[string]events.Envelope{
+		"type differs from payload": {Schema: 1, Type: events.TypeStop, Run: "R", Lane: 0, Time: eventstest.T0,
+			Payload: eventstest.SamplePayload(events.TypeComplete)},
+		"complete recorded as stop": events.NewEnvelope("R", 0, eventstest.T0,
+			events.Stop(eventstest.SamplePayload(events.TypeComplete).(events.Complete))),
+		"future schema": {Schema: 2, Type: events.TypeCancel, Run: "R", Lane: 0, Time: eventstest.T0,
+			Payload: eventstest.SamplePayload(events.TypeCancel)},
+		"finish without a source": events.NewEnvelope("R", 0, eventstest.T0, events.Finish{ExecutionID: "x1"}),
+		"lane out of range":       events.NewEnvelope("R", events.MaxLanes+1, eventstest.T0, eventstest.SamplePayload(events.TypeCancel)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.ErrorIs(t, env.Validate(), events.ErrInvalid)
+			_, err := events.Encode(env)
+			require.ErrorIs(t, err, events.ErrInvalid)
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package eventstest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+)
+
+// NewProvider returns a fresh valid provider name, so each test has its own
+// job subject and durable consumer.
+func NewProvider() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "p" + hex.EncodeToString(b)
+}
+
+// NewExecutionID returns a fresh valid execution id.
+func NewExecutionID() string { return "x-" + NewRunID()[2:] }
+
+// noJobWithin asserts that c delivers nothing for d.
+func noJobWithin(t *testing.T, c events.JobConsumer, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	got, err := c.Next(ctx)
+	if err == nil {
+		require.FailNow(t, "unexpected delivery", "job %s delivery %d", got.Job.ExecutionID, got.NumDelivered)
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func nextJob(t *testing.T, c events.JobConsumer) *events.Delivery {
+	t.Helper()
+	d, err := c.Next(testCtx(t))
+	require.NoError(t, err)
+	return d
+}
+
+// RunQueueConformance checks the Queue contract on fresh queues from
+// newQueue. Queues may share a backend: every subtest uses its own provider
+// subject and run ids. Ack-wait tests take about a second each.
+func RunQueueConformance(t *testing.T, newQueue func(t *testing.T) events.Queue) {
+	t.Run("a job is delivered once, then acked away", func(t *testing.T) {
+		t.Parallel()
+		q, subj := newQueue(t), events.JobSubject(NewProvider())
+		c, err := q.Jobs(testCtx(t), subj, events.JobOptions{AckWait: 2 * time.Second})
+		require.NoError(t, err)
+		job := SampleJob(NewRunID(), 0, NewExecutionID())
+		require.NoError(t, q.PublishJob(testCtx(t), subj, job))
+		require.NoError(t, q.PublishJob(testCtx(t), subj, job), "a retried publish is not an error")
+		d := nextJob(t, c)
+		job.Schema = events.JobSchemaVersion
+		require.Equal(t, job, d.Job)
+		require.EqualValues(t, 1, d.NumDelivered)
+		require.NoError(t, d.Ack(testCtx(t)))
+		noJobWithin(t, c, 300*time.Millisecond)
+	})
+
+	t.Run("two consumers of one subject share the jobs", func(t *testing.T) {
+		t.Parallel()
+		q, subj := newQueue(t), events.JobSubject(NewProvider())
+		opts := events.JobOptions{AckWait: 5 * time.Second}
+		c1, err := q.Jobs(testCtx(t), subj, opts)
+		require.NoError(t, err)
+		c2, err := q.Jobs(testCtx(t), subj, opts)
+		require.NoError(t, err)
+		run := NewRunID()
+		const n = 20
+		for i := range n {
+			require.NoError(t, q.PublishJob(testCtx(t), subj, SampleJob(run, i, NewExecutionID())))
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var wg sync.WaitGroup
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		for _, c := range []events.JobConsumer{c1, c2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					d, err := c.Next(ctx)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					seen[d.Job.ExecutionID]++
+					done := len(seen) == n
+					mu.Unlock()
+					_ = d.Ack(ctx)
+					if done {
+						cancel()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		require.Len(t, seen, n)
+		for id, k := range seen {
+			require.Equal(t, 1, k, "job %s delivered %d times", id, k)
+		}
+	})
+
+	t.Run("an unacked job is redelivered after the ack wait", func(t *testing.T) {
+		t.Parallel()
+		q, subj := newQueue(t), events.JobSubject(NewProvider())
+		c, err := q.Jobs(testCtx(t), subj, events.JobOptions{AckWait: 400 * time.Millisecond})
+		require.NoError(t, err)
+		other, err := q.Jobs(testCtx(t), subj, events.JobOptions{AckWait: 400 * time.Millisecond})
+		require.NoError(t, err)
+		require.NoError(t, q.PublishJob(testCtx(t), subj, SampleJob(NewRunID(), 0, NewExecutionID())))
+		first := nextJob(t, c)
+		start := time.Now()
+		again := nextJob(t, other)
+		require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before the ack wait")
+		require.Equal(t, first.Job, again.Job)
+		require.EqualValues(t, 2, again.NumDelivered)
+		require.NoError(t, again.Ack(testCtx(t)))
+	})
+
+	t.Run("in progress keeps a job past the ack wait", func(t *testing.T) {
+		t.Parallel()
+		q, subj := newQueue(t), events.JobSubject(NewProvider())
+		opts := events.JobOptions{AckWait: 400 * time.Millisecond}
+		c, err := q.Jobs(testCtx(t), subj, opts)
+		require.NoError(t, err)
+		other, err := q.Jobs(testCtx(t), subj, opts)
+		require.NoError(t, err)
+		require.NoError(t, q.PublishJob(testCtx(t), subj, SampleJob(NewRunID(), 0, NewExecutionID())))
+		d := nextJob(t, c)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					_ = d.InProgress(context.Background())
+				}
+			}
+		}()
+		noJobWithin(t, other, 1200*time.Millisecond)
+		close(stop)
+		wg.Wait()
+		require.NoError(t, d.Ack(testCtx(t)))
+		noJobWithin(t, other, 600*time.Millisecond)
+	})
+
+	t.Run("term removes a job, nak returns it", func(t *testing.T) {
+		t.Parallel()
+		q, subj := newQueue(t), events.JobSubject(NewProvider())
+		c, err := q.Jobs(testCtx(t), subj, events.JobOptions{AckWait: 300 * time.Millisecond})
+		require.NoError(t, err)
+		run := NewRunID()
+		require.NoError(t, q.PublishJob(testCtx(t), subj, SampleJob(run, 0, NewExecutionID())))
+		require.NoError(t, nextJob(t, c).Term(testCtx(t), "permanent failure"))
+		noJobWithin(t, c, 600*time.Millisecond)
+
+		require.NoError(t, q.PublishJob(testCtx(t), subj, SampleJob(run, 1, NewExecutionID())))
+		d := nextJob(t, c)
+		require.NoError(t, d.Nak(testCtx(t), 0))
+		again := nextJob(t, c)
+		require.Equal(t, d.Job, again.Job)
+		require.EqualValues(t, 2, again.NumDelivered)
+		require.NoError(t, again.Ack(testCtx(t)))
+	})
+
+	t.Run("native and provider subjects are separate queues", func(t *testing.T) {
+		t.Parallel()
+		q, parent := newQueue(t), NewProvider()
+		native, ext := events.NativeJobSubject(parent), events.JobSubject(parent)
+		cn, err := q.Jobs(testCtx(t), native, events.JobOptions{})
+		require.NoError(t, err)
+		ce, err := q.Jobs(testCtx(t), ext, events.JobOptions{})
+		require.NoError(t, err)
+		job := SampleJob(NewRunID(), 0, NewExecutionID())
+		require.NoError(t, q.PublishJob(testCtx(t), native, job))
+		noJobWithin(t, ce, 300*time.Millisecond)
+		d := nextJob(t, cn)
+		require.Equal(t, job.ExecutionID, d.Job.ExecutionID)
+		require.NoError(t, d.Ack(testCtx(t)))
+	})
+
+	t.Run("invalid and oversized jobs are refused", func(t *testing.T) {
+		t.Parallel()
+		q := newQueue(t)
+		job := SampleJob(NewRunID(), 0, NewExecutionID())
+		for _, subj := range []string{"sy.job.>", "sy.job.native", "sy.job.a.b", "sy.ev.x.run", "sy.job.Codex"} {
+			require.ErrorIs(t, q.PublishJob(testCtx(t), subj, job), events.ErrInvalid, subj)
+			_, err := q.Jobs(testCtx(t), subj, events.JobOptions{})
+			require.ErrorIs(t, err, events.ErrInvalid, subj)
+		}
+		bad := job
+		bad.Run = "no spaces"
+		require.ErrorIs(t, q.PublishJob(testCtx(t), events.JobSubject(NewProvider()), bad), events.ErrInvalid)
+		big := job
+		big.Descriptor = string(make([]byte, events.MaxMessageBytes))
+		err := q.PublishJob(testCtx(t), events.JobSubject(NewProvider()), big)
+		require.ErrorIs(t, err, events.ErrTooLarge)
+		require.ErrorContains(t, err, "MaxMessageBytes")
+	})
+
+	t.Run("reports stream in order per run, once each", func(t *testing.T) {
+		t.Parallel()
+		q, run, other := newQueue(t), NewRunID(), NewRunID()
+		x := NewExecutionID()
+		claimed := SampleReport(events.ReportClaimed, run, 0, x, "w1")
+		s1, err := q.PublishReport(testCtx(t), claimed)
+		require.NoError(t, err)
+		dup, err := q.PublishReport(testCtx(t), claimed)
+		require.NoError(t, err)
+		require.Equal(t, s1, dup, "a retried report returns the original sequence")
+		_, err = q.PublishReport(testCtx(t), SampleReport(events.ReportClaimed, other, 0, NewExecutionID(), "w1"))
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithCancel(testCtx(t))
+		ch, err := q.SubscribeReports(ctx, run, 0)
+		require.NoError(t, err)
+		got := receive(t, ch)
+		require.NoError(t, got.Err)
+		require.Equal(t, s1, got.Seq)
+		claimed.Schema = events.JobSchemaVersion
+		require.Equal(t, claimed, got.Report)
+
+		finished := SampleReport(events.ReportFinished, run, 0, x, "w1")
+		s2, err := q.PublishReport(testCtx(t), finished)
+		require.NoError(t, err)
+		got = receive(t, ch)
+		require.Equal(t, s2, got.Seq, "only this run's reports, then new ones")
+		require.Equal(t, events.ReportFinished, got.Report.Kind)
+
+		after, err := q.SubscribeReports(ctx, run, s1)
+		require.NoError(t, err)
+		require.Equal(t, s2, receive(t, after).Seq)
+		cancel()
+		requireClosed(t, ch)
+		requireClosed(t, after)
+
+		_, err = q.PublishReport(testCtx(t), events.Report{Run: run})
+		require.ErrorIs(t, err, events.ErrInvalid)
+	})
+}

@@ -1,0 +1,91 @@
+package events_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+)
+
+// golden compares got with testdata/<name>, or writes it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", filepath.FromSlash(name))
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "golden file missing; run: go test ./events -run %s -update", t.Name())
+	require.Equal(t, string(want), string(got), "output differs from %s; if the change is intended, run: go test ./events -run %s -update", path, t.Name())
+}
+
+func indent(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, json.Indent(&buf, b, "", "  "))
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+// TestGoldenEnvelopes pins the wire form of every event type, and proves
+// each golden decodes back to the value that produced it.
+func TestGoldenEnvelopes(t *testing.T) {
+	for _, typ := range events.Types {
+		t.Run(string(typ), func(t *testing.T) {
+			env := eventstest.SampleEnvelope(typ, "R", 0, eventstest.T0)
+			env.Seq = 7
+			b, err := events.Encode(env)
+			require.NoError(t, err)
+			file := indent(t, b)
+			golden(t, "golden/"+string(typ)+".golden", file)
+			got, err := events.Decode(file)
+			require.NoError(t, err)
+			require.Equal(t, env, got)
+		})
+	}
+}
+
+func TestGoldenJobAndReports(t *testing.T) {
+	job := eventstest.SampleJob("R", 0, "x1")
+	b, err := events.EncodeJob(job)
+	require.NoError(t, err)
+	file := indent(t, b)
+	golden(t, "golden/job.golden", file)
+	gotJob, err := events.DecodeJob(file)
+	require.NoError(t, err)
+	job.Schema = events.JobSchemaVersion
+	require.Equal(t, job, gotJob)
+
+	for _, kind := range []events.ReportKind{events.ReportClaimed, events.ReportFinished, events.ReportAbandoned} {
+		r := eventstest.SampleReport(kind, "R", 0, "x1", "worker-a:4242")
+		b, err := events.EncodeReport(r)
+		require.NoError(t, err)
+		file := indent(t, b)
+		golden(t, "golden/report-"+string(kind)+".golden", file)
+		got, err := events.DecodeReport(file)
+		require.NoError(t, err)
+		r.Schema = events.JobSchemaVersion
+		require.Equal(t, r, got)
+	}
+}
+
+// TestEnvelopeInsideJSON proves json.Marshal and json.Unmarshal of an
+// Envelope use the strict wire form.
+func TestEnvelopeInsideJSON(t *testing.T) {
+	env := eventstest.SampleEnvelope(events.TypeVerdict, "R", 2, eventstest.T0)
+	b, err := json.Marshal(struct{ E events.Envelope }{env})
+	require.NoError(t, err)
+	var back struct{ E events.Envelope }
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, env, back.E)
+	bad := bytes.Replace(b, []byte(`"state"`), []byte(`"State"`), 1)
+	require.ErrorIs(t, json.Unmarshal(bad, &back), events.ErrInvalid)
+}

@@ -1,0 +1,243 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Names of the JetStream resources OpenJetStream creates.
+const (
+	// EventsStream keeps every event (sy.ev.>) forever: file storage, limits
+	// retention without limits, message deletion denied (purging a whole
+	// run's subjects stays possible), direct gets on single-replica streams.
+	EventsStream = "SY_EVENTS"
+	// JobsStream is the jobs work queue (sy.job.>): a job is removed once a
+	// consumer acks or terms it.
+	JobsStream = "SY_JOBS"
+	// ReportsStream keeps worker reports (sy.rep.>), for ReportMaxAge.
+	ReportsStream = "SY_REPORTS"
+	// ClaimsBucket is the KV bucket of execution claims (stream
+	// KV_sy_claims).
+	ClaimsBucket = "sy_claims"
+)
+
+// JetStreamConfig configures the streams and client behaviour of the
+// JetStream implementations.
+type JetStreamConfig struct {
+	// Replicas of every stream and the claims bucket: 1 for an embedded
+	// single server (default), 3 for a three-node cluster.
+	Replicas int
+	// DuplicateWindow is how long the server remembers message ids to drop
+	// duplicates. Default 2m (JetStream's). Event appends do not depend on
+	// it (a retry is recognised by position, see Store.Append); jobs and
+	// reports do, and each id costs about 200 bytes of server memory.
+	DuplicateWindow time.Duration
+	// ReportMaxAge expires reports; 0 (default) keeps them. Must be 0 or at
+	// least DuplicateWindow.
+	ReportMaxAge time.Duration
+	// ClaimMaxAge expires claims; 0 (default) keeps them. A claim must
+	// outlive every redelivery of its job, so set it to days, not minutes.
+	ClaimMaxAge time.Duration
+	// SetupTimeout bounds stream creation, retried while a cluster elects
+	// its meta leader (about 2s after start). Default 30s.
+	SetupTimeout time.Duration
+	// AttemptTimeout bounds one publish attempt; a timed-out or unanswered
+	// publish is retried with the same message id until the caller's
+	// context ends (a leader failover stops writes for 6-7s). Default 2s.
+	AttemptTimeout time.Duration
+}
+
+// Defaults of JetStreamConfig.
+const (
+	DefaultDuplicateWindow = 2 * time.Minute
+	DefaultSetupTimeout    = 30 * time.Second
+	DefaultAttemptTimeout  = 2 * time.Second
+)
+
+// Validate reports the first invalid setting.
+func (c JetStreamConfig) Validate() error {
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fmt.Errorf("jetstream: replicas %d: want 1-5", c.Replicas)
+	}
+	if c.DuplicateWindow < 0 || c.ReportMaxAge < 0 || c.ClaimMaxAge < 0 || c.SetupTimeout < 0 || c.AttemptTimeout < 0 {
+		return errors.New("jetstream: durations must not be negative")
+	}
+	w := c.WithDefaults().DuplicateWindow
+	if c.ReportMaxAge != 0 && c.ReportMaxAge < w {
+		return fmt.Errorf("jetstream: ReportMaxAge %v is shorter than the duplicate window %v", c.ReportMaxAge, w)
+	}
+	return nil
+}
+
+// WithDefaults returns c with every unset field at its default.
+func (c JetStreamConfig) WithDefaults() JetStreamConfig {
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if c.SetupTimeout == 0 {
+		c.SetupTimeout = DefaultSetupTimeout
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	return c
+}
+
+// JetStream is an open connection to the Switchyard streams, from which the
+// three seams are taken. It does not own the NATS connection.
+type JetStream struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	cfg     JetStreamConfig
+	events  jetstream.Stream
+	jobs    jetstream.Stream
+	reports jetstream.Stream
+	kv      jetstream.KeyValue
+}
+
+// OpenJetStream creates or updates the events, jobs and reports streams and
+// the claims bucket on nc (an Embedded's Conn or a Connect result),
+// retrying until SetupTimeout while the cluster is not ready.
+func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*JetStream, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	j := &JetStream{nc: nc, js: js, cfg: cfg}
+	ctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
+	defer cancel()
+	// Before a cluster has a meta leader, requests go unanswered until they
+	// time out, so early attempts are short.
+	wait, attempt := 50*time.Millisecond, time.Second
+	for {
+		err = j.setup(ctx, attempt)
+		if err == nil {
+			return j, nil
+		}
+		if !transient(err) {
+			return nil, fmt.Errorf("jetstream: set up streams: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("jetstream: set up streams: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait, attempt = min(2*wait, time.Second), min(2*attempt, 8*time.Second)
+	}
+}
+
+func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
+	c := j.cfg
+	var err error
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	j.events, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: EventsStream, Subjects: []string{EventSubjectPrefix + ">"},
+		Description: "Switchyard lane and run events: kept forever",
+		Retention:   jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgSize: MaxEventBytes + 4096, Duplicates: c.DuplicateWindow,
+		AllowDirect: directGets(c.Replicas), DenyDelete: true,
+	})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", EventsStream, err)
+	}
+	j.jobs, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: JobsStream, Subjects: []string{JobSubjectPrefix + ">"},
+		Description: "Switchyard jobs: one work-queue subject per provider",
+		Retention:   jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgSize: MaxMessageBytes + 4096, Duplicates: c.DuplicateWindow,
+	})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", JobsStream, err)
+	}
+	j.reports, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: ReportsStream, Subjects: []string{ReportSubjectPrefix + ">"},
+		Description: "Switchyard worker reports, per run and lane",
+		Retention:   jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgSize: MaxMessageBytes + 4096, Duplicates: c.DuplicateWindow, MaxAge: c.ReportMaxAge,
+	})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", ReportsStream, err)
+	}
+	// The claims bucket is created as its stream, so that direct gets can be
+	// turned off on replicated buckets (see directGets); the KV client then
+	// binds to it.
+	claimsDup := c.DuplicateWindow
+	if c.ClaimMaxAge > 0 && c.ClaimMaxAge < claimsDup {
+		claimsDup = c.ClaimMaxAge
+	}
+	_, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: "KV_" + ClaimsBucket, Subjects: []string{"$KV." + ClaimsBucket + ".>"},
+		Description: "Switchyard execution claims and leases (KV bucket " + ClaimsBucket + ")",
+		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1, MaxAge: c.ClaimMaxAge,
+		MaxMsgSize: 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		Duplicates: claimsDup, AllowDirect: directGets(c.Replicas),
+	})
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", ClaimsBucket, err)
+	}
+	if j.kv, err = j.js.KeyValue(actx, ClaimsBucket); err != nil {
+		return fmt.Errorf("bucket %s: %w", ClaimsBucket, err)
+	}
+	return nil
+}
+
+// directGets says whether a stream allows direct gets. Direct gets are 2.3x
+// faster, but on a replicated stream any replica may answer, including a
+// follower that has not applied the latest write; Last, the append retry
+// check and claim inspection must read their own writes, so replicated
+// streams serve reads from the leader.
+func directGets(replicas int) bool { return replicas == 1 }
+
+// Store returns the events Store.
+func (j *JetStream) Store() *JetStreamStore { return &JetStreamStore{j: j} }
+
+// Queue returns the jobs and reports Queue.
+func (j *JetStream) Queue() *JetStreamQueue { return &JetStreamQueue{j: j} }
+
+// Claims returns the execution Claims.
+func (j *JetStream) Claims() *JetStreamClaims { return &JetStreamClaims{j: j} }
+
+// Config is the configuration in use, defaults applied.
+func (j *JetStream) Config() JetStreamConfig { return j.cfg }
+
+// publish sends one message, retrying transient failures (timeouts, no
+// responders during a leader election) with a fresh nats.Msg and the same
+// options until ctx ends. Callers pass a message id so a retry after an
+// unseen success is dropped as a duplicate.
+func (j *JetStream) publish(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	wait := 25 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, j.cfg.AttemptTimeout)
+		ack, err := j.js.PublishMsg(actx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, opts...)
+		cancel()
+		if err == nil {
+			return ack, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		}
+		if !transient(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}

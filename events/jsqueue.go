@@ -1,0 +1,170 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStreamQueue is the Queue on the jobs (work-queue) and reports streams.
+// Each job subject has one durable pull consumer (jobs_<provider> or
+// jobs_native_<parent>) with explicit acks, shared by all its workers.
+type JetStreamQueue struct {
+	j *JetStream
+}
+
+var _ Queue = (*JetStreamQueue)(nil)
+
+// PublishJob implements Queue.
+func (q *JetStreamQueue) PublishJob(ctx context.Context, subject string, job Job) error {
+	if err := ValidateJobSubject(subject); err != nil {
+		return err
+	}
+	data, err := EncodeJob(job)
+	if err != nil {
+		return err
+	}
+	_, err = q.j.publish(ctx, subject, data, jetstream.WithMsgID(job.ExecutionID), jetstream.WithExpectStream(JobsStream))
+	if err != nil {
+		return translate("publish job "+job.ExecutionID+" on "+subject, err)
+	}
+	return nil
+}
+
+// Jobs implements Queue: it creates or updates the subject's durable.
+func (q *JetStreamQueue) Jobs(ctx context.Context, subject string, opts JobOptions) (JobConsumer, error) {
+	name, err := jobQueueName(subject)
+	if err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	maxDeliver := opts.MaxDeliver
+	if maxDeliver == 0 {
+		maxDeliver = -1
+	}
+	cons, err := q.j.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: name, FilterSubject: subject, Description: "Switchyard workers for " + subject,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: opts.AckWait, MaxDeliver: maxDeliver,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, translate("jobs consumer "+name, err)
+	}
+	return &jsConsumer{cons: cons, subject: subject}, nil
+}
+
+type jsConsumer struct {
+	cons    jetstream.Consumer
+	subject string
+}
+
+// Next implements JobConsumer with one pull request per job.
+func (c *jsConsumer) Next(ctx context.Context) (*Delivery, error) {
+	for {
+		if err := pullable(ctx); err != nil {
+			return nil, err
+		}
+		m, err := c.cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			if perr := pullable(ctx); perr != nil {
+				return nil, perr
+			}
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoHeartbeat) {
+				continue
+			}
+			return nil, translate("next job on "+c.subject, err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return nil, translate("next job on "+c.subject, err)
+		}
+		job, err := DecodeJob(m.Data())
+		if err != nil {
+			_ = m.TermWithReason("malformed job")
+			return nil, err
+		}
+		return &Delivery{Job: job, NumDelivered: md.NumDelivered, Seq: md.Sequence.Stream, acker: jsAcker{m}}, nil
+	}
+}
+
+type jsAcker struct{ m jetstream.Msg }
+
+// ack waits for the server's confirmation: a worker acks once per job and
+// must know the job is gone.
+func (a jsAcker) ack(ctx context.Context) error { return a.m.DoubleAck(ctx) }
+
+func (a jsAcker) nak(_ context.Context, delay time.Duration) error {
+	if delay > 0 {
+		return a.m.NakWithDelay(delay)
+	}
+	return a.m.Nak()
+}
+
+func (a jsAcker) inProgress(context.Context) error { return a.m.InProgress() }
+
+func (a jsAcker) term(_ context.Context, reason string) error {
+	if reason == "" {
+		return a.m.Term()
+	}
+	return a.m.TermWithReason(reason)
+}
+
+// PublishReport implements Queue.
+func (q *JetStreamQueue) PublishReport(ctx context.Context, r Report) (uint64, error) {
+	data, err := EncodeReport(r)
+	if err != nil {
+		return 0, err
+	}
+	subj := ReportSubject(r.Run, r.Lane)
+	ack, err := q.j.publish(ctx, subj, data, jetstream.WithMsgID(ReportMsgID(r)), jetstream.WithExpectStream(ReportsStream))
+	if err != nil {
+		return 0, translate("publish report on "+subj, err)
+	}
+	return ack.Sequence, nil
+}
+
+// SubscribeReports implements Queue with an ordered consumer.
+func (q *JetStreamQueue) SubscribeReports(ctx context.Context, run string, after uint64) (<-chan ReportDelivery, error) {
+	if err := ValidateRunID(run); err != nil {
+		return nil, err
+	}
+	filter := RunReportsFilter(run)
+	it, err := orderedMessages(ctx, q.j, ReportsStream, filter, after)
+	if err != nil {
+		return nil, translate("subscribe "+filter, err)
+	}
+	ch := make(chan ReportDelivery, 64)
+	go func() {
+		defer close(ch)
+		defer it.Stop()
+		for {
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if err != nil {
+				return
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- reportDelivery(md.Sequence.Stream, m.Data()):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// pullable returns ctx's error, waiting for it when the deadline is too
+// close for a pull request: jetstream.FetchContext refuses a deadline that
+// has (nearly) passed with ErrInvalidOption rather than the context error.
+func pullable(ctx context.Context) error {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < 5*time.Millisecond {
+		<-ctx.Done()
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,237 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStreamStore is the Store on the events stream (EventsStream). Appends
+// are synchronous publishes with Nats-Expected-Last-Subject-Sequence and a
+// deterministic Nats-Msg-Id; reads use short-lived ephemeral consumers that
+// are deleted afterwards, or direct gets.
+type JetStreamStore struct {
+	j *JetStream
+}
+
+var _ Store = (*JetStreamStore)(nil)
+
+// readInactive is the server-side inactivity threshold of read consumers, a
+// backstop for the explicit delete.
+const readInactive = 30 * time.Second
+
+// Append implements Store.
+//
+// On a single server JetStream checks the expected sequence before the
+// message id, so a retry of a stored append is rejected as 10071 rather than
+// acknowledged as a duplicate; Append then looks at the event stored right
+// after expectedLastSeq and returns its sequence if it carries the same
+// message id. On replicated streams a 10164 (a write in flight on the
+// subject, possibly this append's own earlier attempt) is retried briefly.
+func (s *JetStreamStore) Append(ctx context.Context, env Envelope, expected uint64) (uint64, error) {
+	env.Seq = 0
+	data, err := Encode(env)
+	if err != nil {
+		return 0, err
+	}
+	subj := env.Subject()
+	id := appendMsgID(env, expected, data)
+	for attempt := 1; ; attempt++ {
+		ack, err := s.j.publish(ctx, subj, data, jetstream.WithMsgID(id),
+			jetstream.WithExpectLastSequencePerSubject(expected), jetstream.WithExpectStream(EventsStream))
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		code, actual, ok := wrongLastSeq(err)
+		if !ok {
+			return 0, translate("append "+subj, err)
+		}
+		if seq, mine := s.storedAfter(ctx, subj, expected, id); mine {
+			return seq, nil
+		}
+		if code == jetstream.JSErrCodeStreamWrongLastSequenceConstant && attempt < 5 {
+			select {
+			case <-ctx.Done():
+				return 0, fmt.Errorf("append %s: %w", subj, ctx.Err())
+			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+			}
+			continue
+		}
+		return 0, &ConflictError{Subject: subj, Expected: expected, Actual: actual}
+	}
+}
+
+// storedAfter reports whether the first event on subj after sequence
+// expected carries message id id, and its sequence.
+func (s *JetStreamStore) storedAfter(ctx context.Context, subj string, expected uint64, id string) (uint64, bool) {
+	m, err := s.j.events.GetMsg(ctx, expected+1, jetstream.WithGetMsgSubject(subj))
+	if err != nil || m.Subject != subj || m.Header.Get(jetstream.MsgIDHeader) != id {
+		return 0, false
+	}
+	return m.Sequence, true
+}
+
+// Last implements Store, with a direct get.
+func (s *JetStreamStore) Last(ctx context.Context, run string, lane int) (Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return Envelope{}, err
+	}
+	subj := EventSubject(run, lane)
+	m, err := s.j.events.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return Envelope{}, fmt.Errorf("last %s: %w", subj, ErrNotFound)
+	}
+	if err != nil {
+		return Envelope{}, translate("last "+subj, err)
+	}
+	return decodeStored(m.Subject, m.Sequence, m.Data)
+}
+
+// Load implements Store.
+func (s *JetStreamStore) Load(ctx context.Context, run string, lane int) ([]Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return nil, err
+	}
+	return s.read(ctx, EventSubject(run, lane))
+}
+
+// LoadRun implements Store.
+func (s *JetStreamStore) LoadRun(ctx context.Context, run string) ([]Envelope, error) {
+	if err := ValidateRunID(run); err != nil {
+		return nil, err
+	}
+	return s.read(ctx, RunEventsFilter(run))
+}
+
+// read returns every event matching filter up to the newest one at the
+// time of the call. That newest sequence is read first from the stream
+// leader, then an ephemeral consumer streams events until it has delivered
+// it, and is deleted. Counting the consumer's pending messages instead is
+// not enough on a replicated stream: the consumer may live on a follower
+// that has not yet applied the last acknowledged append.
+func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, error) {
+	last, err := s.j.events.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return []Envelope{}, nil
+	}
+	if err != nil {
+		return nil, translate("read "+filter, err)
+	}
+	target := last.Sequence
+	cons, err := s.j.events.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1,
+		InactiveThreshold: readInactive,
+	})
+	if err != nil {
+		return nil, translate("read "+filter, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.j.events.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	pending := int(cons.CachedInfo().NumPending)
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(max(pending, 64), 10000)))
+	if err != nil {
+		return nil, translate("read "+filter, err)
+	}
+	defer it.Stop()
+	out := make([]Envelope, 0, pending)
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return nil, translate("read "+filter, err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return nil, translate("read "+filter, err)
+		}
+		env, err := decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, env)
+		if md.Sequence.Stream >= target {
+			return out, nil
+		}
+	}
+}
+
+// Runs implements Store, from the stream's per-subject counts of
+// sy.ev.*.run.
+func (s *JetStreamStore) Runs(ctx context.Context) ([]string, error) {
+	info, err := s.j.events.Info(ctx, jetstream.WithSubjectFilter(EventSubjectPrefix+"*."+runToken))
+	if err != nil {
+		return nil, translate("runs", err)
+	}
+	runs := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		run := strings.TrimSuffix(strings.TrimPrefix(subj, EventSubjectPrefix), "."+runToken)
+		runs = append(runs, run)
+	}
+	sort.Strings(runs)
+	return runs, nil
+}
+
+// Watch implements Store with an ordered consumer.
+func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<-chan Envelope, error) {
+	filter := EventSubjectPrefix + ">"
+	if run != "" {
+		if err := ValidateRunID(run); err != nil {
+			return nil, err
+		}
+		filter = RunEventsFilter(run)
+	}
+	it, err := orderedMessages(ctx, s.j, EventsStream, filter, after)
+	if err != nil {
+		return nil, translate("watch "+filter, err)
+	}
+	ch := make(chan Envelope, 64)
+	go func() {
+		defer close(ch)
+		defer it.Stop()
+		for {
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if err != nil {
+				return
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				return
+			}
+			env, err := decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- env:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// orderedMessages starts an ordered consumer on stream for filter,
+// delivering sequences after after.
+func orderedMessages(ctx context.Context, j *JetStream, stream, filter string, after uint64) (jetstream.MessagesContext, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, InactiveThreshold: 5 * time.Second}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	cons, err := j.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Short pulls and heartbeats: a pull lost while a clustered consumer is
+	// being placed is noticed (and the consumer recreated) after about 2s,
+	// instead of after the default 10s of missed 5s heartbeats.
+	return cons.Messages(jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second))
+}

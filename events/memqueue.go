@@ -1,0 +1,261 @@
+package events
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// MemoryQueue is the in-memory Queue. Job subjects behave like JetStream's
+// work queue with one shared durable consumer per subject: each job goes to
+// one consumer at a time and comes back after the ack wait. Message-id
+// duplicates are remembered for the queue's lifetime (JetStream: for its
+// duplicate window).
+type MemoryQueue struct {
+	mu        sync.Mutex
+	jobSeq    uint64
+	jobIDs    map[string]bool
+	queues    map[string]*memJobQueue
+	reports   []memReport
+	reportIDs map[string]uint64
+	changed   chan struct{} // closed and replaced on every report
+}
+
+type memJobQueue struct {
+	opts    JobOptions
+	jobs    []*memJob
+	changed chan struct{} // closed and replaced whenever a job may have become deliverable
+}
+
+type memJob struct {
+	seq       uint64
+	data      []byte
+	delivered uint64
+	due       time.Time // deliverable from this instant on
+	removed   bool
+}
+
+type memReport struct {
+	seq  uint64
+	run  string
+	data []byte
+}
+
+var _ Queue = (*MemoryQueue)(nil)
+
+// NewMemoryQueue returns an empty MemoryQueue.
+func NewMemoryQueue() *MemoryQueue {
+	return &MemoryQueue{jobIDs: map[string]bool{}, queues: map[string]*memJobQueue{},
+		reportIDs: map[string]uint64{}, changed: make(chan struct{})}
+}
+
+func (q *MemoryQueue) queue(subject string) *memJobQueue {
+	mq := q.queues[subject]
+	if mq == nil {
+		mq = &memJobQueue{opts: JobOptions{}.withDefaults(), changed: make(chan struct{})}
+		q.queues[subject] = mq
+	}
+	return mq
+}
+
+func (mq *memJobQueue) signal() {
+	close(mq.changed)
+	mq.changed = make(chan struct{})
+}
+
+// PublishJob implements Queue.
+func (q *MemoryQueue) PublishJob(ctx context.Context, subject string, job Job) error {
+	if err := ValidateJobSubject(subject); err != nil {
+		return err
+	}
+	data, err := EncodeJob(job)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.jobIDs[job.ExecutionID] {
+		return nil
+	}
+	q.jobIDs[job.ExecutionID] = true
+	q.jobSeq++
+	mq := q.queue(subject)
+	mq.jobs = append(mq.jobs, &memJob{seq: q.jobSeq, data: data})
+	mq.signal()
+	return nil
+}
+
+// Jobs implements Queue.
+func (q *MemoryQueue) Jobs(ctx context.Context, subject string, opts JobOptions) (JobConsumer, error) {
+	if err := ValidateJobSubject(subject); err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	q.queue(subject).opts = opts.withDefaults()
+	q.mu.Unlock()
+	return &memConsumer{q: q, subject: subject}, nil
+}
+
+type memConsumer struct {
+	q       *MemoryQueue
+	subject string
+}
+
+// Next implements JobConsumer.
+func (c *memConsumer) Next(ctx context.Context) (*Delivery, error) {
+	for {
+		c.q.mu.Lock()
+		mq := c.q.queue(c.subject)
+		now := time.Now()
+		var wake time.Time
+		for _, j := range mq.jobs {
+			if j.removed || (mq.opts.MaxDeliver > 0 && j.delivered >= uint64(mq.opts.MaxDeliver)) {
+				continue
+			}
+			if now.Before(j.due) {
+				if wake.IsZero() || j.due.Before(wake) {
+					wake = j.due
+				}
+				continue
+			}
+			j.delivered++
+			j.due = now.Add(mq.opts.AckWait)
+			d := &Delivery{NumDelivered: j.delivered, Seq: j.seq, acker: &memAcker{q: c.q, mq: mq, job: j}}
+			data := j.data
+			c.q.mu.Unlock()
+			job, err := DecodeJob(data)
+			if err != nil {
+				_ = d.Term(ctx, "malformed job")
+				return nil, err
+			}
+			d.Job = job
+			return d, nil
+		}
+		wait := mq.changed
+		c.q.mu.Unlock()
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if !wake.IsZero() {
+			timer = time.NewTimer(time.Until(wake))
+			fire = timer.C
+		}
+		select {
+		case <-wait:
+		case <-fire:
+		case <-ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+type memAcker struct {
+	q   *MemoryQueue
+	mq  *memJobQueue
+	job *memJob
+}
+
+func (a *memAcker) set(f func(j *memJob)) error {
+	a.q.mu.Lock()
+	defer a.q.mu.Unlock()
+	if !a.job.removed {
+		f(a.job)
+		a.mq.signal()
+	}
+	return nil
+}
+
+func (a *memAcker) ack(context.Context) error {
+	return a.set(func(j *memJob) { j.removed = true; a.mq.compact() })
+}
+
+func (a *memAcker) term(ctx context.Context, _ string) error { return a.ack(ctx) }
+
+func (a *memAcker) nak(_ context.Context, delay time.Duration) error {
+	return a.set(func(j *memJob) { j.due = time.Now().Add(delay) })
+}
+
+func (a *memAcker) inProgress(context.Context) error {
+	return a.set(func(j *memJob) { j.due = time.Now().Add(a.mq.opts.AckWait) })
+}
+
+// compact drops removed jobs from the front of the queue.
+func (mq *memJobQueue) compact() {
+	i := 0
+	for i < len(mq.jobs) && mq.jobs[i].removed {
+		i++
+	}
+	mq.jobs = mq.jobs[i:]
+}
+
+// PublishReport implements Queue.
+func (q *MemoryQueue) PublishReport(ctx context.Context, r Report) (uint64, error) {
+	data, err := EncodeReport(r)
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	id := ReportMsgID(r)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if seq, dup := q.reportIDs[id]; dup {
+		return seq, nil
+	}
+	seq := uint64(len(q.reports) + 1)
+	q.reports = append(q.reports, memReport{seq: seq, run: r.Run, data: data})
+	q.reportIDs[id] = seq
+	close(q.changed)
+	q.changed = make(chan struct{})
+	return seq, nil
+}
+
+// SubscribeReports implements Queue.
+func (q *MemoryQueue) SubscribeReports(ctx context.Context, run string, after uint64) (<-chan ReportDelivery, error) {
+	if err := ValidateRunID(run); err != nil {
+		return nil, err
+	}
+	ch := make(chan ReportDelivery, 64)
+	go func() {
+		defer close(ch)
+		pos := 0
+		for {
+			q.mu.Lock()
+			batch, wait := q.reports[pos:], q.changed
+			pos = len(q.reports)
+			q.mu.Unlock()
+			for _, r := range batch {
+				if r.seq <= after || r.run != run {
+					continue
+				}
+				select {
+				case ch <- reportDelivery(r.seq, r.data):
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+func reportDelivery(seq uint64, data []byte) ReportDelivery {
+	r, err := DecodeReport(data)
+	if err != nil {
+		return ReportDelivery{Seq: seq, Err: err, Raw: data}
+	}
+	return ReportDelivery{Seq: seq, Report: r}
+}

@@ -1,0 +1,194 @@
+package events
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// MemoryStore is the in-memory Store, for tests and for running the engine
+// without NATS. It stores the encoded bytes and decodes them on every read,
+// so it returns exactly what the JetStream store returns for the same
+// appends. Sequences are global across subjects, like a stream's.
+type MemoryStore struct {
+	mu      sync.Mutex
+	seq     uint64
+	log     []memEvent
+	bySubj  map[string][]int // subject → indexes into log
+	changed chan struct{}    // closed and replaced on every append
+}
+
+type memEvent struct {
+	subject, run, msgID string
+	seq                 uint64
+	data                []byte
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{bySubj: map[string][]int{}, changed: make(chan struct{})}
+}
+
+// Append implements Store.
+func (s *MemoryStore) Append(ctx context.Context, env Envelope, expected uint64) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	env.Seq = 0
+	data, err := Encode(env)
+	if err != nil {
+		return 0, err
+	}
+	subj, id := env.Subject(), appendMsgID(env, expected, data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := s.bySubj[subj]
+	var last uint64
+	if len(idx) > 0 {
+		last = s.log[idx[len(idx)-1]].seq
+	}
+	if last != expected {
+		// A retried append: the event stored right after expected is ours.
+		i := sort.Search(len(idx), func(i int) bool { return s.log[idx[i]].seq > expected })
+		if i < len(idx) && s.log[idx[i]].msgID == id {
+			return s.log[idx[i]].seq, nil
+		}
+		return 0, &ConflictError{Subject: subj, Expected: expected, Actual: last}
+	}
+	s.seq++
+	s.log = append(s.log, memEvent{subject: subj, run: env.Run, msgID: id, seq: s.seq, data: data})
+	s.bySubj[subj] = append(idx, len(s.log)-1)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.seq, nil
+}
+
+// Last implements Store.
+func (s *MemoryStore) Last(ctx context.Context, run string, lane int) (Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return Envelope{}, err
+	}
+	s.mu.Lock()
+	idx := s.bySubj[EventSubject(run, lane)]
+	if len(idx) == 0 {
+		s.mu.Unlock()
+		return Envelope{}, ErrNotFound
+	}
+	e := s.log[idx[len(idx)-1]]
+	s.mu.Unlock()
+	return decodeStored(e.subject, e.seq, e.data)
+}
+
+// Load implements Store.
+func (s *MemoryStore) Load(ctx context.Context, run string, lane int) ([]Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	idx := s.bySubj[EventSubject(run, lane)]
+	evs := make([]memEvent, len(idx))
+	for i, j := range idx {
+		evs[i] = s.log[j]
+	}
+	s.mu.Unlock()
+	return decodeAll(evs)
+}
+
+// LoadRun implements Store.
+func (s *MemoryStore) LoadRun(ctx context.Context, run string) ([]Envelope, error) {
+	if err := ValidateRunID(run); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var evs []memEvent
+	for _, e := range s.log {
+		if e.run == run {
+			evs = append(evs, e)
+		}
+	}
+	s.mu.Unlock()
+	return decodeAll(evs)
+}
+
+// Runs implements Store.
+func (s *MemoryStore) Runs(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	var runs []string
+	for subj := range s.bySubj {
+		if run, ok := strings.CutSuffix(strings.TrimPrefix(subj, EventSubjectPrefix), "."+runToken); ok {
+			runs = append(runs, run)
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(runs)
+	return runs, nil
+}
+
+// Watch implements Store.
+func (s *MemoryStore) Watch(ctx context.Context, run string, after uint64) (<-chan Envelope, error) {
+	if run != "" {
+		if err := ValidateRunID(run); err != nil {
+			return nil, err
+		}
+	}
+	ch := make(chan Envelope, 64)
+	go func() {
+		defer close(ch)
+		pos := 0
+		for {
+			s.mu.Lock()
+			batch, wait := s.log[pos:], s.changed
+			pos = len(s.log)
+			s.mu.Unlock()
+			for _, e := range batch {
+				if e.seq <= after || (run != "" && e.run != run) {
+					continue
+				}
+				env, err := decodeStored(e.subject, e.seq, e.data)
+				if err != nil {
+					return
+				}
+				select {
+				case ch <- env:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+func decodeAll(evs []memEvent) ([]Envelope, error) {
+	out := make([]Envelope, 0, len(evs))
+	for _, e := range evs {
+		env, err := decodeStored(e.subject, e.seq, e.data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, env)
+	}
+	return out, nil
+}
+
+// decodeStored decodes an event read back from a store and checks that it
+// sits on its own subject.
+func decodeStored(subject string, seq uint64, data []byte) (Envelope, error) {
+	env, err := Decode(data)
+	if err != nil {
+		return Envelope{}, &DecodeError{What: "stored event " + subject + " #" + itoa64(seq), Err: err}
+	}
+	if env.Subject() != subject {
+		return Envelope{}, &DecodeError{What: "stored event " + subject + " #" + itoa64(seq), Err: invalidf("envelope belongs on %s", env.Subject())}
+	}
+	env.Seq = seq
+	return env, nil
+}

@@ -1,0 +1,56 @@
+package events
+
+// AuditReason says why a report or job was recorded without changing state.
+type AuditReason string
+
+// Audit reasons.
+const (
+	// AuditDuplicateReport: the report repeats one already recorded.
+	AuditDuplicateReport AuditReason = "duplicate-report"
+	// AuditLateReport: the report arrived after its lane became final or
+	// moved past the execution (for example after a cancel).
+	AuditLateReport AuditReason = "late-report"
+	// AuditStaleReport: the report names an execution the lane is not
+	// running (an older attempt, or a claim after an abandon).
+	AuditStaleReport AuditReason = "stale-report"
+	// AuditRedeliveredJob: a job was delivered again after its attempt was
+	// claimed or finished, and was not executed again.
+	AuditRedeliveredJob AuditReason = "redelivered-job"
+	// AuditMalformedReport: bytes on a report subject failed to decode.
+	AuditMalformedReport AuditReason = "malformed-report"
+)
+
+// Audit records a report or job that changes nothing (lane-level, or
+// run-level when no lane applies), so every delivery stays explained.
+type Audit struct {
+	Reason AuditReason `json:"reason"`
+	// ExecutionID is the execution concerned, when known.
+	ExecutionID string `json:"executionId,omitempty"`
+	// ReportSeq is the reports-stream sequence of the report, when one.
+	ReportSeq uint64 `json:"reportSeq,omitempty"`
+	// Report is the report as received, when it decoded.
+	Report *Report `json:"report,omitempty"`
+	// Detail is a human explanation (for malformed reports, the decode
+	// error).
+	Detail string `json:"detail,omitempty"`
+}
+
+// EventType returns TypeAudit.
+func (Audit) EventType() Type { return TypeAudit }
+
+func (p Audit) validate() error {
+	switch p.Reason {
+	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditMalformedReport:
+	default:
+		return invalidf("reason %q is not an audit reason", p.Reason)
+	}
+	if p.ExecutionID != "" {
+		if err := ValidateExecutionID(p.ExecutionID); err != nil {
+			return err
+		}
+	}
+	if p.Report != nil {
+		return p.Report.Validate()
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package events
+
+import (
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// LeaseInfo is the claim lease a worker reported: its time to live and the
+// claim's revision in the Claims store when the worker claimed it.
+type LeaseInfo struct {
+	TTLMs    int64  `json:"ttlMs"`
+	Revision uint64 `json:"revision"`
+}
+
+func (l LeaseInfo) validate() error {
+	if l.TTLMs <= 0 || l.Revision == 0 {
+		return invalidf("lease: ttlMs and revision must be positive")
+	}
+	return nil
+}
+
+// Claim records a worker's claimed report (lane-level): launching → running.
+type Claim struct {
+	ExecutionID string    `json:"executionId"`
+	WorkerID    string    `json:"workerId"`
+	Lease       LeaseInfo `json:"lease"`
+	// ReportSeq is the reports-stream sequence of the report recorded here,
+	// so a restarted engine resumes its report subscription after it.
+	ReportSeq uint64 `json:"reportSeq,omitempty"`
+}
+
+// EventType returns TypeClaim.
+func (Claim) EventType() Type { return TypeClaim }
+
+func (p Claim) validate() error {
+	if err := ValidateExecutionID(p.ExecutionID); err != nil {
+		return err
+	}
+	if err := ValidateWorkerID(p.WorkerID); err != nil {
+		return err
+	}
+	return p.Lease.validate()
+}
+
+// HostMetadata is the explicit host terminal metadata a parent attests for
+// a native lane (switchyard native report), which has no runner receipt.
+type HostMetadata struct {
+	// Status is the outcome the host attests.
+	Status policy.Outcome `json:"status"`
+	// ProcessStarted is the host's statement; nil when it made none.
+	ProcessStarted *bool `json:"processStarted,omitempty"`
+	// EvidenceRef points at the host's structured record (for example a
+	// tool-envelope capacity failure).
+	EvidenceRef string `json:"evidenceRef,omitempty"`
+}
+
+func (h HostMetadata) validate() error {
+	if !h.Status.Valid() {
+		return invalidf("host.status %q is not a policy outcome", h.Status)
+	}
+	return nil
+}
+
+// Finish records the end of an execution (lane-level): launching or
+// running → terminal. Exactly one source backs Event: a runner receipt
+// (ReceiptDigest and Receipt), native host metadata (Host), or neither when
+// Abandoned (the worker's lease went stale; the attempt is never run again).
+type Finish struct {
+	ExecutionID string `json:"executionId"`
+	// WorkerID is the reporting worker, when known.
+	WorkerID string `json:"workerId,omitempty"`
+	// ReceiptDigest is Digest of the receipt file's bytes; Receipt is the
+	// decoded receipt those bytes held.
+	ReceiptDigest string          `json:"receiptDigest,omitempty"`
+	Receipt       *policy.Receipt `json:"receipt,omitempty"`
+	// Host is the native lane's attested terminal metadata.
+	Host *HostMetadata `json:"host,omitempty"`
+	// Event is the normalized lane-state event (policy.Normalize for
+	// receipts) appended to the lane's history.
+	Event policy.Event `json:"event"`
+	// Abandoned marks an attempt whose worker lease went stale.
+	Abandoned bool `json:"abandoned,omitempty"`
+	// ReportSeq is the reports-stream sequence of the report recorded here.
+	ReportSeq uint64 `json:"reportSeq,omitempty"`
+}
+
+// EventType returns TypeFinish.
+func (Finish) EventType() Type { return TypeFinish }
+
+func (p Finish) validate() error {
+	if err := ValidateExecutionID(p.ExecutionID); err != nil {
+		return err
+	}
+	if p.WorkerID != "" {
+		if err := ValidateWorkerID(p.WorkerID); err != nil {
+			return err
+		}
+	}
+	hasReceipt := p.Receipt != nil || p.ReceiptDigest != ""
+	switch {
+	case hasReceipt && p.Host != nil:
+		return invalidf("finish carries both a receipt and host metadata")
+	case hasReceipt:
+		if p.Receipt == nil {
+			return invalidf("receiptDigest without receipt")
+		}
+		if err := requireDigest("receiptDigest", p.ReceiptDigest); err != nil {
+			return err
+		}
+	case p.Host != nil:
+		if err := p.Host.validate(); err != nil {
+			return err
+		}
+	case !p.Abandoned:
+		return invalidf("finish needs a receipt, host metadata or abandoned")
+	}
+	if !p.Event.Status.Valid() {
+		return invalidf("event.status %q is not a policy outcome", p.Event.Status)
+	}
+	if p.Event.AttemptIndex < 0 || p.Event.AttemptIndex >= policy.MaxAttemptsPerSeat {
+		return invalidf("event.attemptIndex %d: want 0..%d", p.Event.AttemptIndex, policy.MaxAttemptsPerSeat-1)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package events
+
+import (
+	"fmt"
+	"time"
+)
+
+// ReportKind is what a worker reports about an execution.
+type ReportKind string
+
+// Report kinds.
+const (
+	// ReportClaimed: the worker claimed the execution and is starting it.
+	ReportClaimed ReportKind = "claimed"
+	// ReportFinished: the execution ended; the receipt (or, for native
+	// lanes, the host metadata) says how.
+	ReportFinished ReportKind = "finished"
+	// ReportAbandoned: a redelivered job found the claim's lease stale; the
+	// execution is never run again.
+	ReportAbandoned ReportKind = "abandoned"
+)
+
+// Report is a worker's (or, for native lanes, the parent's) statement about
+// one execution, published on ReportSubject(run, lane) with a deterministic
+// message id (ReportMsgID). The engine turns reports into claim and finish
+// events, or audit events when they change nothing.
+//
+// JSON keys: schema, executionId, run, lane, kind, workerId, lease,
+// receiptPath, receiptDigest, host, time.
+type Report struct {
+	// Schema is JobSchemaVersion; 0 means current when encoding.
+	Schema      int        `json:"schema"`
+	ExecutionID string     `json:"executionId"`
+	Run         string     `json:"run"`
+	Lane        int        `json:"lane"`
+	Kind        ReportKind `json:"kind"`
+	WorkerID    string     `json:"workerId"`
+	// Lease is the claim's lease; claimed reports only.
+	Lease *LeaseInfo `json:"lease,omitempty"`
+	// ReceiptPath and ReceiptDigest name the runner receipt; finished
+	// reports of external executions only.
+	ReceiptPath   string `json:"receiptPath,omitempty"`
+	ReceiptDigest string `json:"receiptDigest,omitempty"`
+	// Host is the explicit host terminal metadata; finished reports of
+	// native executions only.
+	Host *HostMetadata `json:"host,omitempty"`
+	// Time is when the reporter sent it, by its own clock.
+	Time time.Time `json:"time"`
+}
+
+// ReportMsgID is the report's deterministic message id,
+// <executionId>.<kind>.<digest of workerId>: a retried report is stored
+// once.
+func ReportMsgID(r Report) string {
+	return r.ExecutionID + "." + string(r.Kind) + "." + Digest([]byte(r.WorkerID))[len(DigestPrefix):][:16]
+}
+
+// Validate checks a report's fields. Errors match ErrInvalid.
+func (r Report) Validate() error {
+	if r.Schema != 0 && r.Schema != JobSchemaVersion {
+		return &DecodeError{What: "report", Err: fmt.Errorf("%w: schema %d (this build reads %d)", ErrSchemaVersion, r.Schema, JobSchemaVersion)}
+	}
+	if err := ValidateExecutionID(r.ExecutionID); err != nil {
+		return err
+	}
+	if err := ValidateRunID(r.Run); err != nil {
+		return err
+	}
+	if r.Lane < 0 || r.Lane > MaxLanes {
+		return invalidf("report lane %d out of range", r.Lane)
+	}
+	if err := ValidateWorkerID(r.WorkerID); err != nil {
+		return err
+	}
+	if r.Time.IsZero() {
+		return invalidf("report time is required")
+	}
+	hasReceipt := r.ReceiptPath != "" || r.ReceiptDigest != ""
+	switch r.Kind {
+	case ReportClaimed:
+		if r.Lease == nil {
+			return invalidf("claimed report needs lease")
+		}
+		if hasReceipt || r.Host != nil {
+			return invalidf("claimed report carries no receipt or host metadata")
+		}
+		return r.Lease.validate()
+	case ReportFinished:
+		switch {
+		case hasReceipt && r.Host != nil:
+			return invalidf("finished report carries both a receipt and host metadata")
+		case hasReceipt:
+			if err := requireAbs("receiptPath", r.ReceiptPath); err != nil {
+				return err
+			}
+			return requireDigest("receiptDigest", r.ReceiptDigest)
+		case r.Host != nil:
+			return r.Host.validate()
+		}
+		return invalidf("finished report needs a receipt or host metadata")
+	case ReportAbandoned:
+		if hasReceipt || r.Host != nil || r.Lease != nil {
+			return invalidf("abandoned report carries no lease, receipt or host metadata")
+		}
+		return nil
+	}
+	return invalidf("report kind %q: want claimed, finished or abandoned", r.Kind)
+}
+
+// EncodeReport validates r and returns its JSON form (schema filled in,
+// time in UTC). Over MaxMessageBytes it is a *LimitError.
+func EncodeReport(r Report) ([]byte, error) {
+	if r.Schema == 0 {
+		r.Schema = JobSchemaVersion
+	}
+	r.Time = r.Time.UTC()
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return encodeMessage("report", r)
+}
+
+// DecodeReport strictly decodes one report, like DecodeJob.
+func DecodeReport(b []byte) (Report, error) {
+	var r Report
+	if err := decodeMessage("report", b, &r, &r.Schema); err != nil {
+		return Report{}, err
+	}
+	r.Time = r.Time.UTC()
+	if err := r.Validate(); err != nil {
+		return Report{}, &DecodeError{What: "report", Err: err}
+	}
+	return r, nil
+}

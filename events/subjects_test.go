@@ -1,0 +1,104 @@
+package events_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+func TestSubjects(t *testing.T) {
+	require.Equal(t, "sy.ev.R1.L0", events.EventSubject("R1", 0))
+	require.Equal(t, "sy.ev.R1.L12", events.EventSubject("R1", 12))
+	require.Equal(t, "sy.ev.R1.run", events.EventSubject("R1", events.RunLane))
+	require.Equal(t, "sy.ev.R1.>", events.RunEventsFilter("R1"))
+	require.Equal(t, "sy.job.codex", events.JobSubject("codex"))
+	require.Equal(t, "sy.job.native.claude", events.NativeJobSubject("claude"))
+	require.Equal(t, "sy.rep.R1.L3", events.ReportSubject("R1", 3))
+
+	for _, lane := range []int{events.RunLane, 0, 7, events.MaxLanes} {
+		run, got, err := events.ParseEventSubject(events.EventSubject("R1", lane))
+		require.NoError(t, err)
+		require.Equal(t, "R1", run)
+		require.Equal(t, lane, got)
+	}
+	for _, bad := range []string{"sy.ev.R1", "sy.ev.R1.L", "sy.ev.R1.L01", "sy.ev.R1.L-1", "sy.ev.R1.x", "sy.ev.R.1.L0", "sy.job.x", "sy.ev.R1.L99999"} {
+		_, _, err := events.ParseEventSubject(bad)
+		require.ErrorIs(t, err, events.ErrInvalid, bad)
+	}
+}
+
+func TestIDs(t *testing.T) {
+	for _, ok := range []string{"R", "run-7", "0199c0de-7a1e-7c52-9d7e-5b1f2a9c4e11", "a_b"} {
+		require.NoError(t, events.ValidateRunID(ok), ok)
+		require.NoError(t, events.ValidateExecutionID(ok), ok)
+	}
+	for _, bad := range []string{"", "a.b", "a b", "a*", "a>", "-a", "_a", "run/7", string(make([]byte, events.MaxIDLen+1))} {
+		require.ErrorIs(t, events.ValidateRunID(bad), events.ErrInvalid, bad)
+	}
+	for _, p := range policy.Providers {
+		require.NoError(t, events.ValidateProvider(string(p)))
+		require.NoError(t, events.ValidateJobSubject(events.JobSubject(string(p))))
+	}
+	for _, bad := range []string{"", "native", "Codex", "co_dex", "co.dex", "-x"} {
+		require.ErrorIs(t, events.ValidateProvider(bad), events.ErrInvalid, bad)
+	}
+	require.NoError(t, events.ValidateWorkerID("host.example:4242"))
+	require.ErrorIs(t, events.ValidateWorkerID("a b"), events.ErrInvalid)
+}
+
+// TestTypesMatchTheLaneMachine pins the event names the lane machine of
+// DESIGN.md shares with this package.
+func TestTypesMatchTheLaneMachine(t *testing.T) {
+	for typ, name := range map[events.Type]string{
+		events.TypeLaunch: "launch", events.TypeContinue: "continue", events.TypeClaim: "claim",
+		events.TypeFinish: "finish", events.TypeInspect: "inspect", events.TypeVerdict: "verdict",
+		events.TypeRequestOperation: "request-operation", events.TypeOperationDone: "operation-done",
+		events.TypeComplete: "complete", events.TypeStop: "stop", events.TypeCancel: "cancel",
+	} {
+		require.Equal(t, name, string(typ))
+		require.NotEqual(t, events.ScopeRun, typ.Scope(), "lane machine events are recorded on lanes")
+	}
+	for _, typ := range events.Types {
+		require.True(t, typ.Valid())
+		require.Equal(t, typ, eventstest.SamplePayload(typ).EventType(), "one payload type per event type")
+	}
+	require.False(t, events.Type("launched").Valid())
+}
+
+func TestInputDigest(t *testing.T) {
+	state := policy.LaneState{Access: policy.ReadOnly, ExhaustedGroups: []policy.Provider{}}
+	a, err := events.InputDigest(eventstest.SampleLane, state)
+	require.NoError(t, err)
+	b, err := events.InputDigest(eventstest.SampleLane, state)
+	require.NoError(t, err)
+	require.Equal(t, a, b, "deterministic")
+	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, a)
+	state.ExhaustedGroups = []policy.Provider{policy.Codex}
+	c, err := events.InputDigest(eventstest.SampleLane, state)
+	require.NoError(t, err)
+	require.NotEqual(t, a, c, "the state is part of the input")
+	require.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", events.Digest(nil))
+}
+
+func TestLeaseStale(t *testing.T) {
+	seen := events.Lease{State: events.LeaseHeld, Revision: 4, TTL: 10 * time.Second}
+	at := eventstest.T0
+	for _, tc := range []struct {
+		name  string
+		cur   events.Lease
+		now   time.Time
+		stale bool
+	}{
+		{"unchanged past the ttl", seen, at.Add(11 * time.Second), true},
+		{"unchanged within the ttl", seen, at.Add(9 * time.Second), false},
+		{"renewed since", events.Lease{State: events.LeaseHeld, Revision: 5, TTL: 10 * time.Second}, at.Add(time.Hour), false},
+		{"released", events.Lease{State: events.LeaseReleased, Revision: 4, TTL: 10 * time.Second}, at.Add(time.Hour), false},
+	} {
+		require.Equal(t, tc.stale, events.LeaseStale(seen, at, tc.cur, tc.now), tc.name)
+	}
+}

@@ -1,0 +1,244 @@
+package machines
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Run is one run folded from its event log: the frozen inputs, each lane's
+// machine state and policy history, and the run's exhausted groups. It is a
+// pure fold: Apply reads nothing but the envelope and never does I/O, so the
+// engine, status and replay all rebuild the same Run from the same log.
+//
+// What each envelope type contributes:
+//
+//   - run-created (first, once): Created, and one lane in StateCreated per
+//     resolved lane policy.
+//   - group-exhausted: its provider joins Exhausted (once, in order of first
+//     exhaustion); every lane's LaneState carries it.
+//   - run-final (last): Closed; every lane must already be final, in the
+//     state the payload reports. Only audit may follow.
+//   - launch, continue: the lane machine moves; Dispatch becomes this
+//     execution (a fresh execution id on an attempt of the lane) and Claim
+//     is cleared. Neither may follow a run-level cancel.
+//   - claim: the machine moves; Claim is set. It must name Dispatch's
+//     execution.
+//   - finish: the machine moves; the payload's normalized policy.Event is
+//     appended to History. It must name Dispatch's execution and attempt.
+//   - inspect: the machine moves.
+//   - verdict: the machine moves; the verdict becomes the Inspection of the
+//     last History event, which must be an execution without one (a
+//     recorded verdict, unsafe above all, is never replaced).
+//   - request-operation: the machine moves; Request is set.
+//   - operation-done: the machine moves; a parentOperation event (status
+//     complete when the operation succeeded, failed otherwise, on the
+//     attempt the request named) is appended to History; Request is
+//     cleared.
+//   - complete, stop: the machine moves; Reason is the decision's reason.
+//   - cancel: on a lane, the machine moves and Reason is the cancel reason;
+//     on the run, Cancel records the request (the engine then cancels each
+//     lane with its own event).
+//   - audit: nothing but the subject's last sequence.
+//
+// The exported fields are the fold's result: read them, change them only
+// through Apply. The zero value is an empty run, ready for run-created.
+type Run struct {
+	// ID is the run id, set by run-created.
+	ID string
+	// Created is the run-created payload: the frozen sheet, role, parent,
+	// access, lane policies and options. nil before run-created.
+	Created *events.RunCreated
+	// Lanes are the run's lanes, Lanes[i] for lane i.
+	Lanes []LaneRecord
+	// Exhausted is the run's exhausted provider groups in order of first
+	// exhaustion.
+	Exhausted []policy.Provider
+	// Cancel is the run-level cancel request, if any.
+	Cancel *events.Cancel
+	// Closed is the run-final payload, once recorded.
+	Closed *events.RunFinal
+	// Seq is the store sequence of the last run-level envelope: the
+	// expected last sequence of the next append on the run subject.
+	Seq uint64
+
+	applied int // envelopes applied, audit included.
+}
+
+// LaneRecord is one lane of a Run.
+type LaneRecord struct {
+	// Index is the lane's 0-based position in the run.
+	Index int
+	// Policy is the lane's resolved policy from run-created.
+	Policy policy.LanePolicy
+	// State is the lane machine's state.
+	State State
+	// History is the lane's policy history: normalized finish events with
+	// their verdicts, and parent operations, in order. LaneState returns it
+	// as policy.Next takes it.
+	History []policy.Event
+	// Dispatch is the latest launch or continue (a continue is stored in
+	// its Launch form); nil before the first.
+	Dispatch *events.Launch
+	// Continued reports whether Dispatch came from a continue.
+	Continued bool
+	// Claim is the worker's claim of Dispatch; nil until claimed.
+	Claim *events.Claim
+	// Request is the operation a request-operation asked for, while the
+	// lane awaits it; nil otherwise.
+	Request *events.RequestOperation
+	// Reason says why a final lane ended: the complete or stop decision's
+	// reason, or the cancel reason. Empty while the lane is not final.
+	Reason string
+	// Seq is the store sequence of the lane's last envelope (audit
+	// included): the expected last sequence of its next append.
+	Seq uint64
+}
+
+// FoldRun folds a run's envelopes, in log order, into a new Run. The first
+// envelope Apply refuses stops the fold; its *LogError is returned with the
+// run as it stood before that envelope.
+func FoldRun(envs []events.Envelope) (*Run, error) {
+	r := &Run{}
+	for _, env := range envs {
+		if err := r.Apply(env); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// Final reports whether the run has lanes and every one is final. The
+// engine then records run-final.
+func (r *Run) Final() bool {
+	if r.Created == nil {
+		return false
+	}
+	for _, l := range r.Lanes {
+		if !l.State.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+// LaneState returns lane i's input to policy.Next: its history, the run's
+// exhausted groups and the run's access mode. The slices are copies; the
+// events they hold share pointers with the log, so treat them as read-only.
+func (r *Run) LaneState(i int) (policy.LaneState, error) {
+	if r.Created == nil || i < 0 || i >= len(r.Lanes) {
+		return policy.LaneState{}, fmt.Errorf("lane %d: the run has %d lanes", i, len(r.Lanes))
+	}
+	return policy.LaneState{
+		Events:          slices.Clone(r.Lanes[i].History),
+		ExhaustedGroups: slices.Clone(r.Exhausted),
+		Access:          r.Created.Access,
+	}, nil
+}
+
+// Apply folds one envelope into the run. A refused envelope returns a
+// *LogError (wrapping a *TransitionError for a transition the lane table
+// refuses, ErrInconsistent otherwise) and leaves the run unchanged.
+func (r *Run) Apply(env events.Envelope) error {
+	var err error
+	if env.Lane == events.RunLane {
+		err = r.applyRun(env)
+	} else {
+		err = r.applyLane(env)
+	}
+	if err != nil {
+		return &LogError{Index: r.applied, Seq: env.Seq, Type: env.Type, Lane: env.Lane, Err: err}
+	}
+	r.applied++
+	return nil
+}
+
+// applyRun folds a run-level envelope.
+func (r *Run) applyRun(env events.Envelope) error {
+	if err := r.checkHead(env); err != nil {
+		return err
+	}
+	if env.Type.Scope() == events.ScopeLane {
+		return inconsistent("%s is a lane event; it cannot be run-level", env.Type)
+	}
+	if env.Payload == nil || env.Payload.EventType() != env.Type {
+		return inconsistent("type %s carries a %T payload", env.Type, env.Payload)
+	}
+	if err := checkSeq(r.Seq, env.Seq); err != nil {
+		return err
+	}
+	if r.Closed != nil && env.Type != events.TypeAudit {
+		return inconsistent("the run is closed by run-final; only audit may follow")
+	}
+	switch p := env.Payload.(type) {
+	case events.RunCreated:
+		if r.Created != nil {
+			return inconsistent("a second run-created")
+		}
+		r.ID, r.Created = env.Run, &p
+		r.Lanes = make([]LaneRecord, len(p.Lanes))
+		for i, lp := range p.Lanes {
+			r.Lanes[i] = LaneRecord{Index: i, Policy: lp, State: StateCreated}
+		}
+	case events.GroupExhausted:
+		if p.FromLane < 0 || p.FromLane >= len(r.Lanes) {
+			return inconsistent("group-exhausted from lane %d: the run has %d lanes", p.FromLane, len(r.Lanes))
+		}
+		if !slices.Contains(r.Exhausted, p.Provider) {
+			r.Exhausted = append(r.Exhausted, p.Provider)
+		}
+	case events.RunFinal:
+		if err := r.checkFinal(p); err != nil {
+			return err
+		}
+		r.Closed = &p
+	case events.Cancel:
+		if r.Cancel == nil {
+			r.Cancel = &p
+		}
+	case events.Audit:
+	}
+	r.Seq = max(r.Seq, env.Seq)
+	return nil
+}
+
+// checkHead checks the envelope belongs to this run, after run-created.
+func (r *Run) checkHead(env events.Envelope) error {
+	if r.Created == nil {
+		if env.Type != events.TypeRunCreated {
+			return inconsistent("%s before run-created", env.Type)
+		}
+		return nil
+	}
+	if env.Run != r.ID {
+		return inconsistent("envelope of run %q in the log of run %q", env.Run, r.ID)
+	}
+	return nil
+}
+
+// checkFinal checks run-final against the lanes.
+func (r *Run) checkFinal(p events.RunFinal) error {
+	if len(p.Lanes) != len(r.Lanes) {
+		return inconsistent("run-final reports %d lanes; the run has %d", len(p.Lanes), len(r.Lanes))
+	}
+	for i, l := range r.Lanes {
+		if !l.State.Final() {
+			return inconsistent("run-final while lane %d is %s", i, l.State)
+		}
+		if string(p.Lanes[i].State) != string(l.State) {
+			return inconsistent("run-final reports lane %d %s; it is %s", i, p.Lanes[i].State, l.State)
+		}
+	}
+	return nil
+}
+
+// checkSeq refuses a sequence that does not increase along a subject; 0
+// (an envelope not yet stored) is not checked.
+func checkSeq(last, seq uint64) error {
+	if seq != 0 && last != 0 && seq <= last {
+		return inconsistent("sequence %d does not follow %d on its subject", seq, last)
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package machines
+
+import (
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// applyLane folds a lane-level envelope. Every check runs before the lane
+// record changes, so a refused envelope leaves the run as it was.
+func (r *Run) applyLane(env events.Envelope) error {
+	if env.Type.Scope() == events.ScopeRun {
+		return inconsistent("%s is a run-level event; it cannot be on a lane", env.Type)
+	}
+	if r.Created == nil {
+		return inconsistent("%s before run-created", env.Type)
+	}
+	if err := r.checkHead(env); err != nil {
+		return err
+	}
+	if env.Lane < 0 || env.Lane >= len(r.Lanes) {
+		return inconsistent("lane %d: the run has %d lanes", env.Lane, len(r.Lanes))
+	}
+	if r.Closed != nil && env.Type != events.TypeAudit {
+		return inconsistent("the run is closed by run-final; only audit may follow")
+	}
+	if env.Payload == nil || env.Payload.EventType() != env.Type {
+		return inconsistent("type %s carries a %T payload", env.Type, env.Payload)
+	}
+	cur := &r.Lanes[env.Lane]
+	if err := checkSeq(cur.Seq, env.Seq); err != nil {
+		return err
+	}
+	if env.Type == events.TypeAudit {
+		cur.Seq = max(cur.Seq, env.Seq)
+		return nil
+	}
+	ev, ok := EventOf(env.Type)
+	if !ok {
+		return inconsistent("%s is no lane event", env.Type)
+	}
+	if r.Cancel != nil && (ev == EventLaunch || ev == EventContinue) {
+		return inconsistent("%s after the run was cancelled", ev)
+	}
+	to, err := Step(cur.State, ev)
+	if err != nil {
+		return err
+	}
+	next, err := laneEffect(*cur, env.Payload)
+	if err != nil {
+		return err
+	}
+	next.State = to
+	next.Seq = max(cur.Seq, env.Seq)
+	*cur = next
+	return nil
+}
+
+// laneEffect returns the lane record after p, without the machine state,
+// or why p cannot apply. It works on a copy: History is cloned before an
+// entry changes, so a refused payload leaves the lane untouched.
+func laneEffect(l LaneRecord, p events.Payload) (LaneRecord, error) {
+	switch p := p.(type) {
+	case events.Launch:
+		return dispatch(l, p, false)
+	case events.Continue:
+		return dispatch(l, events.Launch(p), true)
+	case events.Claim:
+		if err := sameExecution(l, "claim", p.ExecutionID); err != nil {
+			return l, err
+		}
+		c := p
+		l.Claim = &c
+	case events.Finish:
+		if err := sameExecution(l, "finish", p.ExecutionID); err != nil {
+			return l, err
+		}
+		if p.Event.AttemptIndex != l.Dispatch.AttemptIndex {
+			return l, inconsistent("finish of attempt %d for a dispatch of attempt %d", p.Event.AttemptIndex, l.Dispatch.AttemptIndex)
+		}
+		l.History = append(cloneHistory(l.History), p.Event)
+	case events.Verdict:
+		n := len(l.History)
+		if n == 0 || l.History[n-1].ParentOperation != nil {
+			return l, inconsistent("verdict with no execution outcome to apply it to")
+		}
+		if prior := l.History[n-1].Inspection; prior != nil {
+			return l, inconsistent("verdict %s on an outcome that already has verdict %s", p.State, prior.State)
+		}
+		l.History = cloneHistory(l.History)
+		l.History[n-1].Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
+	case events.RequestOperation:
+		req := p
+		l.Request = &req
+	case events.OperationDone:
+		attempt, err := requestedAttempt(l)
+		if err != nil {
+			return l, err
+		}
+		status := policy.OutcomeFailed
+		if p.Result == events.OperationSucceeded {
+			status = policy.OutcomeComplete
+		}
+		op := p.Operation
+		l.History = append(cloneHistory(l.History), policy.Event{AttemptIndex: attempt, Status: status, ParentOperation: &op})
+		l.Request = nil
+	case events.Inspect:
+	case events.Complete:
+		l.Reason = p.Decision.Reason
+	case events.Stop:
+		l.Reason = p.Decision.Reason
+	case events.Cancel:
+		l.Reason = p.Reason
+		l.Request = nil
+	}
+	return l, nil
+}
+
+// dispatch records a launch or continue as the lane's current execution.
+func dispatch(l LaneRecord, p events.Launch, continued bool) (LaneRecord, error) {
+	if p.AttemptIndex < 0 || p.AttemptIndex >= len(l.Policy.Attempts) {
+		return l, inconsistent("attempt %d: lane %q has %d attempts", p.AttemptIndex, l.Policy.ID, len(l.Policy.Attempts))
+	}
+	if l.Dispatch != nil && l.Dispatch.ExecutionID == p.ExecutionID {
+		return l, inconsistent("execution %s is dispatched again; an execution runs at most once", p.ExecutionID)
+	}
+	d := p
+	l.Dispatch, l.Continued, l.Claim = &d, continued, nil
+	return l, nil
+}
+
+// sameExecution checks that a worker report names the current dispatch.
+func sameExecution(l LaneRecord, what, id string) error {
+	if l.Dispatch == nil {
+		return inconsistent("%s of execution %s with no dispatch", what, id)
+	}
+	if id != l.Dispatch.ExecutionID {
+		return inconsistent("%s of execution %s while %s is dispatched (a stale report is recorded as audit)", what, id, l.Dispatch.ExecutionID)
+	}
+	return nil
+}
+
+// requestedAttempt is the attempt an operation-done answers: the one the
+// request-operation decision named, else the last execution's.
+func requestedAttempt(l LaneRecord) (int, error) {
+	if l.Request == nil {
+		return 0, inconsistent("operation-done with no request-operation")
+	}
+	if i := l.Request.Decision.AttemptIndex; i != nil {
+		return *i, nil
+	}
+	for j := len(l.History) - 1; j >= 0; j-- {
+		if l.History[j].ParentOperation == nil {
+			return l.History[j].AttemptIndex, nil
+		}
+	}
+	return 0, inconsistent("operation-done with no execution before it")
+}
+
+// cloneHistory copies h so an edit never reaches a slice a caller holds.
+func cloneHistory(h []policy.Event) []policy.Event {
+	out := make([]policy.Event, len(h), len(h)+1)
+	copy(out, h)
+	return out
+}
