@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRunner) == "1" {
 		os.Exit(runnerProcessMain())
 	}
+	if os.Getenv(envWorkerProcess) != "" {
+		os.Exit(workerProcessMain())
+	}
 	dir, err := os.MkdirTemp("", "sy-activities-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,3 +22,13 @@ func exitedUnreaped(pid int) bool {
 	}
 	return *(*int32)(unsafe.Pointer(&info[0])) == int32(syscall.SIGCHLD)
 }
+
+// childSysProcAttr starts a child in its own process group (the runner
+// signals the group) with SIGKILL as its parent-death signal, so the child
+// dies with the process that runs the runner, even when that process is
+// SIGKILLed (a crashed worker never leaves its CLI running). The kernel
+// sends it when the creating thread exits; executor.run holds that thread
+// locked until the child is reaped.
+func childSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -231,6 +232,11 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 	if len(cs.argv) == 0 || !filepath.IsAbs(cs.argv[0]) {
 		return nil, fmt.Errorf("command %q is not an absolute executable path", cs.argv)
 	}
+	// The child's parent-death signal (Linux) fires when the thread that
+	// started it exits; this goroutine keeps that thread until the child
+	// is reaped, so only the death of the whole process fires it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -252,7 +258,7 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 		Env:         env,
 		Stdout:      outW,
 		Stderr:      errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: childSysProcAttr(),
 	}
 	var inR, inW *os.File
 	if cs.stdin != nil {

@@ -1,0 +1,331 @@
+package activities
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Defaults of WorkerConfig.
+const (
+	// DefaultConcurrency is how many jobs of one provider a worker runs at
+	// once: the provider RFC's concurrency cap.
+	DefaultConcurrency = 2
+	// DefaultLeaseTTL is the execution claim's time to live. The lease is
+	// renewed every TTL/3; another worker treats it as stale once it has
+	// watched it unchanged for longer than the TTL.
+	DefaultLeaseTTL = 30 * time.Second
+	// DefaultShutdownGrace bounds how long Run keeps publishing final
+	// reports, releasing claims and acknowledging jobs after its context is
+	// done.
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// MaxConcurrency bounds WorkerConfig.Concurrency.
+const MaxConcurrency = 64
+
+// WorkerConfig configures a Worker. Queue, Claims, Store and Providers are
+// required; every other zero field takes its documented default.
+type WorkerConfig struct {
+	// Queue delivers jobs and carries reports.
+	Queue events.Queue
+	// Claims holds the execution claims and their leases.
+	Claims events.Claims
+	// Store is watched for cancel events of a running job's lane (or its
+	// whole run).
+	Store events.Store
+	// Providers are the providers this worker runs: one durable pull
+	// consumer per provider subject (events.JobSubject), shared with every
+	// other worker of that provider.
+	Providers []policy.Provider
+	// Concurrency is how many jobs of each provider run at once in this
+	// worker; it is also how many of that provider's jobs the worker holds.
+	// Default DefaultConcurrency, at most MaxConcurrency.
+	Concurrency int
+	// WorkerID names this worker in claims and reports. It must be unique
+	// to this process: a restarted worker must not reuse the id of one that
+	// may have crashed with executions claimed. Default
+	// "<hostname>-<pid>-<random>"; checked with events.ValidateWorkerID.
+	WorkerID string
+	// LeaseTTL is the claim's time to live, renewed every LeaseTTL/3.
+	// Default DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// AckWait is the jobs' ack wait (events.JobOptions.AckWait), kept fresh
+	// with Delivery.InProgress while a job runs. A crashed worker's job is
+	// redelivered after it, and the worker that gets it back abandons the
+	// attempt once it has watched the lease unchanged for its TTL: a
+	// crashed attempt is reported abandoned about AckWait + 1.25×LeaseTTL
+	// after the crash. Default events.DefaultAckWait.
+	AckWait time.Duration
+	// ShutdownGrace bounds the final reports after Run's context is done.
+	// Default DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// Env is the parent environment handed to the runner (PATH for binary
+	// discovery, HOME, billing-guard variables). Default os.Environ() at
+	// NewWorker.
+	Env map[string]string
+	// Now is the clock for reports and lease observations. Default time.Now.
+	Now func() time.Time
+	// Logger receives the worker's log. Default slog.Default().
+	Logger *slog.Logger
+	// RunnerConfig, when set, returns the runner configuration for a job
+	// (tests shorten grace periods with it). The worker always supplies
+	// Signals, and Env, Now, Stdout and Stderr when they are unset.
+	RunnerConfig func(job events.Job) Config
+}
+
+// withDefaults returns c with every unset field defaulted.
+func (c WorkerConfig) withDefaults() WorkerConfig {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.WorkerID == "" {
+		c.WorkerID = defaultWorkerID()
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.AckWait == 0 {
+		c.AckWait = events.DefaultAckWait
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.Env == nil {
+		c.Env = EnvMap(os.Environ())
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports a WorkerConfig that cannot run: a missing seam, no or
+// invalid or repeated providers, a concurrency out of range, an invalid
+// worker id, or a negative duration. Unset optional fields are valid.
+func (c WorkerConfig) Validate() error {
+	var errs []error
+	if c.Queue == nil {
+		errs = append(errs, errors.New("activities: worker Queue is required"))
+	}
+	if c.Claims == nil {
+		errs = append(errs, errors.New("activities: worker Claims is required"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("activities: worker Store is required"))
+	}
+	if len(c.Providers) == 0 {
+		errs = append(errs, errors.New("activities: worker needs at least one provider"))
+	}
+	seen := map[policy.Provider]bool{}
+	for _, p := range c.Providers {
+		if err := events.ValidateProvider(string(p)); err != nil {
+			errs = append(errs, fmt.Errorf("activities: worker provider %q: %w", p, err))
+		}
+		if seen[p] {
+			errs = append(errs, fmt.Errorf("activities: worker provider %q given twice", p))
+		}
+		seen[p] = true
+	}
+	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
+		errs = append(errs, fmt.Errorf("activities: worker Concurrency %d: want 1-%d (0 for the default)", c.Concurrency, MaxConcurrency))
+	}
+	if c.WorkerID != "" {
+		if err := events.ValidateWorkerID(c.WorkerID); err != nil {
+			errs = append(errs, fmt.Errorf("activities: WorkerID: %w", err))
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"LeaseTTL", c.LeaseTTL}, {"AckWait", c.AckWait}, {"ShutdownGrace", c.ShutdownGrace}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("activities: worker %s must not be negative", d.name))
+		} else if d.v > 0 && d.v < minWorkerDuration {
+			errs = append(errs, fmt.Errorf("activities: worker %s %v: want at least %v", d.name, d.v, minWorkerDuration))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// minWorkerDuration keeps heartbeats (a third of the shortest of LeaseTTL
+// and AckWait) above a few milliseconds.
+const minWorkerDuration = 30 * time.Millisecond
+
+// Worker runs the jobs of its providers: it claims each execution before
+// anything starts, runs it with the runner while keeping the lease and the
+// job's ack deadline fresh, forwards cancellations to the child, and
+// reports claimed, finished or abandoned.
+type Worker struct {
+	cfg     WorkerConfig
+	log     *slog.Logger
+	running atomic.Bool
+
+	mu sync.Mutex
+	// active holds the executions this worker is handling, so a
+	// redelivery of one of them (after a missed InProgress) never runs it
+	// a second time here.
+	active map[string]bool
+	// unconfirmed holds executions whose Claim failed without an answer:
+	// the claim may have been stored. Such a claim, found held by this
+	// worker and never renewed, is this worker's and nothing was started
+	// under it.
+	unconfirmed map[string]bool
+
+	// trace, when set (tests), observes the worker's decisions.
+	trace func(workerEvent)
+}
+
+// NewWorker validates cfg and returns a Worker with defaults applied.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cfg.Providers = append([]policy.Provider(nil), cfg.Providers...)
+	return &Worker{
+		cfg:         cfg,
+		log:         cfg.Logger.With("worker", cfg.WorkerID),
+		active:      map[string]bool{},
+		unconfirmed: map[string]bool{},
+	}, nil
+}
+
+// ID is the worker id used in claims and reports.
+func (w *Worker) ID() string { return w.cfg.WorkerID }
+
+// Run consumes jobs until ctx is done, running up to Concurrency jobs per
+// provider at once. When ctx is done it stops taking jobs, signals every
+// running child (the runner forwards SIGTERM to the child's process group
+// and records a cancelled receipt), waits for them, and publishes their
+// final reports within ShutdownGrace. On return every child this worker
+// started has been signalled and reaped. It returns nil after a shutdown
+// by ctx, or the error that kept it from subscribing. A Worker runs once
+// at a time.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("activities: worker is already running")
+	}
+	defer w.running.Store(false)
+	consumers := make([]events.JobConsumer, len(w.cfg.Providers))
+	for i, p := range w.cfg.Providers {
+		c, err := w.cfg.Queue.Jobs(ctx, events.JobSubject(string(p)), events.JobOptions{AckWait: w.cfg.AckWait})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("activities: worker subscribe %s: %w", p, err)
+		}
+		consumers[i] = c
+	}
+	w.log.Info("worker started", "providers", w.cfg.Providers, "concurrency", w.cfg.Concurrency,
+		"leaseTTL", w.cfg.LeaseTTL, "ackWait", w.cfg.AckWait)
+	var wg sync.WaitGroup
+	for i, p := range w.cfg.Providers {
+		for range w.cfg.Concurrency {
+			wg.Go(func() { w.pull(ctx, p, consumers[i]) })
+		}
+	}
+	wg.Wait()
+	w.log.Info("worker stopped")
+	return nil
+}
+
+// pull is one of a provider's slots: it takes one job at a time and
+// handles it to the end before taking the next.
+func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsumer) {
+	wait := retryMin
+	for {
+		d, err := c.Next(ctx)
+		if ctx.Err() != nil {
+			if d != nil {
+				// Taken as the context ended: give it straight back.
+				w.nak(ctx, w.log, d, 0)
+			}
+			return
+		}
+		if err != nil {
+			if errors.Is(err, events.ErrInvalid) {
+				w.log.Warn("malformed job removed", "provider", p, "err", err)
+				continue
+			}
+			w.log.Warn("cannot take the next job; retrying", "provider", p, "err", err, "in", wait)
+			if !sleepCtx(ctx, wait) {
+				return
+			}
+			wait = min(2*wait, retryMax)
+			continue
+		}
+		wait = retryMin
+		w.handle(ctx, d)
+	}
+}
+
+// markActive records that this worker handles execution id; false if it
+// already does.
+func (w *Worker) markActive(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.active[id] {
+		return false
+	}
+	w.active[id] = true
+	return true
+}
+
+func (w *Worker) unmarkActive(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.active, id)
+}
+
+func (w *Worker) markUnconfirmed(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unconfirmed[id] = true
+}
+
+// takeUnconfirmed reports and forgets whether id's claim was unconfirmed.
+func (w *Worker) takeUnconfirmed(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ok := w.unconfirmed[id]
+	delete(w.unconfirmed, id)
+	return ok
+}
+
+// defaultWorkerID is "<hostname>-<pid>-<8 hex digits>", with anything in
+// the host name that a worker id refuses replaced by '_'.
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	host = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) && !unicode.IsSpace(r) {
+			return r
+		}
+		return '_'
+	}, host)
+	if r := []rune(host); len(r) > 50 {
+		host = string(r[:50])
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

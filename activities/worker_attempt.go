@@ -1,0 +1,250 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/switchyard-dev/switchyard/events"
+)
+
+// execute runs a claimed execution: the claimed report, the runner with
+// heartbeats and cancel forwarding, then the finished report, Release and
+// Ack. Without a receipt (the runner refused its command line, or the
+// worker stopped before the start) the worker abandons its own claim and
+// reports abandoned, so the execution still ends and is never run again.
+func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delivery, lease events.Lease) {
+	job := d.Job
+	id := job.ExecutionID
+	fctx, fcancel := w.finalCtx(ctx)
+	defer fcancel()
+
+	sigs := make(chan os.Signal, 1)
+	interrupt := func() bool {
+		select {
+		case sigs <- syscall.SIGTERM:
+			return true
+		default:
+			return false
+		}
+	}
+	// The heartbeat starts with the claim and outlives ctx: it keeps the
+	// lease and the job while the claimed report goes out, while the child
+	// runs, is signalled and reaped, and until the finished report is out.
+	hb := w.startHeartbeat(context.WithoutCancel(ctx), log, d, lease, func() {
+		if interrupt() {
+			log.Warn("lease lost while running: stopping the child")
+		}
+	})
+	claimed := w.report(job, events.ReportClaimed, w.cfg.WorkerID)
+	claimed.Lease = &events.LeaseInfo{TTLMs: lease.TTL.Milliseconds(), Revision: lease.Revision}
+	err := w.publish(ctx, log, claimed)
+	if err == nil {
+		// Renewed just before the start: nobody abandoned the claim while
+		// the report was retried, and nobody can for a TTL.
+		err = hb.confirm(ctx)
+	}
+	if errors.Is(err, events.ErrLeaseLost) {
+		hb.stop()
+		log.Warn("lease lost before the attempt started; nothing started, nothing more to report")
+		w.term(fctx, log, d, "lease lost")
+		w.emit(evLeaseLost, id)
+		return
+	}
+	if err != nil {
+		lease = hb.stop()
+		w.abandonOwn(fctx, log, d, lease, "worker stopped before the attempt started")
+		return
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watchWG sync.WaitGroup
+	watchWG.Go(func() {
+		w.watchCancel(watchCtx, log, job, func(env events.Envelope) {
+			if interrupt() {
+				log.Info("cancel event: sending SIGTERM to the runner", "cancelSeq", env.Seq, "runLevel", env.Lane == events.RunLane)
+				w.emit(evCancelSignalled, id)
+			}
+		})
+	})
+
+	w.emit(evClaimed, id)
+	stderr := &cappedBuffer{max: 8 << 10}
+	code := ExitUsage
+	r, err := New(w.runnerConfig(job, sigs, stderr))
+	if err != nil {
+		log.Error("runner configuration refused", "err", err)
+	} else {
+		code = r.Run(ctx, runnerArgs(job))
+	}
+	stopWatch()
+	watchWG.Wait()
+
+	if hb.isLost() {
+		hb.stop()
+		log.Warn("lease lost: another worker abandoned the execution; no finished report", "exit", code)
+		w.term(fctx, log, d, "lease lost")
+		w.emit(evLeaseLost, id)
+		return
+	}
+	var digest string
+	if code != ExitUsage {
+		digest, err = receiptDigest(job.Paths.Receipt)
+	} else {
+		err = errors.New("usage error: no receipt")
+	}
+	if err != nil {
+		lease = hb.stop()
+		log.Error("runner left no receipt", "exit", code, "err", err, "stderr", stderr.String())
+		w.abandonOwn(fctx, log, d, lease, "runner left no receipt")
+		return
+	}
+	log.Info("attempt ended", "exit", code)
+	finished := w.report(job, events.ReportFinished, w.cfg.WorkerID)
+	finished.ReceiptPath, finished.ReceiptDigest = job.Paths.Receipt, digest
+	if err := w.publish(fctx, log, finished); err != nil {
+		// The claim stays held and goes stale: whoever gets the job next
+		// reports the execution abandoned.
+		hb.stop()
+		w.nak(fctx, log, d, 0)
+		w.emit(evReturned, id)
+		return
+	}
+	w.emit(evFinished, id)
+	lease = hb.stop()
+	if hb.isLost() {
+		log.Warn("lease lost after the finished report went out")
+		w.term(fctx, log, d, "lease lost")
+		return
+	}
+	if err := w.release(fctx, log, lease); err != nil {
+		log.Warn("claim not released; the finished report stands", "err", err)
+	}
+	w.ack(fctx, log, d)
+	w.emit(evAcked, id)
+}
+
+// abandonOwn ends an execution this worker claimed but cannot report as
+// finished: it marks its own claim abandoned, reports abandoned and removes
+// the job. If the claim cannot be updated the job goes back, and the lease
+// (no longer renewed) goes stale for another worker to abandon.
+func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Delivery, lease events.Lease, why string) {
+	id := d.Job.ExecutionID
+	wait := retryMin
+	for {
+		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+		_, err := w.cfg.Claims.Abandon(actx, lease, w.cfg.WorkerID)
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, events.ErrLeaseLost) || ctx.Err() != nil || !sleepCtx(ctx, wait) {
+			log.Warn("own claim not abandoned; job returned", "why", why, "err", err)
+			w.nak(ctx, log, d, 0)
+			w.emit(evReturned, id)
+			return
+		}
+		wait = min(2*wait, retryMax)
+	}
+	log.Warn("execution abandoned by its own worker", "why", why)
+	if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, w.cfg.WorkerID)); err != nil {
+		w.nak(ctx, log, d, 0) // the next delivery finds the claim abandoned and reports it
+		w.emit(evReturned, id)
+		return
+	}
+	w.term(ctx, log, d, why)
+	w.emit(evAbandonedOwn, id)
+}
+
+// release marks the claim released, retrying transient failures. A
+// release that timed out but was stored leaves the revision moved; the
+// claim is then looked at to confirm.
+func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lease) error {
+	wait := retryMin
+	for {
+		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+		_, err := w.cfg.Claims.Release(actx, lease)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, events.ErrLeaseLost) {
+			cur, ierr := w.inspectOnce(ctx, lease.ExecutionID)
+			if ierr == nil && cur.State == events.LeaseReleased && cur.WorkerID == w.cfg.WorkerID {
+				return nil
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		log.Warn("release failed; retrying", "err", err, "in", wait)
+		if !sleepCtx(ctx, wait) {
+			return err
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// watchCancel calls onCancel for the first cancel event of job's lane or
+// of its whole run, reading the run's events from the start (a cancel
+// recorded before the job was taken counts), until ctx is done. A watch
+// that ends early is resumed after the last event seen.
+func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, onCancel func(events.Envelope)) {
+	var after uint64
+	wait := retryMin
+	for {
+		ch, err := w.cfg.Store.Watch(ctx, job.Run, after)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			log.Warn("cannot watch the run for cancellation; retrying", "err", err, "in", wait)
+		} else {
+			for env := range ch {
+				after = env.Seq
+				if env.Type == events.TypeCancel && (env.Lane == job.Lane || env.Lane == events.RunLane) {
+					onCancel(env)
+					return
+				}
+				wait = retryMin
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			log.Warn("run watch ended; watching again", "after", after, "in", wait)
+		}
+		if !sleepCtx(ctx, wait) {
+			return
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// runnerConfig is the runner's configuration for job: the RunnerConfig
+// hook's (or the zero Config) with the worker's signals channel, and the
+// worker's environment, clock and outputs where unset.
+func (w *Worker) runnerConfig(job events.Job, sigs chan os.Signal, stderr io.Writer) Config {
+	var c Config
+	if w.cfg.RunnerConfig != nil {
+		c = w.cfg.RunnerConfig(job)
+	}
+	if c.Env == nil {
+		c.Env = w.cfg.Env
+	}
+	if c.Now == nil {
+		c.Now = w.cfg.Now
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = stderr
+	}
+	c.Signals = sigs
+	return c
+}

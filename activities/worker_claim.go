@@ -1,0 +1,251 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+)
+
+// workerEvent is one decision of a worker, observed by tests through
+// Worker.trace.
+type workerEvent struct {
+	Kind      workerEventKind
+	Execution string
+}
+
+// workerEventKind names a worker decision.
+type workerEventKind string
+
+const (
+	evClaimed          workerEventKind = "claimed"           // claimed report published; the runner starts
+	evFinished         workerEventKind = "finished"          // finished report published
+	evAcked            workerEventKind = "acked"             // claim released and job acknowledged
+	evAbandonedOwn     workerEventKind = "abandoned-own"     // own claim abandoned: nothing (or no receipt) to report
+	evAbandonedStale   workerEventKind = "abandoned-stale"   // another worker's stale lease abandoned and reported
+	evWaitLive         workerEventKind = "waiting-live"      // a live lease elsewhere: job returned for later
+	evAlreadyReleased  workerEventKind = "already-released"  // redelivery of a finished execution removed
+	evAlreadyAbandoned workerEventKind = "already-abandoned" // redelivery of an abandoned execution removed
+	evLeaseLost        workerEventKind = "lease-lost"        // lease taken over while running; no finished report
+	evCancelSignalled  workerEventKind = "cancel-signalled"  // a cancel event reached the runner
+	evBusy             workerEventKind = "busy"              // redelivered while this worker runs it
+	evReturned         workerEventKind = "returned"          // job returned without a decision (shutdown, errors)
+)
+
+func (w *Worker) emit(kind workerEventKind, id string) {
+	if w.trace != nil {
+		w.trace(workerEvent{Kind: kind, Execution: id})
+	}
+}
+
+// handle takes one delivery to its end: exactly one of Ack, Nak or Term.
+func (w *Worker) handle(ctx context.Context, d *events.Delivery) {
+	job := d.Job
+	id := job.ExecutionID
+	log := w.log.With("execution", id, "run", job.Run, "lane", job.Lane, "delivery", d.NumDelivered)
+	if !w.markActive(id) {
+		// An InProgress went missing and the job came back while this
+		// worker still runs it. Keep it queued: if this worker dies, the
+		// redelivery is what lets another one report the attempt abandoned.
+		log.Info("job redelivered while this worker runs it; returned for later")
+		w.nak(ctx, log, d, w.cfg.LeaseTTL)
+		w.emit(evBusy, id)
+		return
+	}
+	defer w.unmarkActive(id)
+	lease, err := w.claim(ctx, log, id)
+	switch {
+	case err == nil:
+		w.execute(ctx, log, d, lease)
+	case errors.Is(err, events.ErrClaimed):
+		w.claimedBefore(ctx, log, d)
+	case errors.Is(err, events.ErrInvalid):
+		log.Error("execution cannot be claimed; job removed", "err", err)
+		w.term(ctx, log, d, "unclaimable execution")
+	default:
+		if ctx.Err() == nil {
+			log.Warn("could not claim the execution; job returned", "err", err)
+		}
+		w.nak(ctx, log, d, 0)
+		w.emit(evReturned, id)
+	}
+}
+
+// claim creates the execution's claim, retrying failures that leave the
+// outcome unknown. A claim found held by this worker and never renewed,
+// after such a failure, is this worker's own (worker ids are unique to a
+// process, and nothing starts before a claim is known): it is adopted. It
+// returns events.ErrClaimed when the execution was claimed before.
+func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events.Lease, error) {
+	wait := retryMin
+	for {
+		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+		l, err := w.cfg.Claims.Claim(actx, id, w.cfg.WorkerID, w.cfg.LeaseTTL)
+		cancel()
+		switch {
+		case err == nil:
+			w.takeUnconfirmed(id)
+			return l, nil
+		case errors.Is(err, events.ErrClaimed):
+			if !w.takeUnconfirmed(id) {
+				return events.Lease{}, err
+			}
+			cur, ierr := w.inspect(ctx, id)
+			if ierr != nil {
+				w.markUnconfirmed(id)
+				return events.Lease{}, ierr
+			}
+			if cur.State == events.LeaseHeld && cur.WorkerID == w.cfg.WorkerID && cur.Renewals == 0 {
+				log.Info("adopted this worker's own unconfirmed claim")
+				return cur, nil
+			}
+			return events.Lease{}, err
+		case errors.Is(err, events.ErrInvalid):
+			return events.Lease{}, err
+		}
+		// The create may have been stored: remember that it may be ours.
+		w.markUnconfirmed(id)
+		if ctx.Err() != nil {
+			return events.Lease{}, ctx.Err()
+		}
+		log.Warn("claim failed; retrying", "err", err, "in", wait)
+		if !sleepCtx(ctx, wait) {
+			return events.Lease{}, ctx.Err()
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// claimedBefore handles a delivery whose execution was already claimed:
+// the execution may have started, so it is never started here. A released
+// claim means it finished and was reported: the job is removed. An
+// abandoned claim gets its abandoned report (re-published under the
+// abandoning worker's id, so it is stored once) and the job is removed. A
+// held claim is watched: renewed means live, and the job goes back to wait
+// a lease TTL; unchanged for longer than its TTL by this worker's clock
+// means stale, and this worker abandons it (one racer wins), reports it
+// abandoned and removes the job.
+func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.Delivery) {
+	id := d.Job.ExecutionID
+	cur, err := w.inspect(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("claimed execution cannot be inspected; job returned", "err", err)
+		}
+		w.nak(ctx, log, d, w.cfg.LeaseTTL)
+		w.emit(evReturned, id)
+		return
+	}
+	first, firstSeen := cur, w.cfg.Now()
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	for {
+		switch cur.State {
+		case events.LeaseReleased:
+			log.Info("execution already finished and reported; job removed", "holder", cur.WorkerID)
+			w.term(ctx, log, d, "execution already finished")
+			w.emit(evAlreadyReleased, id)
+			return
+		case events.LeaseAbandoned:
+			by := cur.AbandonedBy
+			if events.ValidateWorkerID(by) != nil {
+				by = w.cfg.WorkerID
+			}
+			if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, by)); err != nil {
+				w.nak(ctx, log, d, 0)
+				w.emit(evReturned, id)
+				return
+			}
+			log.Info("execution already abandoned; job removed", "abandonedBy", by)
+			w.term(ctx, log, d, "execution abandoned")
+			w.emit(evAlreadyAbandoned, id)
+			return
+		}
+		// Held.
+		if cur.Revision != first.Revision {
+			log.Info("execution runs elsewhere (its lease was renewed); job returned for later", "holder", cur.WorkerID)
+			w.nak(ctx, log, d, cur.TTL)
+			w.emit(evWaitLive, id)
+			return
+		}
+		if events.LeaseStale(first, firstSeen, cur, w.cfg.Now()) {
+			actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+			_, err := w.cfg.Claims.Abandon(actx, cur, w.cfg.WorkerID)
+			cancel()
+			switch {
+			case err == nil:
+				log.Warn("lease went stale: execution abandoned, never to run again", "holder", cur.WorkerID, "ttl", cur.TTL)
+				if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, w.cfg.WorkerID)); err != nil {
+					// The claim says abandoned: the next delivery publishes the report.
+					w.nak(ctx, log, d, 0)
+					w.emit(evReturned, id)
+					return
+				}
+				w.term(ctx, log, d, "lease stale: execution abandoned")
+				w.emit(evAbandonedStale, id)
+				return
+			case errors.Is(err, events.ErrLeaseLost):
+				// Renewed, released or abandoned by another worker first.
+			default:
+				log.Warn("abandon failed; looking again", "err", err)
+			}
+		}
+		if tick == nil {
+			tick = time.NewTicker(w.watchInterval(cur.TTL))
+		}
+		select {
+		case <-ctx.Done():
+			w.nak(ctx, log, d, 0)
+			w.emit(evReturned, id)
+			return
+		case <-tick.C:
+		}
+		if err := d.InProgress(ctx); err != nil && ctx.Err() == nil {
+			log.Debug("in-progress failed", "err", err)
+		}
+		next, err := w.inspectOnce(ctx, id)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("inspect failed; watching on", "err", err)
+			}
+			continue
+		}
+		cur = next
+	}
+}
+
+// watchInterval is how often a held lease is looked at: a quarter of its
+// TTL, and often enough to keep this delivery's ack deadline fresh.
+func (w *Worker) watchInterval(ttl time.Duration) time.Duration {
+	return max(min(ttl/4, w.cfg.AckWait/3), 5*time.Millisecond)
+}
+
+// inspectOnce is one bounded Inspect.
+func (w *Worker) inspectOnce(ctx context.Context, id string) (events.Lease, error) {
+	actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+	defer cancel()
+	return w.cfg.Claims.Inspect(actx, id)
+}
+
+// inspect reads a claim, retrying transient failures until ctx is done.
+// ErrNotFound and ErrInvalid are returned at once.
+func (w *Worker) inspect(ctx context.Context, id string) (events.Lease, error) {
+	wait := retryMin
+	for {
+		l, err := w.inspectOnce(ctx, id)
+		if err == nil || errors.Is(err, events.ErrNotFound) || errors.Is(err, events.ErrInvalid) || ctx.Err() != nil {
+			return l, err
+		}
+		w.log.Warn("inspect failed; retrying", "execution", id, "err", err, "in", wait)
+		if !sleepCtx(ctx, wait) {
+			return events.Lease{}, ctx.Err()
+		}
+		wait = min(2*wait, retryMax)
+	}
+}

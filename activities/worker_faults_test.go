@@ -1,0 +1,122 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simconfig"
+)
+
+// lostAnswerClaims is the real JetStream Claims whose first Claim or
+// Renew (as chosen) is stored but answers with a timeout, as when the
+// reply is lost: the caller cannot tell whether it happened.
+type lostAnswerClaims struct {
+	events.Claims
+	loseClaim, loseRenew atomic.Bool
+}
+
+var errLostAnswer = errors.New("simulated: reply lost (context deadline exceeded)")
+
+func (c *lostAnswerClaims) Claim(ctx context.Context, id, worker string, ttl time.Duration) (events.Lease, error) {
+	l, err := c.Claims.Claim(ctx, id, worker, ttl)
+	if err == nil && c.loseClaim.CompareAndSwap(true, false) {
+		return events.Lease{}, errLostAnswer
+	}
+	return l, err
+}
+
+func (c *lostAnswerClaims) Renew(ctx context.Context, l events.Lease) (events.Lease, error) {
+	next, err := c.Claims.Renew(ctx, l)
+	if err == nil && c.loseRenew.CompareAndSwap(true, false) {
+		return events.Lease{}, errLostAnswer
+	}
+	return next, err
+}
+
+// TestWorkerAmbiguousClaims: a claim or renewal that was stored although
+// its answer was lost is recognised as the worker's own, so the attempt
+// runs once and finishes normally instead of waiting for its own lease to
+// go stale or stopping as if the lease were lost.
+func TestWorkerAmbiguousClaims(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		scenario string
+		lose     func(*lostAnswerClaims)
+	}{
+		{"claim answer lost", simconfig.ScenarioSuccess, func(c *lostAnswerClaims) { c.loseClaim.Store(true) }},
+		{"renewal answer lost", simconfig.ScenarioSlowSuccess, func(c *lostAnswerClaims) { c.loseRenew.Store(true) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newWorkerEnv(t, tc.scenario, false)
+			claims := &lostAnswerClaims{Claims: e.js.Claims()}
+			tc.lose(claims)
+			cfg := e.workerConfig("worker-a")
+			cfg.Claims = claims
+			w := e.startWorker(cfg)
+			job := e.newJob(0)
+			e.publish(job)
+
+			e.waitReport(events.ReportFinished, job.ExecutionID)
+			w.waitEvent(t, evAcked, job.ExecutionID, 1)
+			require.False(t, claims.loseClaim.Load() || claims.loseRenew.Load(), "the lost answer happened")
+			require.Equal(t, []events.ReportKind{events.ReportClaimed, events.ReportFinished}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
+			require.Len(t, e.workloads(job), 1)
+			_, rc := e.receipt(job)
+			require.Equal(t, "complete", string(rc.Status))
+			require.Equal(t, events.LeaseReleased, e.claimOf(job).State)
+		})
+	}
+}
+
+// claimedHookQueue is the real Queue calling hook before it publishes
+// each claimed report.
+type claimedHookQueue struct {
+	events.Queue
+	hook func(events.Report)
+}
+
+func (q *claimedHookQueue) PublishReport(ctx context.Context, r events.Report) (uint64, error) {
+	if r.Kind == events.ReportClaimed {
+		q.hook(r)
+	}
+	return q.Queue.PublishReport(ctx, r)
+}
+
+// TestWorkerLeaseLostBeforeStart abandons the claim while the claimed
+// report is on its way (as another worker would after a long publish
+// outage): the worker's renewal just before the start finds the lease
+// lost, and the CLI never starts.
+func TestWorkerLeaseLostBeforeStart(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSuccess, false)
+	cfg := e.workerConfig("worker-a")
+	cfg.Queue = &claimedHookQueue{Queue: e.js.Queue(), hook: func(r events.Report) {
+		ctx := context.Background()
+		l, err := e.js.Claims().Inspect(ctx, r.ExecutionID)
+		if err == nil {
+			_, err = e.js.Claims().Abandon(ctx, l, "outsider")
+		}
+		if err != nil {
+			t.Errorf("abandon from outside: %v", err)
+		}
+	}}
+	w := e.startWorker(cfg)
+	job := e.newJob(0)
+	e.publish(job)
+
+	w.waitEvent(t, evLeaseLost, job.ExecutionID, 1)
+	require.Zero(t, countEvents(w.events.snapshot(), evClaimed, job.ExecutionID), "the runner never started")
+	require.Empty(t, e.workloads(job))
+	require.NoFileExists(t, job.Paths.Receipt)
+	w.stop(t)
+	e.syncReports()
+	require.Equal(t, []events.ReportKind{events.ReportClaimed}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
+}

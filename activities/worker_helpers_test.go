@@ -1,0 +1,326 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
+)
+
+// This file holds the machinery of the worker tests: a real embedded
+// JetStream server, the simulated provider CLIs, jobs with their own
+// directories, a report collector and in-process workers whose decisions
+// are observable.
+
+// Test timings: short leases and ack waits keep the tests fast, and are
+// still many heartbeats (a third of each) long.
+const (
+	testLeaseTTL = time.Second
+	testAckWait  = time.Second
+	waitLong     = 20 * time.Second // upper bound on anything a test waits for
+)
+
+// observed is an append-only list whose growth can be waited on.
+type observed[T any] struct {
+	mu      sync.Mutex
+	items   []T
+	changed chan struct{}
+}
+
+func newObserved[T any]() *observed[T] { return &observed[T]{changed: make(chan struct{})} }
+
+func (o *observed[T]) add(v T) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.items = append(o.items, v)
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+func (o *observed[T]) snapshot() []T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.items)
+}
+
+// waitFor waits until pred holds for the items, failing the test after
+// waitLong.
+func (o *observed[T]) waitFor(t *testing.T, what string, pred func([]T) bool) []T {
+	t.Helper()
+	deadline := time.NewTimer(waitLong)
+	defer deadline.Stop()
+	for {
+		o.mu.Lock()
+		items, changed := slices.Clone(o.items), o.changed
+		o.mu.Unlock()
+		if pred(items) {
+			return items
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s; have %+v", waitLong, what, items)
+		}
+	}
+}
+
+// workerEnv is one test's world: a JetStream server, a run id, the
+// simulated CLIs and the runner's environment.
+type workerEnv struct {
+	t       *testing.T
+	srv     *events.Embedded
+	js      *events.JetStream
+	run     string
+	bin     string // simenv bin directory
+	work    string // per-job directories
+	env     map[string]string
+	reports *observed[events.Report]
+}
+
+// newWorkerEnv starts a server (listening on loopback when listen is
+// set), installs the simulated codex CLI replaying scenario, and collects
+// the run's reports.
+func newWorkerEnv(t *testing.T, scenario string, listen bool) *workerEnv {
+	t.Helper()
+	opts := []eventstest.Option{eventstest.WithFsync(events.FsyncInterval)}
+	if listen {
+		opts = append(opts, eventstest.WithListen())
+	}
+	srv := eventstest.StartServer(t, opts...)
+	cfg := simenv.Scenarios(map[string]string{"codex": scenario})
+	cfg.HangCapSeconds = 30 // a failed test never leaves a simulator behind for long
+	e := &workerEnv{
+		t: t, srv: srv, js: eventstest.Open(t, srv, events.JetStreamConfig{}),
+		run: eventstest.NewRunID(), bin: simenv.Install(t, "", cfg), work: t.TempDir(),
+		reports: newObserved[events.Report](),
+	}
+	home := filepath.Join(e.work, "home")
+	require.NoError(t, os.Mkdir(home, 0o755))
+	e.env = map[string]string{"PATH": e.bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := e.js.Queue().SubscribeReports(ctx, e.run, 0)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for rd := range ch {
+			if rd.Err == nil {
+				e.reports.add(rd.Report)
+			}
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return e
+}
+
+// newJob prepares a codex job on lane with its own prompt, checkout and
+// output paths; the simulator logs the checkout as the workload's cwd.
+func (e *workerEnv) newJob(lane int) events.Job {
+	e.t.Helper()
+	id := eventstest.NewExecutionID()
+	dir := filepath.Join(e.work, id)
+	require.NoError(e.t, os.MkdirAll(filepath.Join(dir, "checkout"), 0o755))
+	require.NoError(e.t, os.WriteFile(filepath.Join(dir, "prompt.md"), []byte("Summarize README.md in one sentence.\n"), 0o600))
+	return events.Job{
+		ExecutionID: id, Run: e.run, Lane: lane, Descriptor: "codex:gpt-5.5@high",
+		Provider: policy.Codex, Model: "gpt-5.5", Effort: policy.EffortHigh, Mode: policy.ReadOnly,
+		APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Parent: policy.ParentClaude,
+		Route: policy.RouteExternal, TimeoutMs: 60_000,
+		Paths: events.Paths{
+			Prompt: filepath.Join(dir, "prompt.md"), Output: filepath.Join(dir, "out.md"),
+			Receipt: filepath.Join(dir, "receipt.json"), Progress: filepath.Join(dir, "progress.json"),
+			Cwd: filepath.Join(dir, "checkout"),
+		},
+	}
+}
+
+// publish queues jobs on the codex subject.
+func (e *workerEnv) publish(jobs ...events.Job) {
+	e.t.Helper()
+	for _, j := range jobs {
+		require.NoError(e.t, e.js.Queue().PublishJob(context.Background(), events.JobSubject(string(policy.Codex)), j))
+	}
+}
+
+// workerConfig is the tests' worker configuration.
+func (e *workerEnv) workerConfig(id string) WorkerConfig {
+	return WorkerConfig{
+		Queue: e.js.Queue(), Claims: e.js.Claims(), Store: e.js.Store(),
+		Providers: []policy.Provider{policy.Codex}, WorkerID: id,
+		LeaseTTL: testLeaseTTL, AckWait: testAckWait, Env: e.env,
+		Logger:       slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		RunnerConfig: func(events.Job) Config { return Config{KillGrace: 500 * time.Millisecond} },
+	}
+}
+
+// testWorker is a Worker running in the test process.
+type testWorker struct {
+	*Worker
+	events *observed[workerEvent]
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startWorker runs a worker until stop (or the end of the test).
+func (e *workerEnv) startWorker(cfg WorkerConfig) *testWorker {
+	e.t.Helper()
+	w, err := NewWorker(cfg)
+	require.NoError(e.t, err)
+	tw := &testWorker{Worker: w, events: newObserved[workerEvent](), done: make(chan error, 1)}
+	w.trace = tw.events.add
+	ctx, cancel := context.WithCancel(context.Background())
+	tw.cancel = cancel
+	go func() { tw.done <- w.Run(ctx) }()
+	e.t.Cleanup(func() { tw.stop(e.t) })
+	return tw
+}
+
+// stop cancels the worker and waits for Run to return.
+func (tw *testWorker) stop(t *testing.T) {
+	t.Helper()
+	tw.cancel()
+	select {
+	case err, ok := <-tw.done:
+		if ok {
+			require.NoError(t, err)
+			close(tw.done)
+		}
+	case <-time.After(waitLong):
+		t.Fatalf("worker %s did not stop", tw.ID())
+	}
+}
+
+// waitEvent waits for the worker's decision kind about execution id.
+func (tw *testWorker) waitEvent(t *testing.T, kind workerEventKind, id string, n int) {
+	t.Helper()
+	tw.events.waitFor(t, fmt.Sprintf("%d× %s of %s", n, kind, id), func(evs []workerEvent) bool {
+		return countEvents(evs, kind, id) >= n
+	})
+}
+
+func countEvents(evs []workerEvent, kind workerEventKind, id string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == kind && ev.Execution == id {
+			n++
+		}
+	}
+	return n
+}
+
+// reportsOf lists the reports about one execution, in stream order.
+func reportsOf(all []events.Report, id string) []events.Report {
+	var out []events.Report
+	for _, r := range all {
+		if r.ExecutionID == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// kinds lists the kinds of reports.
+func kinds(rs []events.Report) []events.ReportKind {
+	out := make([]events.ReportKind, len(rs))
+	for i, r := range rs {
+		out[i] = r.Kind
+	}
+	return out
+}
+
+// waitReport waits for a report of kind about job and returns it.
+func (e *workerEnv) waitReport(kind events.ReportKind, id string) events.Report {
+	e.t.Helper()
+	all := e.reports.waitFor(e.t, fmt.Sprintf("a %s report of %s", kind, id), func(rs []events.Report) bool {
+		return slices.Contains(kinds(reportsOf(rs, id)), kind)
+	})
+	for _, r := range reportsOf(all, id) {
+		if r.Kind == kind {
+			return r
+		}
+	}
+	panic("unreachable")
+}
+
+// workloads lists the simulated workload invocations of job (its checkout
+// is the process's working directory).
+func (e *workerEnv) workloads(job events.Job) []simlog.Invocation {
+	e.t.Helper()
+	var out []simlog.Invocation
+	for _, inv := range simlog.Filter(simenv.Invocations(e.t, e.bin), "codex", simlog.KindWorkload) {
+		if inv.Cwd == job.Paths.Cwd {
+			out = append(out, inv)
+		}
+	}
+	return out
+}
+
+// waitWorkload waits until job's workload has started and returns it. The
+// invocation log is a file: it is polled.
+func (e *workerEnv) waitWorkload(job events.Job) simlog.Invocation {
+	e.t.Helper()
+	var inv simlog.Invocation
+	require.Eventually(e.t, func() bool {
+		invs := e.workloads(job)
+		if len(invs) > 0 {
+			inv = invs[0]
+		}
+		return len(invs) > 0
+	}, waitLong, 20*time.Millisecond, "workload of %s never started", job.ExecutionID)
+	return inv
+}
+
+// signalsTo lists the signals the simulator with pid logged.
+func (e *workerEnv) signalsTo(pid int) []string {
+	e.t.Helper()
+	var out []string
+	for _, s := range simenv.Signals(e.t, e.bin) {
+		if s.Pid == pid {
+			out = append(out, s.Signal)
+		}
+	}
+	return out
+}
+
+// receipt reads job's receipt: its bytes and decoded form.
+func (e *workerEnv) receipt(job events.Job) ([]byte, *policy.Receipt) {
+	e.t.Helper()
+	b, err := os.ReadFile(job.Paths.Receipt)
+	require.NoError(e.t, err)
+	rc, err := policy.DecodeReceipt(b)
+	require.NoError(e.t, err)
+	return b, rc
+}
+
+// claimOf reads job's claim.
+func (e *workerEnv) claimOf(job events.Job) events.Lease {
+	e.t.Helper()
+	l, err := e.js.Claims().Inspect(context.Background(), job.ExecutionID)
+	require.NoError(e.t, err)
+	return l
+}
+
+// syncReports returns once every report published so far has been
+// collected: it publishes a sentinel report on the run and waits for it
+// (the subscription delivers in order).
+func (e *workerEnv) syncReports() {
+	e.t.Helper()
+	id := eventstest.NewExecutionID()
+	r := events.Report{ExecutionID: id, Run: e.run, Lane: 0, Kind: events.ReportAbandoned, WorkerID: "test-sentinel", Time: time.Now()}
+	_, err := e.js.Queue().PublishReport(context.Background(), r)
+	require.NoError(e.t, err)
+	e.waitReport(events.ReportAbandoned, id)
+}
