@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCancelGrace is how long a run waits, after cancelling a lane
+	// whose attempt was running, for the worker's report of that attempt
+	// (normally its cancelled receipt) before it records run-final.
+	DefaultCancelGrace = 30 * time.Second
+	// DefaultNativeLeaseTTL is the lease a native job's claim records. The
+	// parent harness never renews it and nothing redelivers an acknowledged
+	// native job, so it only has to be positive and long.
+	DefaultNativeLeaseTTL = 24 * time.Hour
+	// DefaultNativePoll is how long NativeNext without wait looks for a
+	// queued native job before answering that there is none.
+	DefaultNativePoll = time.Second
+	// DefaultActor is recorded as who gave a verdict or a cancel.
+	DefaultActor = "parent"
+)
+
+// Config configures an Engine. Store, Queue, Claims and DataDir are
+// required; every other field has the documented default.
+type Config struct {
+	// Store is the event log (events.JetStream.Store or
+	// events.NewMemoryStore). Required.
+	Store events.Store
+	// Queue carries jobs to workers and reports back. Required; it must
+	// also implement events.ControlQueue (both events implementations do),
+	// which carries verdicts, operation results and cancels to the engine.
+	Queue events.Queue
+	// Claims holds execution claims; NativeNext claims native jobs with it
+	// so each is handed out once. Required.
+	Claims events.Claims
+	// DataDir is the data directory. Each execution's files live under
+	// <DataDir>/runs/<run>/L<lane>/<execution>/ (prompt copy, output,
+	// receipt, progress) and each writer attempt's git worktree under
+	// <DataDir>/worktrees/<run>/L<lane>/<execution>. Required; made
+	// absolute by New. Every process of one deployment (serve, the CLI,
+	// workers) must see the same directory.
+	DataDir string
+	// Policy is the role catalog and native coverage used to resolve sheets
+	// and to replay. Default policy.DefaultOptions() (used when Catalog is
+	// nil).
+	Policy policy.Options
+	// Now is the clock stamped on events. Default time.Now.
+	Now func() time.Time
+	// Logger receives the engine's logs. Default: discard.
+	Logger *slog.Logger
+	// NewID mints run ids, execution ids and control ids; each must pass
+	// events.ValidateExecutionID. Default uuid.NewString.
+	NewID func() string
+	// Actor is recorded as who gave verdicts and cancels sent through this
+	// Engine. Default DefaultActor.
+	Actor string
+	// CancelGrace: see DefaultCancelGrace. Default DefaultCancelGrace.
+	CancelGrace time.Duration
+	// NativeLeaseTTL: see DefaultNativeLeaseTTL. Default
+	// DefaultNativeLeaseTTL.
+	NativeLeaseTTL time.Duration
+	// NativePoll: see DefaultNativePoll. Default DefaultNativePoll.
+	NativePoll time.Duration
+}
+
+// Validate reports the first missing or invalid setting. Unset optional
+// fields are valid (they take their defaults).
+func (c Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("engine: config: Store is required")
+	case c.Queue == nil:
+		return errors.New("engine: config: Queue is required")
+	case c.Claims == nil:
+		return errors.New("engine: config: Claims is required")
+	case c.DataDir == "":
+		return errors.New("engine: config: DataDir is required")
+	case c.CancelGrace < 0 || c.NativeLeaseTTL < 0 || c.NativePoll < 0:
+		return errors.New("engine: config: durations must not be negative")
+	}
+	if _, ok := c.Queue.(events.ControlQueue); !ok {
+		return fmt.Errorf("engine: config: Queue %T does not implement events.ControlQueue", c.Queue)
+	}
+	if c.Actor != "" {
+		if err := events.ValidateWorkerID(c.Actor); err != nil {
+			return fmt.Errorf("engine: config: Actor: %w", err)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns c with every unset field at its default and DataDir
+// absolute.
+func (c Config) withDefaults() (Config, error) {
+	if c.Policy.Catalog == nil {
+		c.Policy = policy.DefaultOptions()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
+	if c.Actor == "" {
+		c.Actor = DefaultActor
+	}
+	if c.CancelGrace == 0 {
+		c.CancelGrace = DefaultCancelGrace
+	}
+	if c.NativeLeaseTTL == 0 {
+		c.NativeLeaseTTL = DefaultNativeLeaseTTL
+	}
+	if c.NativePoll == 0 {
+		c.NativePoll = DefaultNativePoll
+	}
+	dir, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return c, fmt.Errorf("engine: config: DataDir: %w", err)
+	}
+	c.DataDir = dir
+	return c, nil
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+)
+
+// Control inputs travel as events.Control messages on the run's control
+// subject (events.ControlSubject, inside the reports stream), so the engine
+// that drives the run reads them in one ordered sequence with the workers'
+// reports and is still the only writer of lane events. Any process connected
+// to the same NATS can send them; with no engine running they wait in the
+// stream until one starts.
+//
+// Each sender checks the lane against the log first, so a verdict for a
+// lane that is not inspecting is refused at once (ErrNotWaiting), and names
+// the execution it answers. The engine applies a control only if the lane
+// still waits for it on that execution; otherwise it is logged and dropped,
+// which also makes a control delivered again to a resumed session
+// harmless.
+
+// Verdict sends the parent's inspection verdict on lane's started writer
+// (switchyard inspect): clear lets the lane go on to its next authorized
+// attempt, unsafe stops it. evidenceRef (required) names what the parent
+// inspected; it is the parent's attestation, not something the engine
+// verifies. The lane must be inspecting.
+func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef string) error {
+	if state != events.VerdictClear && state != events.VerdictUnsafe {
+		return invalidf("verdict state %q: want clear or unsafe", state)
+	}
+	if strings.TrimSpace(evidenceRef) == "" {
+		return invalidf("a verdict needs an evidence ref")
+	}
+	l, err := e.waitingLane(ctx, run, lane, machines.StateInspecting)
+	if err != nil {
+		return err
+	}
+	return e.sendControl(ctx, events.Control{
+		Kind: events.ControlVerdict, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID,
+		Verdict: &events.Verdict{State: state, EvidenceRef: evidenceRef, By: e.cfg.Actor},
+	})
+}
+
+// OperationDone sends the result of the parent operation lane's handoff
+// asked for (see RunStatus: WaitingFor operation and LaneStatus.Operation).
+// ref points at its product (a commit, a check log). The lane must be
+// awaiting the operation.
+func (e *Engine) OperationDone(ctx context.Context, run string, lane int, result events.OperationResult, ref string) error {
+	if result != events.OperationSucceeded && result != events.OperationFailed {
+		return invalidf("operation result %q: want succeeded or failed", result)
+	}
+	l, err := e.waitingLane(ctx, run, lane, machines.StateAwaitingOperation)
+	if err != nil {
+		return err
+	}
+	if l.Request == nil || l.Request.Decision.Operation == nil {
+		return fmt.Errorf("run %s lane %d: awaiting an operation that is not recorded: %w", run, lane, ErrInconsistentLog)
+	}
+	op := l.Request.Decision.Operation
+	done := events.OperationDone{Result: result, Ref: ref}
+	done.Operation.Kind, done.Operation.TaskID, done.Operation.CheckpointID = op.Kind, op.TaskID, op.CheckpointID
+	return e.sendControl(ctx, events.Control{
+		Kind: events.ControlOperationDone, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID, Operation: &done,
+	})
+}
+
+// Cancel sends a cancellation of one lane, or of the whole run when lane is
+// events.RunLane (switchyard cancel). The engine records cancel on every
+// lane that is not final; a worker running the lane's attempt sees the
+// cancel in the store and signals its child, whose cancelled receipt is
+// recorded (as an audit: the lane is already final) before run-final. reason
+// is required.
+func (e *Engine) Cancel(ctx context.Context, run string, lane int, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return invalidf("a cancel needs a reason")
+	}
+	r, _, err := e.load(ctx, run)
+	if err != nil {
+		return err
+	}
+	if r.Closed != nil {
+		return &LaneError{Run: run, Lane: events.RunLane, Err: ErrFinal}
+	}
+	if lane != events.RunLane {
+		if lane < 0 || lane >= len(r.Lanes) {
+			return fmt.Errorf("run %s lane %d: %w", run, lane, ErrUnknownLane)
+		}
+		if s := r.Lanes[lane].State; s.Final() {
+			return &LaneError{Run: run, Lane: lane, State: s, Want: "running or waiting", Err: ErrFinal}
+		}
+	}
+	return e.sendControl(ctx, events.Control{
+		Kind: events.ControlCancel, Run: run, Lane: lane, Cancel: &events.Cancel{Reason: reason, By: e.cfg.Actor},
+	})
+}
+
+// waitingLane loads run and returns lane if it is in state want.
+func (e *Engine) waitingLane(ctx context.Context, run string, lane int, want machines.State) (machines.LaneRecord, error) {
+	r, _, err := e.load(ctx, run)
+	if err != nil {
+		return machines.LaneRecord{}, err
+	}
+	if lane < 0 || lane >= len(r.Lanes) {
+		return machines.LaneRecord{}, fmt.Errorf("run %s lane %d: %w", run, lane, ErrUnknownLane)
+	}
+	l := r.Lanes[lane]
+	switch {
+	case l.State.Final():
+		return l, &LaneError{Run: run, Lane: lane, State: l.State, Want: string(want), Err: ErrFinal}
+	case l.State != want || l.Dispatch == nil:
+		return l, &LaneError{Run: run, Lane: lane, State: l.State, Want: string(want), Err: ErrNotWaiting}
+	}
+	return l, nil
+}
+
+// sendControl stamps and publishes c.
+func (e *Engine) sendControl(ctx context.Context, c events.Control) error {
+	c.ID, c.Time = e.cfg.NewID(), e.cfg.Now()
+	if _, err := e.ctl.PublishControl(ctx, c); err != nil {
+		return fmt.Errorf("send %s for run %s: %w", c.Kind, c.Run, err)
+	}
+	e.log.Info("control sent", "kind", c.Kind, "run", c.Run, "lane", c.Lane)
+	return nil
+}
+
+// control applies one control input to the run, if the lane still waits
+// for it.
+func (d *driver) control(ctx context.Context, c events.Control) error {
+	drop := func(why string) error {
+		d.log.Info("control dropped", "kind", c.Kind, "lane", c.Lane, "execution", c.ExecutionID, "why", why)
+		return nil
+	}
+	if c.Run != d.run {
+		return drop("for another run")
+	}
+	if c.Kind == events.ControlCancel && c.Lane == events.RunLane {
+		if d.r.Cancel != nil {
+			return drop("run already cancelled")
+		}
+		return d.appendEvent(ctx, events.RunLane, *c.Cancel)
+	}
+	if c.Lane < 0 || c.Lane >= len(d.r.Lanes) {
+		return drop("no such lane")
+	}
+	l := d.r.Lanes[c.Lane]
+	if l.State.Final() {
+		return drop("lane is " + string(l.State))
+	}
+	switch c.Kind {
+	case events.ControlCancel:
+		return d.appendEvent(ctx, c.Lane, *c.Cancel)
+	case events.ControlVerdict:
+		if l.State != machines.StateInspecting || l.Dispatch.ExecutionID != c.ExecutionID {
+			return drop("lane is not inspecting this execution")
+		}
+		return d.appendEvent(ctx, c.Lane, *c.Verdict)
+	case events.ControlOperationDone:
+		if l.State != machines.StateAwaitingOperation || l.Dispatch.ExecutionID != c.ExecutionID || l.Request == nil || l.Request.Decision.Operation == nil {
+			return drop("lane is not awaiting an operation of this execution")
+		}
+		op, want := c.Operation.Operation, l.Request.Decision.Operation
+		if op.Kind != want.Kind || op.TaskID != want.TaskID || op.CheckpointID != want.CheckpointID {
+			return drop("operation does not match the request")
+		}
+		return d.appendEvent(ctx, c.Lane, *c.Operation)
+	}
+	return drop("unknown kind")
+}

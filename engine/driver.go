@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// driver drives one run: it is the run's only writer inside this engine.
+// Everything it knows comes from the run's log (reload) and from its own
+// appends, which it folds into r as soon as the store accepts them, so r is
+// always the log as stored and every decision is taken from exactly the
+// state Replay rebuilds.
+type driver struct {
+	e   *Engine
+	run string
+	log *slog.Logger
+	r   *machines.Run
+
+	// reportAfter is the highest reports-stream sequence recorded on any
+	// claim, finish or audit event: every report up to it was handled, so
+	// a resumed subscription starts after it.
+	reportAfter uint64
+	// published holds the executions whose job this session published;
+	// every other launching execution is published again (same id).
+	published map[string]bool
+	// settled holds executions of cancelled lanes whose worker reported
+	// their end after the cancel (recorded as audit).
+	settled map[string]bool
+	// cancelledAt is when each cancelled lane's cancel was recorded.
+	cancelledAt map[int]time.Time
+}
+
+// errConflict marks a session that lost an append race: reload at once.
+var errConflict = errors.New("conflicting writer")
+
+// drive runs sessions of one run until it is final or ctx is done. A
+// session that fails is logged and followed by a fresh one, reloaded from
+// the log, after a backoff (none after an append conflict).
+func (e *Engine) drive(ctx context.Context, run string) {
+	d := &driver{e: e, run: run, log: e.log.With("run", run)}
+	wait := 50 * time.Millisecond
+	for conflicts := 0; ; {
+		err := d.session(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errConflict) && conflicts < 10 {
+			conflicts++
+			d.log.Info("append conflict; reloading the run", "err", err)
+			continue
+		}
+		conflicts = 0
+		if errors.Is(err, ErrInconsistentLog) {
+			d.log.Error("run log does not fold; the run is not driven", "err", err)
+			return
+		}
+		d.log.Warn("run session failed; reloading", "err", err, "retryIn", wait)
+		if !sleep(ctx, wait) {
+			return
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// session reloads the run, brings it to rest, then applies its reports and
+// controls one by one until the run is closed. It returns nil once the run
+// is final.
+func (d *driver) session(ctx context.Context) error {
+	if err := d.reload(ctx); err != nil {
+		return err
+	}
+	if d.r.Closed != nil {
+		return nil
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reports, err := d.e.cfg.Queue.SubscribeReports(sctx, d.run, d.reportAfter)
+	if err != nil {
+		return fmt.Errorf("subscribe to reports: %w", err)
+	}
+	for {
+		settle, err := d.settle(ctx)
+		if err != nil {
+			return err
+		}
+		if d.r.Closed != nil {
+			d.log.Info("run final")
+			return nil
+		}
+		if err := d.wait(ctx, reports, settle); err != nil {
+			return err
+		}
+	}
+}
+
+// wait handles the next report or control, or returns after settle (when
+// positive) so that a pending cancel grace is looked at again.
+func (d *driver) wait(ctx context.Context, reports <-chan events.ReportDelivery, settle time.Duration) error {
+	var timer <-chan time.Time
+	if settle > 0 {
+		t := time.NewTimer(settle)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer:
+		return nil
+	case rd, ok := <-reports:
+		if !ok {
+			return errors.New("report subscription ended")
+		}
+		if rd.Seq <= d.reportAfter {
+			return nil
+		}
+		return d.handle(ctx, rd)
+	}
+}
+
+// reload folds the run's log afresh and rebuilds the driver's bookkeeping.
+func (d *driver) reload(ctx context.Context) error {
+	r, envs, err := d.e.load(ctx, d.run)
+	if err != nil {
+		return err
+	}
+	d.r, d.reportAfter = r, 0
+	d.published, d.settled, d.cancelledAt = map[string]bool{}, map[string]bool{}, map[int]time.Time{}
+	for _, env := range envs {
+		d.note(env)
+	}
+	return nil
+}
+
+// note updates the bookkeeping for one stored envelope.
+func (d *driver) note(env events.Envelope) {
+	switch p := env.Payload.(type) {
+	case events.Claim:
+		d.reportAfter = max(d.reportAfter, p.ReportSeq)
+	case events.Finish:
+		d.reportAfter = max(d.reportAfter, p.ReportSeq)
+	case events.Audit:
+		d.reportAfter = max(d.reportAfter, p.ReportSeq)
+		if p.Report != nil && p.Report.Kind != events.ReportClaimed {
+			d.settled[p.Report.ExecutionID] = true
+		}
+	case events.Cancel:
+		if env.Lane != events.RunLane {
+			d.cancelledAt[env.Lane] = env.Time
+		}
+	}
+}
+
+// appendEvent records payload on lane (events.RunLane for the run subject)
+// with the fold's expected last sequence, folds the stored envelope into r
+// and updates the bookkeeping. A conflict returns errConflict: another
+// writer moved the subject, so r is stale and the session must reload.
+func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) error {
+	expected := d.r.Seq
+	if lane != events.RunLane {
+		expected = d.r.Lanes[lane].Seq
+	}
+	env := events.NewEnvelope(d.run, lane, d.e.cfg.Now(), p)
+	seq, err := d.e.cfg.Store.Append(ctx, env, expected)
+	if errors.Is(err, events.ErrConflict) {
+		return fmt.Errorf("append %s on %s: %w: %w", env.Type, env.Subject(), errConflict, err)
+	}
+	if err != nil {
+		return fmt.Errorf("append %s on %s: %w", env.Type, env.Subject(), err)
+	}
+	env.Seq = seq
+	if err := d.r.Apply(env); err != nil {
+		// The store accepted what the fold refuses: a bug, or a log
+		// written by someone else. Reload to find out.
+		return fmt.Errorf("fold own %s: %w", env.Type, err)
+	}
+	d.note(env)
+	d.log.Debug("recorded", "type", env.Type, "lane", lane, "seq", seq)
+	return nil
+}
+
+// settle brings the run to rest: every transition that is due without new
+// input is recorded, in this order, so a session resumed after a crash at
+// any point finishes what the previous one started:
+//
+//  1. a usage-exhausted outcome whose group is not yet recorded as
+//     exhausted gets its group-exhausted event (before any decision reads
+//     the run's groups);
+//  2. after a run-level cancel, every non-final lane is cancelled;
+//  3. every lane in created or terminal state is decided;
+//  4. every launching execution whose job this session has not published
+//     is published (again: the same execution id, so a job queued before
+//     a crash is deduplicated, and the worker's create-only claim keeps it
+//     from ever running twice);
+//  5. once every lane is final, and every cancelled lane's running
+//     attempt has reported or CancelGrace has passed since its cancel,
+//     run-final is recorded.
+//
+// It returns how long to wait before settling again for a pending cancel
+// grace (0: nothing pending).
+func (d *driver) settle(ctx context.Context) (time.Duration, error) {
+	if d.r.Closed != nil {
+		return 0, nil
+	}
+	for i := range d.r.Lanes {
+		if err := d.recordExhaustion(ctx, i); err != nil {
+			return 0, err
+		}
+	}
+	if c := d.r.Cancel; c != nil {
+		for i := range d.r.Lanes {
+			if !d.r.Lanes[i].State.Final() {
+				if err := d.appendEvent(ctx, i, events.Cancel{Reason: c.Reason, By: c.By}); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	for i := range d.r.Lanes {
+		if err := d.decide(ctx, i); err != nil {
+			return 0, err
+		}
+	}
+	for i := range d.r.Lanes {
+		l := d.r.Lanes[i]
+		if l.State == machines.StateLaunching && !d.published[l.Dispatch.ExecutionID] {
+			if err := d.publish(ctx, i); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if !d.r.Final() {
+		return 0, nil
+	}
+	if wait := d.cancelGrace(); wait > 0 {
+		return wait, nil
+	}
+	return 0, d.appendEvent(ctx, events.RunLane, finalSummary(d.r))
+}
+
+// cancelGrace returns how long run-final must still wait for the report of
+// an attempt that was running when its lane was cancelled.
+func (d *driver) cancelGrace() time.Duration {
+	var wait time.Duration
+	now := d.e.cfg.Now()
+	for i, l := range d.r.Lanes {
+		if l.State != machines.StateCancelled || l.Claim == nil || d.settled[l.Claim.ExecutionID] {
+			continue
+		}
+		at, ok := d.cancelledAt[i]
+		if !ok {
+			continue
+		}
+		if left := at.Add(d.e.cfg.CancelGrace).Sub(now); left > wait {
+			wait = left
+		}
+	}
+	return wait
+}
+
+// recordExhaustion appends group-exhausted for lane i's latest outcome if it
+// is usage-exhausted and its group is not yet exhausted. Only a lane still
+// in terminal state can lack it (the decision that moves the lane on comes
+// after this step), and its dispatch is the exhausted execution.
+func (d *driver) recordExhaustion(ctx context.Context, i int) error {
+	l := d.r.Lanes[i]
+	n := len(l.History)
+	if l.State != machines.StateTerminal || n == 0 || l.Dispatch == nil {
+		return nil
+	}
+	last := l.History[n-1]
+	if last.ParentOperation != nil || last.Status != policy.OutcomeUsageExhausted {
+		return nil
+	}
+	group := l.Policy.Attempts[last.AttemptIndex].ExhaustionGroup
+	for _, g := range d.r.Exhausted {
+		if g == group {
+			return nil
+		}
+	}
+	return d.appendEvent(ctx, events.RunLane, events.GroupExhausted{Provider: group, FromLane: i, ExecutionID: l.Dispatch.ExecutionID})
+}

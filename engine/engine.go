@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+)
+
+// Engine creates runs and drives them. One Engine value serves both roles:
+// a process that calls Run drives every non-final run in the store; any
+// process (the CLI talking to `switchyard serve`, a parent harness) can
+// call Submit, the control inputs, Status, Report, Wait and the native
+// methods against the same store and queue.
+//
+// An Engine is safe for concurrent use. Run may be active at most once per
+// Engine at a time.
+type Engine struct {
+	cfg     Config
+	ctl     events.ControlQueue
+	log     *slog.Logger
+	running atomic.Bool
+	gitMu   sync.Mutex // serializes git worktree commands of this process
+}
+
+// New validates cfg and returns an Engine with defaults applied.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(cfg.DataDir); err == nil {
+		cfg.DataDir = real
+	}
+	return &Engine{cfg: cfg, ctl: cfg.Queue.(events.ControlQueue), log: cfg.Logger}, nil
+}
+
+// Run drives every non-final run until ctx is done, then returns nil once
+// every run's goroutine has stopped. It finds the runs already in the store
+// (resuming each from its log: jobs whose publication may have been lost
+// are published again under the same execution id, pending decisions are
+// taken), then watches the store for run-created events appended by any
+// process. Each run is driven by one goroutine: it consumes the run's
+// worker reports and control inputs in order, records each as events, and
+// decides every lane that is due. Errors inside a run (a lost connection,
+// a conflicting writer) are logged and the run is reloaded from its log
+// and resumed; Run itself fails only if it cannot list or watch the store.
+func (e *Engine) Run(ctx context.Context) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return errors.New("engine: Run is already active on this Engine")
+	}
+	defer e.running.Store(false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	seen := map[string]bool{}
+	start := func(run string) {
+		if seen[run] {
+			return
+		}
+		seen[run] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.drive(ctx, run)
+		}()
+	}
+
+	after, err := e.discover(ctx, start, seen)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	watch, err := e.cfg.Store.Watch(ctx, "", after)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("engine: watch the store: %w", err)
+	}
+	// A run created between the first listing and the watch's start point
+	// is listed now; later ones arrive on the watch.
+	ids, err := e.cfg.Store.Runs(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("engine: list runs: %w", err)
+	}
+	for _, id := range ids {
+		start(id)
+	}
+	e.log.Info("engine running", "runs", len(seen), "watchAfter", after)
+
+	wait := 50 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case env, ok := <-watch:
+			if ok {
+				after = max(after, env.Seq)
+				if env.Type == events.TypeRunCreated {
+					start(env.Run)
+				}
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			e.log.Warn("store watch ended; restarting it", "after", after)
+			if !sleep(ctx, wait) {
+				return nil
+			}
+			wait = min(2*wait, 5*time.Second)
+			if watch, err = e.cfg.Store.Watch(ctx, "", after); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("engine: watch the store: %w", err)
+			}
+		}
+	}
+}
+
+// discover starts a driver for every listed run whose run-level log does not
+// end with run-final, marks the others seen, and returns the highest
+// sequence it read: the watch for new runs starts after it.
+func (e *Engine) discover(ctx context.Context, start func(string), seen map[string]bool) (uint64, error) {
+	ids, err := e.cfg.Store.Runs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("engine: list runs: %w", err)
+	}
+	var after uint64
+	for _, id := range ids {
+		last, err := e.cfg.Store.Last(ctx, id, events.RunLane)
+		if err != nil {
+			return 0, fmt.Errorf("engine: last event of run %s: %w", id, err)
+		}
+		after = max(after, last.Seq)
+		if last.Type == events.TypeRunFinal {
+			seen[id] = true
+			continue
+		}
+		start(id)
+	}
+	return after, nil
+}
+
+// load folds a run's whole log. It also returns the envelopes, for the
+// callers that look at payloads the fold does not keep.
+func (e *Engine) load(ctx context.Context, run string) (*machines.Run, []events.Envelope, error) {
+	if err := events.ValidateRunID(run); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrUnknownRun, err)
+	}
+	envs, err := e.cfg.Store.LoadRun(ctx, run)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load run %s: %w", run, err)
+	}
+	if len(envs) == 0 {
+		return nil, nil, fmt.Errorf("run %s: %w", run, ErrUnknownRun)
+	}
+	r, err := machines.FoldRun(envs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
+	}
+	return r, envs, nil
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// Files on disk. Directories are 0700 and files 0600; every file and
+// execution directory is created exclusively, so nothing is created twice
+// or written through a symlink.
+const (
+	runsDir      = "runs"
+	worktreesDir = "worktrees"
+	promptFile   = "prompt.md"
+	outputFile   = "output.md"
+	receiptFile  = "receipt.json"
+	progressFile = "progress.json"
+	frozenPrompt = "prompt"
+	// maxPromptBytes caps a run's prompt; it is copied once per attempt.
+	maxPromptBytes = 16 << 20
+)
+
+// runDir is <DataDir>/runs/<run>.
+func (e *Engine) runDir(run string) string { return filepath.Join(e.cfg.DataDir, runsDir, run) }
+
+// executionDir is <DataDir>/runs/<run>/L<lane>/<execution>.
+func (e *Engine) executionDir(run string, lane int, id string) string {
+	return filepath.Join(e.runDir(run), events.LaneToken(lane), id)
+}
+
+// worktreeDir is <DataDir>/worktrees/<run>/L<lane>/<execution>.
+func (e *Engine) worktreeDir(run string, lane int, id string) string {
+	return filepath.Join(e.cfg.DataDir, worktreesDir, run, events.LaneToken(lane), id)
+}
+
+// freezePrompt writes the run's prompt once, exclusively, to
+// <DataDir>/runs/<run>/prompt and returns its path.
+func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
+	dir := e.runDir(run)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create run directory: %w", err)
+	}
+	path := filepath.Join(dir, frozenPrompt)
+	err := writeExclusive(path, prompt)
+	if errors.Is(err, fs.ErrExist) {
+		// A Submit of the same run id that died before recording
+		// run-created: the same prompt may be reused, never replaced.
+		if prev, rerr := readLimited(path, maxPromptBytes); rerr == nil && bytes.Equal(prev, prompt) {
+			return path, nil
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("freeze prompt: %w", err)
+	}
+	return path, nil
+}
+
+// prepare creates execution id's private directory with a verified copy of
+// the run's frozen prompt, and for a writer its fresh worktree, and returns
+// the execution's paths. Output, receipt and progress are only named: the
+// runner creates them exclusively. A continue decision's prepared
+// execution supplies the output, receipt and workspace it names.
+func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity) (events.Paths, error) {
+	dir := e.executionDir(run, lane, id)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return events.Paths{}, err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return events.Paths{}, fmt.Errorf("execution directory: %w", err)
+	}
+	prompt, err := readLimited(c.PromptPath, maxPromptBytes)
+	if err != nil {
+		return events.Paths{}, fmt.Errorf("read frozen prompt: %w", err)
+	}
+	if got := events.Digest(prompt); got != c.PromptDigest {
+		return events.Paths{}, fmt.Errorf("frozen prompt %s changed: digest %s, run-created recorded %s", c.PromptPath, got, c.PromptDigest)
+	}
+	p := events.Paths{
+		Prompt: filepath.Join(dir, promptFile), Output: filepath.Join(dir, outputFile),
+		Receipt: filepath.Join(dir, receiptFile), Progress: filepath.Join(dir, progressFile), Cwd: c.Cwd,
+	}
+	if err := writeExclusive(p.Prompt, prompt); err != nil {
+		return events.Paths{}, err
+	}
+	if prepared != nil {
+		p.Output, p.Receipt, p.Cwd = prepared.OutputPath, prepared.ReceiptPath, prepared.WorkspacePath
+		return p, nil
+	}
+	if c.Access == policy.IsolatedWrite {
+		p.Worktree = e.worktreeDir(run, lane, id)
+		if err := e.addWorktree(ctx, c.Cwd, p.Worktree); err != nil {
+			return events.Paths{}, err
+		}
+		p.Cwd = p.Worktree
+	}
+	return p, nil
+}
+
+// addWorktree adds a fresh detached git worktree of repo's HEAD at path.
+// Earlier attempts' worktrees are never touched.
+func (e *Engine) addWorktree(ctx context.Context, repo, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	e.gitMu.Lock()
+	defer e.gitMu.Unlock()
+	if _, err := git(ctx, repo, "worktree", "add", "--detach", "--quiet", path, "HEAD"); err != nil {
+		return fmt.Errorf("git worktree add %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkWorkTree reports whether dir is inside a git work tree with a HEAD
+// commit, which writer runs need for their worktrees.
+func checkWorkTree(ctx context.Context, dir string) error {
+	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree", "--verify", "HEAD")
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(out, "true") {
+		return fmt.Errorf("%s is not inside a git work tree", dir)
+	}
+	return nil
+}
+
+// git runs git -C dir args and returns its stdout; stderr goes into the
+// error.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// writeExclusive creates path (which must not exist; a symlink there is
+// refused too) with mode 0600 and writes b.
+func writeExclusive(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readLimited reads at most limit bytes of a regular file, refusing a larger
+// one and a final symlink.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s exceeds %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// openNoFollow opens path for reading, refusing a final symlink.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+}

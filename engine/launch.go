@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// launch records a launch or continue decision for lane i and publishes its
+// job. The execution's files and, for a writer, its fresh worktree are
+// prepared first (their paths are part of the event); the event is appended
+// next; only a recorded execution is ever published. A crash between the
+// append and the publication is repaired by the next session, which
+// publishes every launching execution again under the same id.
+func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
+	dec := rec.Decision
+	if dec.AttemptIndex == nil || dec.Attempt == nil {
+		return fmt.Errorf("lane %d: %s decision without an attempt", i, dec.Kind)
+	}
+	id := d.e.cfg.NewID()
+	if dec.Kind == policy.DecideContinue {
+		if dec.PreparedExecution == nil {
+			return fmt.Errorf("lane %d: continue decision without a prepared execution", i)
+		}
+		id = dec.PreparedExecution.ID
+	}
+	if err := events.ValidateExecutionID(id); err != nil {
+		return fmt.Errorf("lane %d: execution id: %w", i, err)
+	}
+	paths, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution)
+	if err != nil {
+		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
+	}
+	ap := *dec.Attempt
+	subject := events.JobSubject(string(ap.Attempt.Provider))
+	if ap.Route == policy.RouteNative {
+		subject = events.NativeJobSubject(string(d.r.Created.Parent))
+	}
+	ev := events.Launch{
+		Decision: dec, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
+		ExecutionID: id, AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor,
+		Route: ap.Route, JobSubject: subject, Paths: paths,
+	}
+	var p events.Payload = ev
+	if dec.Kind == policy.DecideContinue {
+		p = events.Continue(ev)
+	}
+	if err := d.appendEvent(ctx, i, p); err != nil {
+		return err
+	}
+	d.log.Info("launch", "lane", i, "execution", id, "descriptor", ap.Descriptor, "route", ap.Route)
+	return d.publish(ctx, i)
+}
+
+// publish publishes lane i's dispatched execution as a job, with message id
+// = execution id.
+func (d *driver) publish(ctx context.Context, i int) error {
+	l := d.r.Lanes[i]
+	job, err := jobOf(d.r, l)
+	if err != nil {
+		return err
+	}
+	if err := d.e.cfg.Queue.PublishJob(ctx, l.Dispatch.JobSubject, job); err != nil {
+		return fmt.Errorf("publish job %s on %s: %w", job.ExecutionID, l.Dispatch.JobSubject, err)
+	}
+	d.published[job.ExecutionID] = true
+	return nil
+}
+
+// jobOf builds the job of lane l's dispatch from the frozen run inputs; the
+// same log always gives the same job.
+func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
+	disp := l.Dispatch
+	if disp == nil {
+		return events.Job{}, fmt.Errorf("lane %d has no dispatch", l.Index)
+	}
+	ap := l.Policy.Attempts[disp.AttemptIndex]
+	provider := ap.Attempt.Provider
+	if provider == "" { // a parent alias: the parent's own group
+		provider = ap.ExhaustionGroup
+	}
+	c := r.Created
+	return events.Job{
+		ExecutionID: disp.ExecutionID, Run: r.ID, Lane: l.Index, AttemptIndex: disp.AttemptIndex,
+		Descriptor: disp.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
+		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
+		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
+	}, nil
+}

@@ -1,0 +1,80 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// nativeSheet has one seat whose only attempt runs natively for a claude
+// parent (claude:opus@max is covered by a Claude-native agent).
+var nativeSheet = sheet("", "judgment and prose: claude:opus@max")
+
+// TestNativeLaneWaitsForHostMetadata proves a native attempt is queued for
+// the parent, handed out once, and finished only by the explicit host
+// terminal metadata NativeReport records.
+func TestNativeLaneWaitsForHostMetadata(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submit(nativeSheet, "judgment and prose", policy.ReadOnly)
+	h.waitLane(run, 0, machines.StateLaunching)
+	st, err := h.eng.Status(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, engine.WaitNative, st.Lanes[0].WaitingFor)
+	require.Equal(t, policy.RouteNative, st.Lanes[0].Route)
+
+	job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+	require.NoError(t, err)
+	require.NotNil(t, job)
+	require.Equal(t, st.Lanes[0].ExecutionID, job.ExecutionID)
+	require.Contains(t, job.ReportCommand, job.ExecutionID)
+	none, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+	require.NoError(t, err)
+	require.Nil(t, none)
+	h.waitLane(run, 0, machines.StateRunning)
+
+	require.ErrorIs(t, h.eng.NativeReport(ctx, "no-such-execution", policy.OutcomeComplete, nil, "x"), engine.ErrUnknownExecution)
+	require.ErrorIs(t, h.eng.NativeReport(ctx, job.ExecutionID, "done", nil, "x"), engine.ErrInvalidRequest)
+	notStarted := false
+	require.NoError(t, h.eng.NativeReport(ctx, job.ExecutionID, policy.OutcomeComplete, &notStarted, "host envelope 42"))
+	r, envs := h.waitFinal(run)
+	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
+	fin := ofType(envs, events.TypeFinish)[0].Payload.(events.Finish)
+	require.Equal(t, "host envelope 42", fin.Host.EvidenceRef)
+	require.Nil(t, fin.Receipt)
+	lease, err := h.claims.Inspect(ctx, job.ExecutionID)
+	require.NoError(t, err)
+	require.Equal(t, events.LeaseReleased, lease.State)
+	h.verifyReplay(run)
+}
+
+// TestNativeJobDeliveredAgainIsAbandoned proves a native job whose
+// execution was claimed by an earlier NativeNext that never returned it is
+// not handed out again: it is abandoned and the lane moves on.
+func TestNativeJobDeliveredAgainIsAbandoned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submit(nativeSheet, "judgment and prose", policy.ReadOnly)
+	r := h.waitLane(run, 0, machines.StateLaunching)
+	_, err := h.claims.Claim(ctx, r.Lanes[0].Dispatch.ExecutionID, "native:claude", time.Hour)
+	require.NoError(t, err)
+
+	job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+	require.NoError(t, err)
+	require.Nil(t, job, "never handed out twice")
+	r, envs := h.waitFinal(run)
+	require.Equal(t, machines.StateStopped, r.Lanes[0].State)
+	require.True(t, ofType(envs, events.TypeFinish)[0].Payload.(events.Finish).Abandoned)
+	h.verifyReplay(run)
+}

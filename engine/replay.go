@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// ReplayResult is what Replay found.
+type ReplayResult struct {
+	Run string `json:"run"`
+	// Verified is true when every recomputed value equals the recorded
+	// one and the log folds.
+	Verified bool `json:"verified"`
+	// Events counts the envelopes replayed (up to the divergence).
+	Events int `json:"events"`
+	// Decisions counts the decision events recomputed (launch, continue,
+	// inspect, request-operation, complete, stop).
+	Decisions int `json:"decisions"`
+	// Normalizations counts the finish events whose outcome was recomputed
+	// from their recorded receipt or host metadata.
+	Normalizations int `json:"normalizations"`
+	// Divergence is the first difference, when not Verified.
+	Divergence *Divergence `json:"divergence,omitempty"`
+}
+
+// Divergence is the first recorded value that replay does not reproduce.
+type Divergence struct {
+	Seq  uint64      `json:"seq"`
+	Type events.Type `json:"type"`
+	Lane int         `json:"lane"` // events.RunLane for run-level events.
+	// Field is what differs.
+	Field DivergenceField `json:"field"`
+	// Expected is what replay computed from the recorded inputs; Actual is
+	// what the log records. Both are JSON (or an error text).
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+}
+
+// DivergenceField names what differs in a Divergence.
+type DivergenceField string
+
+// Divergence fields.
+const (
+	// FieldLanes: run-created's lanes differ from the frozen sheet
+	// resolved again.
+	FieldLanes DivergenceField = "lanes"
+	// FieldType: the event type differs from the one the recomputed
+	// decision is recorded as (complete versus stop, …).
+	FieldType DivergenceField = "type"
+	// FieldDecision: the recorded policy.Decision differs from
+	// policy.Next's.
+	FieldDecision DivergenceField = "decision"
+	// FieldInputDigest: the recorded policy-input digest differs from the
+	// digest of the lane policy and state the log folds to.
+	FieldInputDigest DivergenceField = "inputDigest"
+	// FieldSheetDigest: the decision names another sheet than run-created.
+	FieldSheetDigest DivergenceField = "sheetDigest"
+	// FieldEvent: a finish's lane-state event differs from its receipt or
+	// host metadata normalized again.
+	FieldEvent DivergenceField = "event"
+	// FieldLog: the envelope does not fold (machines refused it).
+	FieldLog DivergenceField = "log"
+)
+
+// Text renders the result for people.
+func (r ReplayResult) Text() string {
+	if r.Verified {
+		return fmt.Sprintf("run %s: verified: %d events, %d decisions and %d outcomes recomputed, no divergence\n", r.Run, r.Events, r.Decisions, r.Normalizations)
+	}
+	d := r.Divergence
+	lane := fmt.Sprintf("lane %d", d.Lane)
+	if d.Lane == events.RunLane {
+		lane = "run"
+	}
+	return fmt.Sprintf("run %s: DIVERGED at seq %d (%s, %s), field %s\n  expected: %s\n  actual:   %s\n",
+		r.Run, d.Seq, d.Type, lane, d.Field, d.Expected, d.Actual)
+}
+
+// Replay recomputes every decision of run from the inputs its log records
+// and reports the first divergence. It reads only store:
+//
+//   - run-created: the frozen sheet is parsed and the role resolved again
+//     with opt; the lanes must equal the recorded ones;
+//   - each decision event: the log is folded up to it, the lane's
+//     policy.LaneState rebuilt, and InputDigest, the sheet digest,
+//     policy.Next(lane, state, nil) and the event type that decision maps
+//     to must equal the recorded ones (the engine decides with nil file
+//     facts, so this is exact);
+//   - each finish: the recorded receipt is normalized again (or the host
+//     metadata, or the abandoned rule, applied again) and must give the
+//     recorded lane-state event;
+//   - every envelope must fold (machines.Run.Apply).
+func Replay(ctx context.Context, store events.Store, run string, opt policy.Options) (ReplayResult, error) {
+	if opt.Catalog == nil {
+		opt = policy.DefaultOptions()
+	}
+	res := ReplayResult{Run: run}
+	if err := events.ValidateRunID(run); err != nil {
+		return res, fmt.Errorf("%w: %v", ErrUnknownRun, err)
+	}
+	envs, err := store.LoadRun(ctx, run)
+	if err != nil {
+		return res, fmt.Errorf("load run %s: %w", run, err)
+	}
+	if len(envs) == 0 {
+		return res, fmt.Errorf("run %s: %w", run, ErrUnknownRun)
+	}
+	r := &machines.Run{}
+	for _, env := range envs {
+		if d := replayOne(r, env, opt, &res); d != nil {
+			d.Seq, d.Type, d.Lane = env.Seq, env.Type, env.Lane
+			res.Divergence = d
+			return res, nil
+		}
+		if err := r.Apply(env); err != nil {
+			res.Divergence = &Divergence{Seq: env.Seq, Type: env.Type, Lane: env.Lane, Field: FieldLog, Expected: "an envelope the run's machines accept", Actual: err.Error()}
+			return res, nil
+		}
+		res.Events++
+	}
+	res.Verified = true
+	return res, nil
+}
+
+// replayOne checks env against the run folded up to it.
+func replayOne(r *machines.Run, env events.Envelope, opt policy.Options, res *ReplayResult) *Divergence {
+	switch p := env.Payload.(type) {
+	case events.RunCreated:
+		return replayCreated(p, opt)
+	case events.Launch:
+		return replayDecision(r, env, events.Decided{Decision: p.Decision, InputDigest: p.InputDigest, SheetDigest: p.SheetDigest}, res)
+	case events.Continue:
+		return replayDecision(r, env, events.Decided{Decision: p.Decision, InputDigest: p.InputDigest, SheetDigest: p.SheetDigest}, res)
+	case events.Inspect:
+		return replayDecision(r, env, events.Decided(p), res)
+	case events.RequestOperation:
+		return replayDecision(r, env, events.Decided(p), res)
+	case events.Complete:
+		return replayDecision(r, env, events.Decided(p), res)
+	case events.Stop:
+		return replayDecision(r, env, events.Decided(p), res)
+	case events.Finish:
+		res.Normalizations++
+		return replayFinish(r, env, p)
+	}
+	return nil
+}
+
+func replayCreated(p events.RunCreated, opt policy.Options) *Divergence {
+	actual := jsonText(p.Lanes)
+	sheet, err := policy.ParseSheet(p.Sheet, opt)
+	if err != nil {
+		return &Divergence{Field: FieldLanes, Expected: "sheet error: " + err.Error(), Actual: actual}
+	}
+	rp, err := policy.Resolve(sheet, p.Role, p.Parent, opt)
+	if err != nil {
+		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: actual}
+	}
+	if expected := jsonText(rp.Lanes); expected != actual {
+		return &Divergence{Field: FieldLanes, Expected: expected, Actual: actual}
+	}
+	return nil
+}
+
+func replayDecision(r *machines.Run, env events.Envelope, got events.Decided, res *ReplayResult) *Divergence {
+	res.Decisions++
+	if r.Created == nil || env.Lane < 0 || env.Lane >= len(r.Lanes) {
+		return nil // the fold reports it
+	}
+	st, err := r.LaneState(env.Lane)
+	if err != nil {
+		return &Divergence{Field: FieldLog, Expected: "a lane state", Actual: err.Error()}
+	}
+	dec, want, err := decision(r, env.Lane, st)
+	if err != nil {
+		return &Divergence{Field: FieldInputDigest, Expected: err.Error(), Actual: got.InputDigest}
+	}
+	switch {
+	case want.SheetDigest != got.SheetDigest:
+		return &Divergence{Field: FieldSheetDigest, Expected: want.SheetDigest, Actual: got.SheetDigest}
+	case want.InputDigest != got.InputDigest:
+		return &Divergence{Field: FieldInputDigest, Expected: want.InputDigest, Actual: got.InputDigest}
+	}
+	if e, a := jsonText(dec), jsonText(got.Decision); e != a {
+		return &Divergence{Field: FieldDecision, Expected: e, Actual: a}
+	}
+	if t := typeOfDecision(dec); t != env.Type {
+		return &Divergence{Field: FieldType, Expected: string(t), Actual: string(env.Type)}
+	}
+	return nil
+}
+
+// typeOfDecision is the event type the engine records a decision as.
+func typeOfDecision(d policy.Decision) events.Type {
+	switch d.Kind {
+	case policy.DecideLaunch:
+		return events.TypeLaunch
+	case policy.DecideContinue:
+		return events.TypeContinue
+	case policy.DecideInspect:
+		return events.TypeInspect
+	case policy.DecideParentOperation:
+		return events.TypeRequestOperation
+	case policy.DecideStop:
+		if d.Reason == string(policy.StopComplete) {
+			return events.TypeComplete
+		}
+		return events.TypeStop
+	case policy.DecidePolicyDenied:
+		return events.TypeStop
+	}
+	return ""
+}
+
+// replayFinish recomputes a finish's lane-state event the way the engine
+// derived it.
+func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Divergence {
+	if r.Created == nil || env.Lane < 0 || env.Lane >= len(r.Lanes) || r.Lanes[env.Lane].Dispatch == nil {
+		return nil // the fold reports it
+	}
+	l := r.Lanes[env.Lane]
+	idx := l.Dispatch.AttemptIndex
+	var want policy.Event
+	switch {
+	case p.Receipt != nil:
+		data, err := json.Marshal(p.Receipt)
+		if err != nil {
+			return &Divergence{Field: FieldEvent, Expected: "encode receipt: " + err.Error(), Actual: jsonText(p.Event)}
+		}
+		c := r.Created
+		want, err = policy.Normalize(policy.NormalizeInput{
+			Parent: c.Parent, Attempt: l.Policy.Attempts[idx], AttemptIndex: idx,
+			Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: l.Dispatch.Paths.Receipt, Receipt: data,
+		})
+		if err != nil { // the engine records an unusable receipt as failed
+			want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
+		}
+	case p.Host != nil:
+		want = policy.Event{AttemptIndex: idx, Status: p.Host.Status, ProcessStarted: p.Host.ProcessStarted}
+	default:
+		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
+	}
+	if e, a := jsonText(want), jsonText(p.Event); e != a {
+		return &Divergence{Field: FieldEvent, Expected: e, Actual: a}
+	}
+	return nil
+}
+
+// jsonText is v's compact JSON, for comparison and display.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "error: " + err.Error()
+	}
+	return strings.TrimSpace(b.String())
+}

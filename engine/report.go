@@ -1,0 +1,371 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// RunReport is the run report of the seed's parent loop (step 6): per lane
+// the configured primary, every attempted or exhaustion-skipped descriptor
+// with its observed cause, and the successful descriptor; for the run the
+// provider diversity actually achieved. Every cause is what a receipt, the
+// host metadata or the log records, never an inference about accounts. A
+// recovered success supersedes earlier attempt errors: the lane reports the
+// descriptor that delivered, and the earlier attempts stay listed as what
+// they were.
+type RunReport struct {
+	Run         string        `json:"run"`
+	Role        string        `json:"role"`
+	Parent      policy.Parent `json:"parent"`
+	Access      policy.Access `json:"access"`
+	SheetDigest string        `json:"sheetDigest"`
+	Final       bool          `json:"final"`
+	// Summary is one line: lane counts by final state and the diversity.
+	Summary   string       `json:"summary"`
+	Lanes     []LaneReport `json:"lanes"`
+	Diversity Diversity    `json:"diversity"`
+}
+
+// LaneReport is one lane of a RunReport.
+type LaneReport struct {
+	Lane   int            `json:"lane"`
+	LaneID string         `json:"laneId"`
+	State  machines.State `json:"state"`
+	// Reason is the stop, denial or cancel reason of a final lane.
+	Reason string `json:"reason,omitempty"`
+	// WaitingFor is set while the lane is not final.
+	WaitingFor WaitKind `json:"waitingFor,omitempty"`
+	// Primary is the configured primary descriptor (the chain's first).
+	Primary string `json:"primary"`
+	// Success is the descriptor that delivered, for a complete lane.
+	Success string `json:"success,omitempty"`
+	// Attempts lists every execution and every exhaustion-skipped attempt,
+	// in order.
+	Attempts []AttemptReport `json:"attempts"`
+}
+
+// AttemptReport is one execution of a lane, or one attempt skipped because
+// its provider group was already exhausted.
+type AttemptReport struct {
+	AttemptIndex int             `json:"attemptIndex"`
+	Descriptor   string          `json:"descriptor"`
+	Provider     policy.Provider `json:"provider"` // the exhaustion group.
+	Route        policy.Route    `json:"route,omitempty"`
+	// Skipped marks an attempt passed over because Provider was exhausted.
+	Skipped     bool   `json:"skipped,omitempty"`
+	ExecutionID string `json:"executionId,omitempty"`
+	// Outcome is the normalized outcome; empty while the attempt runs or
+	// when it never ended (a cancelled lane).
+	Outcome        policy.Outcome       `json:"outcome,omitempty"`
+	ReceiptStatus  policy.ReceiptStatus `json:"receiptStatus,omitempty"`
+	ProcessStarted *bool                `json:"processStarted,omitempty"`
+	// Cause is the observed cause, from the receipt's status and error,
+	// the host metadata, or the log.
+	Cause string `json:"cause,omitempty"`
+	// Output, Receipt and Worktree are the execution's files; a failed
+	// writer's worktree and every receipt are kept untouched.
+	Output   string `json:"output,omitempty"`
+	Receipt  string `json:"receipt,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// Inspection is the parent's verdict on a started writer.
+	Inspection *policy.Inspection `json:"inspection,omitempty"`
+	// Operation describes the parent operation a handoff asked for and its
+	// result.
+	Operation string `json:"operation,omitempty"`
+}
+
+// Diversity is the provider diversity a run achieved.
+type Diversity struct {
+	// Providers are the distinct providers of the successful descriptors,
+	// in lane order.
+	Providers []policy.Provider `json:"providers"`
+	// Attempted are the distinct providers that ran at least one
+	// execution, in lane order, then attempt order.
+	Attempted []policy.Provider `json:"attempted"`
+	Complete  int               `json:"complete"` // complete lanes.
+	Lanes     int               `json:"lanes"`
+}
+
+// Report builds run's report from its log; it works for a run in progress
+// too (Final false).
+func (e *Engine) Report(ctx context.Context, run string) (RunReport, error) {
+	r, envs, err := e.load(ctx, run)
+	if err != nil {
+		return RunReport{}, err
+	}
+	return buildReport(r, envs), nil
+}
+
+// buildReport walks the log in order, so each skip is explained by the
+// group-exhausted event recorded before the decision that skipped it.
+func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
+	c := r.Created
+	rep := RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
+		Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))}
+	next := make([]int, len(r.Lanes)) // first attempt index not yet reported per lane
+	exhausted := map[policy.Provider]events.GroupExhausted{}
+	claimed := map[string]bool{} // executions a worker claimed
+	for i, l := range r.Lanes {
+		rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
+	}
+	current := func(i int) *AttemptReport {
+		a := rep.Lanes[i].Attempts
+		for j := len(a) - 1; j >= 0; j-- {
+			if !a[j].Skipped {
+				return &a[j]
+			}
+		}
+		return nil
+	}
+	skipTo := func(i, upTo int) {
+		for k := next[i]; k < upTo && k < len(r.Lanes[i].Policy.Attempts); k++ {
+			ap := r.Lanes[i].Policy.Attempts[k]
+			ar := AttemptReport{AttemptIndex: k, Descriptor: ap.Descriptor, Provider: ap.ExhaustionGroup, Route: ap.Route, Skipped: true}
+			if g, ok := exhausted[ap.ExhaustionGroup]; ok {
+				ar.Cause = fmt.Sprintf("skipped: %s usage exhausted (lane %d, execution %s)", g.Provider, g.FromLane, g.ExecutionID)
+			} else {
+				ar.Cause = "skipped"
+			}
+			rep.Lanes[i].Attempts = append(rep.Lanes[i].Attempts, ar)
+		}
+		next[i] = max(next[i], upTo)
+	}
+	for _, env := range envs {
+		if g, ok := env.Payload.(events.GroupExhausted); ok {
+			if _, seen := exhausted[g.Provider]; !seen {
+				exhausted[g.Provider] = g
+			}
+		}
+		i := env.Lane
+		if i == events.RunLane {
+			continue
+		}
+		switch p := env.Payload.(type) {
+		case events.Launch:
+			addExecution(&rep, r, i, p, skipTo, next)
+		case events.Continue:
+			addExecution(&rep, r, i, events.Launch(p), skipTo, next)
+		case events.Finish:
+			if a := current(i); a != nil && a.ExecutionID == p.ExecutionID {
+				describeFinish(a, p)
+			}
+		case events.Verdict:
+			if a := current(i); a != nil {
+				a.Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
+			}
+		case events.RequestOperation:
+			if a := current(i); a != nil && p.Decision.Operation != nil {
+				op := p.Decision.Operation
+				a.Operation = fmt.Sprintf("%s task %s checkpoint %s: requested", op.Kind, op.TaskID, op.CheckpointID)
+			}
+		case events.OperationDone:
+			if a := current(i); a != nil {
+				a.Operation = fmt.Sprintf("%s task %s checkpoint %s: %s", p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, p.Result)
+				if p.Ref != "" {
+					a.Operation += " (" + p.Ref + ")"
+				}
+			}
+		case events.Stop:
+			if p.Decision.Reason == string(policy.StopChainExhausted) {
+				skipTo(i, len(r.Lanes[i].Policy.Attempts))
+			}
+		case events.Claim:
+			claimed[p.ExecutionID] = true
+		case events.Cancel:
+			if a := current(i); a != nil && a.Outcome == "" {
+				when := "before a worker took it"
+				if claimed[a.ExecutionID] {
+					when = "while it ran"
+				}
+				a.Cause = "cancelled by the parent " + when + " (" + p.Reason + ")"
+			}
+		case events.Audit:
+			if a := current(i); a != nil && p.Reason == events.AuditLateReport &&
+				p.Report != nil && p.Report.ExecutionID == a.ExecutionID && p.Report.Kind != events.ReportClaimed && p.Detail != "" {
+				a.Cause += "; then " + p.Detail
+			}
+		}
+	}
+	for i, l := range r.Lanes {
+		lr := &rep.Lanes[i]
+		lr.State, lr.WaitingFor = l.State, waitingFor(l)
+		if l.State.Final() {
+			lr.Reason = l.Reason
+		}
+		if l.State == machines.StateComplete && l.Dispatch != nil {
+			lr.Success = l.Dispatch.Descriptor
+		}
+	}
+	rep.Diversity = diversity(rep)
+	rep.Summary = summaryLine(rep)
+	return rep
+}
+
+// addExecution appends a launch or continue of lane i, after the attempts
+// it skipped.
+func addExecution(rep *RunReport, r *machines.Run, i int, p events.Launch, skipTo func(int, int), next []int) {
+	skipTo(i, p.AttemptIndex)
+	ap := r.Lanes[i].Policy.Attempts[p.AttemptIndex]
+	rep.Lanes[i].Attempts = append(rep.Lanes[i].Attempts, AttemptReport{
+		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
+		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
+	})
+	next[i] = max(next[i], p.AttemptIndex+1)
+}
+
+// describeFinish fills an attempt from its finish event.
+func describeFinish(a *AttemptReport, p events.Finish) {
+	a.Outcome, a.ProcessStarted = p.Event.Status, p.Event.ProcessStarted
+	switch {
+	case p.Receipt != nil:
+		a.ReceiptStatus = p.Receipt.Status
+		a.Cause = receiptCause(p.Receipt)
+		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
+			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
+			a.Cause += " (normalized to failed: the receipt does not prove an eligible outcome)"
+		}
+	case p.Host != nil:
+		a.Cause = "host reported " + string(p.Host.Status)
+		if p.Host.EvidenceRef != "" {
+			a.Cause += " (evidence " + p.Host.EvidenceRef + ")"
+		}
+	case p.Abandoned:
+		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
+	}
+}
+
+// receiptCause describes a receipt by its status and launcher-authored
+// error message: what the receipt shows, nothing more.
+func receiptCause(rc *policy.Receipt) string {
+	cause := string(rc.Status)
+	if rc.Error != nil && strings.TrimSpace(rc.Error.Message) != "" {
+		cause += ": " + oneLine(rc.Error.Message, 300)
+	}
+	if rc.Signal != nil {
+		cause += " (signal " + *rc.Signal + ")"
+	}
+	return cause
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func diversity(rep RunReport) Diversity {
+	d := Diversity{Providers: []policy.Provider{}, Attempted: []policy.Provider{}, Lanes: len(rep.Lanes)}
+	for _, l := range rep.Lanes {
+		for _, a := range l.Attempts {
+			if !a.Skipped && !slices.Contains(d.Attempted, a.Provider) {
+				d.Attempted = append(d.Attempted, a.Provider)
+			}
+		}
+		if l.State != machines.StateComplete {
+			continue
+		}
+		d.Complete++
+		for _, a := range l.Attempts {
+			if a.Outcome == policy.OutcomeComplete && !slices.Contains(d.Providers, a.Provider) {
+				d.Providers = append(d.Providers, a.Provider)
+			}
+		}
+	}
+	return d
+}
+
+func summaryLine(rep RunReport) string {
+	counts := map[machines.State]int{}
+	for _, l := range rep.Lanes {
+		counts[l.State]++
+	}
+	var parts []string
+	for _, s := range machines.States {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	names := make([]string, len(rep.Diversity.Providers))
+	for i, p := range rep.Diversity.Providers {
+		names[i] = string(p)
+	}
+	div := "no provider delivered"
+	if len(names) > 0 {
+		div = fmt.Sprintf("%d distinct provider(s) delivered: %s", len(names), strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("%d lane(s): %s; %s", len(rep.Lanes), strings.Join(parts, ", "), div)
+}
+
+// Text renders the report for people: a header, one line per lane with its
+// successful descriptor or final reason, its attempts with their causes,
+// and the provider diversity.
+func (rep RunReport) Text() string {
+	var b strings.Builder
+	state := "in progress"
+	if rep.Final {
+		state = "final"
+	}
+	fmt.Fprintf(&b, "run %s (role %s, parent %s, %s): %s\n", rep.Run, rep.Role, rep.Parent, rep.Access, state)
+	for _, l := range rep.Lanes {
+		fmt.Fprintf(&b, "lane %d %s: %s", l.Lane, l.LaneID, l.State)
+		switch {
+		case l.Success != "":
+			fmt.Fprintf(&b, " via %s", l.Success)
+		case l.Reason != "":
+			fmt.Fprintf(&b, " (%s)", l.Reason)
+		case l.WaitingFor != WaitNone:
+			fmt.Fprintf(&b, ", waiting for %s", l.WaitingFor)
+		}
+		fmt.Fprintf(&b, "; primary %s\n", l.Primary)
+		n := 0
+		for _, a := range l.Attempts {
+			if a.Skipped {
+				fmt.Fprintf(&b, "    - %s: %s\n", a.Descriptor, a.Cause)
+				continue
+			}
+			n++
+			cause := a.Cause
+			if cause == "" {
+				cause = "running"
+			}
+			fmt.Fprintf(&b, "    %d. %s: %s", n, a.Descriptor, cause)
+			if a.Inspection != nil {
+				fmt.Fprintf(&b, "; inspection %s (%s)", a.Inspection.State, a.Inspection.EvidenceRef)
+			}
+			if a.Operation != "" {
+				fmt.Fprintf(&b, "; operation %s", a.Operation)
+			}
+			b.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(&b, "%s\n", rep.Summary)
+	return b.String()
+}
+
+// finalSummary is the run-final payload of a run whose lanes are all final.
+func finalSummary(r *machines.Run) events.RunFinal {
+	rf := events.RunFinal{Lanes: make([]events.LaneResult, len(r.Lanes))}
+	rep := RunReport{Lanes: make([]LaneReport, len(r.Lanes))}
+	for i, l := range r.Lanes {
+		res := events.LaneResult{Lane: i, LaneID: l.Policy.ID, State: events.FinalState(l.State), Reason: l.Reason}
+		lr := LaneReport{State: l.State}
+		if l.State == machines.StateComplete && l.Dispatch != nil {
+			res.Descriptor = l.Dispatch.Descriptor
+			ap := l.Policy.Attempts[l.Dispatch.AttemptIndex]
+			lr.Attempts = []AttemptReport{{Provider: ap.ExhaustionGroup, Outcome: policy.OutcomeComplete}}
+		}
+		rf.Lanes[i], rep.Lanes[i] = res, lr
+	}
+	rep.Diversity = diversity(rep)
+	rf.Summary = summaryLine(rep)
+	return rf
+}

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// handle applies one delivery of the run's reports stream: a control input,
+// or a worker report that becomes claim, finish or audit. Every report is
+// recorded with its ReportSeq (the resume point), except the explanatory
+// audit that precedes a finish built from an unusable receipt, which must
+// not let a resumed session skip that finish.
+func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
+	if rd.Err != nil {
+		if c, err := events.DecodeControl(rd.Raw); err == nil {
+			return d.control(ctx, c)
+		}
+		return d.audit(ctx, events.RunLane, events.Audit{Reason: events.AuditMalformedReport, ReportSeq: rd.Seq, Detail: rd.Err.Error()})
+	}
+	rep := rd.Report
+	if rep.Run != d.run || rep.Lane >= len(d.r.Lanes) {
+		return d.audit(ctx, events.RunLane, reportAudit(events.AuditStaleReport, rd, "the run has no such lane"))
+	}
+	i := rep.Lane
+	l := d.r.Lanes[i]
+	switch {
+	case l.State.Final():
+		return d.audit(ctx, i, reportAudit(events.AuditLateReport, rd, d.lateDetail(l, rep)))
+	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:
+		return d.audit(ctx, i, reportAudit(events.AuditStaleReport, rd, "the lane is not running this execution"))
+	}
+	active := l.State == machines.StateLaunching || l.State == machines.StateRunning
+	switch rep.Kind {
+	case events.ReportClaimed:
+		if l.State != machines.StateLaunching {
+			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already claimed or ended"))
+		}
+		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq})
+	case events.ReportFinished:
+		if !active {
+			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
+		}
+		return d.finish(ctx, i, rd)
+	case events.ReportAbandoned:
+		if !active {
+			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
+		}
+		return d.appendEvent(ctx, i, abandoned(l, rep.WorkerID, rd.Seq))
+	}
+	return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "unknown report kind"))
+}
+
+// finish records the end of lane i's execution from a finished report.
+func (d *driver) finish(ctx context.Context, i int, rd events.ReportDelivery) error {
+	l := d.r.Lanes[i]
+	rep := rd.Report
+	idx := l.Dispatch.AttemptIndex
+	if l.Dispatch.Route == policy.RouteNative {
+		if rep.Host == nil {
+			return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "a native execution is finished only by explicit host metadata"))
+		}
+		h := *rep.Host
+		ev := policy.Event{AttemptIndex: idx, Status: h.Status, ProcessStarted: h.ProcessStarted}
+		return d.appendEvent(ctx, i, events.Finish{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Host: &h, Event: ev, ReportSeq: rd.Seq})
+	}
+	if rep.Host != nil {
+		return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "an external execution is finished only by its runner receipt"))
+	}
+	fin, problem := d.receiptFinish(l, rep)
+	if problem != "" {
+		// The attempt ended but its receipt proves nothing usable. It may
+		// have started, so it is never run again: explain, then finish it
+		// failed with processStarted unknown.
+		d.log.Warn("unusable receipt", "lane", i, "execution", rep.ExecutionID, "problem", problem)
+		if err := d.audit(ctx, i, events.Audit{Reason: events.AuditMalformedReport, ExecutionID: rep.ExecutionID, Report: &rep, Detail: problem}); err != nil {
+			return err
+		}
+	}
+	fin.ReportSeq = rd.Seq
+	return d.appendEvent(ctx, i, fin)
+}
+
+// receiptFinish reads and verifies the receipt at the job's receipt path
+// and normalizes it. When that fails it returns the finish to record anyway
+// (failed, processStarted unknown, with the receipt when it decoded) and
+// the reason.
+func (d *driver) receiptFinish(l machines.LaneRecord, rep events.Report) (events.Finish, string) {
+	idx := l.Dispatch.AttemptIndex
+	path := l.Dispatch.Paths.Receipt
+	fin := events.Finish{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID}
+	unusable := func(format string, args ...any) (events.Finish, string) {
+		fin.Event = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
+		if fin.Receipt == nil {
+			fin.ReceiptDigest, fin.Abandoned = "", true
+		}
+		return fin, fmt.Sprintf(format, args...)
+	}
+	if rep.ReceiptPath != path {
+		return unusable("report names receipt %s; the job's receipt is %s", rep.ReceiptPath, path)
+	}
+	data, err := readLimited(path, policy.MaxReceiptBytes)
+	if err != nil {
+		return unusable("read receipt: %v", err)
+	}
+	digest := events.Digest(data)
+	if digest != rep.ReceiptDigest {
+		return unusable("receipt digest %s differs from the reported %s", digest, rep.ReceiptDigest)
+	}
+	receipt, err := policy.DecodeReceipt(data)
+	if err != nil {
+		return unusable("decode receipt: %v", err)
+	}
+	fin.ReceiptDigest, fin.Receipt = digest, receipt
+	c := d.r.Created
+	ev, err := policy.Normalize(policy.NormalizeInput{
+		Parent: c.Parent, Attempt: l.Policy.Attempts[idx], AttemptIndex: idx,
+		Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: path, Receipt: data,
+	})
+	if err != nil {
+		return unusable("normalize receipt: %v", err)
+	}
+	fin.Event = ev
+	return fin, ""
+}
+
+// lateDetail explains a report for a final lane. For the end of the lane's
+// own last execution (a cancelled attempt's receipt) it names what the
+// verified receipt shows, so the run report can say how the attempt ended.
+func (d *driver) lateDetail(l machines.LaneRecord, rep events.Report) string {
+	detail := "lane is " + string(l.State)
+	if l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID {
+		return detail
+	}
+	switch {
+	case rep.Kind == events.ReportAbandoned:
+		return "the worker reported it abandoned"
+	case rep.Kind != events.ReportFinished:
+		return detail
+	case rep.Host != nil:
+		return "the host reported " + string(rep.Host.Status)
+	case rep.ReceiptPath != l.Dispatch.Paths.Receipt:
+		return detail
+	}
+	data, err := readLimited(rep.ReceiptPath, policy.MaxReceiptBytes)
+	if err != nil || events.Digest(data) != rep.ReceiptDigest {
+		return detail + "; its receipt could not be verified"
+	}
+	rc, err := policy.DecodeReceipt(data)
+	if err != nil {
+		return detail + "; its receipt does not decode"
+	}
+	return "the worker reported receipt " + receiptCause(rc)
+}
+
+// abandoned is the finish of an execution whose worker lease went stale. It
+// has no receipt and no settled child, so under the seed's mapping it is
+// failed ("a started failure with no settled child evidence"), with
+// processStarted unknown: it never advances and is never run again, and a
+// writer's worktree is kept for the parent to inspect.
+func abandoned(l machines.LaneRecord, worker string, seq uint64) events.Finish {
+	return events.Finish{
+		ExecutionID: l.Dispatch.ExecutionID, WorkerID: worker, Abandoned: true, ReportSeq: seq,
+		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed},
+	}
+}
+
+// reportAudit is the audit of a report that changes nothing.
+func reportAudit(reason events.AuditReason, rd events.ReportDelivery, detail string) events.Audit {
+	rep := rd.Report
+	return events.Audit{Reason: reason, ExecutionID: rep.ExecutionID, ReportSeq: rd.Seq, Report: &rep, Detail: detail}
+}
+
+// audit records a, on lane i or the run subject.
+func (d *driver) audit(ctx context.Context, lane int, a events.Audit) error {
+	d.log.Info("audit", "lane", lane, "reason", a.Reason, "execution", a.ExecutionID, "detail", a.Detail)
+	if err := d.appendEvent(ctx, lane, a); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}

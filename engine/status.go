@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// WaitKind says what a lane is waiting for.
+type WaitKind string
+
+// Wait kinds. A final lane waits for nothing (WaitNone).
+const (
+	// WaitNone: the lane is final.
+	WaitNone WaitKind = ""
+	// WaitEngine: the lane is created or terminal; the engine's next
+	// decision is due (a live engine takes it at once).
+	WaitEngine WaitKind = "engine"
+	// WaitWorker: an external attempt is queued for or running on a
+	// provider worker.
+	WaitWorker WaitKind = "worker"
+	// WaitNative: a native attempt waits for the parent harness
+	// (switchyard native next, then native report).
+	WaitNative WaitKind = "native"
+	// WaitVerdict: a started writer waits for the parent's inspection
+	// verdict (switchyard inspect).
+	WaitVerdict WaitKind = "verdict"
+	// WaitOperation: a handoff waits for the parent operation it asked for
+	// (LaneStatus.Operation).
+	WaitOperation WaitKind = "operation"
+)
+
+// LaneStatus is one lane as its log stands.
+type LaneStatus struct {
+	Lane   int            `json:"lane"`
+	LaneID string         `json:"laneId"`
+	State  machines.State `json:"state"`
+	// WaitingFor says who must act next.
+	WaitingFor WaitKind `json:"waitingFor,omitempty"`
+	// Attempt, Descriptor, Route, ExecutionID and Paths describe the
+	// current (latest) execution; unset before the first launch.
+	Attempt     *int          `json:"attempt,omitempty"`
+	Descriptor  string        `json:"descriptor,omitempty"`
+	Route       policy.Route  `json:"route,omitempty"`
+	ExecutionID string        `json:"executionId,omitempty"`
+	Paths       *events.Paths `json:"paths,omitempty"`
+	// WorkerID is the worker that claimed the current execution.
+	WorkerID string `json:"workerId,omitempty"`
+	// Outcome is the latest recorded execution outcome.
+	Outcome policy.Outcome `json:"outcome,omitempty"`
+	// Operation is the parent operation the lane awaits.
+	Operation *policy.Operation `json:"operation,omitempty"`
+	// Reason says why a final lane ended.
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunStatus is a run as its log stands.
+type RunStatus struct {
+	Run         string            `json:"run"`
+	Role        string            `json:"role"`
+	Parent      policy.Parent     `json:"parent"`
+	Access      policy.Access     `json:"access"`
+	SheetDigest string            `json:"sheetDigest"`
+	Created     time.Time         `json:"created"`
+	Updated     time.Time         `json:"updated"` // time of the latest event.
+	Final       bool              `json:"final"`   // run-final is recorded.
+	Cancelled   bool              `json:"cancelled,omitempty"`
+	Exhausted   []policy.Provider `json:"exhausted"`
+	Lanes       []LaneStatus      `json:"lanes"`
+	// Summary is run-final's one-line summary, once final.
+	Summary string `json:"summary,omitempty"`
+}
+
+// Status folds run's log into its status. ErrUnknownRun if the run has no
+// events.
+func (e *Engine) Status(ctx context.Context, run string) (RunStatus, error) {
+	r, envs, err := e.load(ctx, run)
+	if err != nil {
+		return RunStatus{}, err
+	}
+	return statusOf(r, envs), nil
+}
+
+// Runs returns the status of every run in the store, in run id order. A run
+// whose log does not fold is skipped (and logged); Status reports its
+// error.
+func (e *Engine) Runs(ctx context.Context) ([]RunStatus, error) {
+	ids, err := e.cfg.Store.Runs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out := make([]RunStatus, 0, len(ids))
+	for _, id := range ids {
+		st, err := e.Status(ctx, id)
+		if errors.Is(err, ErrInconsistentLog) {
+			e.log.Warn("run log does not fold", "run", id, "err", err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// statusOf builds the status of a folded run.
+func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
+	c := r.Created
+	st := RunStatus{
+		Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
+		Final: r.Closed != nil, Cancelled: r.Cancel != nil, Exhausted: append([]policy.Provider{}, r.Exhausted...),
+		Lanes: make([]LaneStatus, len(r.Lanes)),
+	}
+	if len(envs) > 0 {
+		st.Created, st.Updated = envs[0].Time, envs[len(envs)-1].Time
+	}
+	if r.Closed != nil {
+		st.Summary = r.Closed.Summary
+	}
+	for i, l := range r.Lanes {
+		st.Lanes[i] = laneStatus(l)
+	}
+	return st
+}
+
+func laneStatus(l machines.LaneRecord) LaneStatus {
+	ls := LaneStatus{Lane: l.Index, LaneID: l.Policy.ID, State: l.State, WaitingFor: waitingFor(l)}
+	if d := l.Dispatch; d != nil {
+		idx, paths := d.AttemptIndex, d.Paths
+		ls.Attempt, ls.Descriptor, ls.Route, ls.ExecutionID, ls.Paths = &idx, d.Descriptor, d.Route, d.ExecutionID, &paths
+	}
+	if l.Claim != nil {
+		ls.WorkerID = l.Claim.WorkerID
+	}
+	for j := len(l.History) - 1; j >= 0; j-- {
+		if l.History[j].ParentOperation == nil {
+			ls.Outcome = l.History[j].Status
+			break
+		}
+	}
+	if l.State == machines.StateAwaitingOperation && l.Request != nil {
+		ls.Operation = l.Request.Decision.Operation
+	}
+	if l.State.Final() {
+		ls.Reason = l.Reason
+	}
+	return ls
+}
+
+// waitingFor says who must act next on lane l.
+func waitingFor(l machines.LaneRecord) WaitKind {
+	switch l.State {
+	case machines.StateCreated, machines.StateTerminal:
+		return WaitEngine
+	case machines.StateLaunching, machines.StateRunning:
+		if l.Dispatch != nil && l.Dispatch.Route == policy.RouteNative {
+			return WaitNative
+		}
+		return WaitWorker
+	case machines.StateInspecting:
+		return WaitVerdict
+	case machines.StateAwaitingOperation:
+		return WaitOperation
+	}
+	return WaitNone
+}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// RunRequest is what Submit needs to start a run.
+type RunRequest struct {
+	// RunID names the run; default a fresh Config.NewID(). It must pass
+	// events.ValidateRunID and not exist yet.
+	RunID string
+	// Sheet is the model sheet's exact bytes; they are frozen into the
+	// run's first event. Required.
+	Sheet []byte
+	// Role is the role to resolve into lanes (a row header or a leaf role).
+	// Required.
+	Role string
+	// Parent is the parent harness: claude or codex. Required.
+	Parent policy.Parent
+	// Mode is the run's access mode; default read-only. isolated-write
+	// needs Cwd inside a git work tree: every attempt runs in a fresh
+	// worktree of its HEAD.
+	Mode policy.Access
+	// Prompt is the task prompt. When nil, the file at PromptPath is read.
+	// The bytes are frozen once under the data directory (run-created
+	// records that copy's path and digest) and copied into every attempt.
+	Prompt     []byte
+	PromptPath string
+	// Cwd is the checkout the run is for (made absolute). Required.
+	Cwd string
+	// Timeout is each attempt's runner deadline; 0 means none.
+	Timeout time.Duration
+	// Contract is the worker ownership contract; default legacy.
+	Contract policy.Contract
+}
+
+// Submit validates req, freezes its sheet and prompt, and records the run's
+// run-created event, returning the run id. The sheet is parsed and the role
+// resolved with Config.Policy; policy errors (*policy.PolicyError,
+// policy.ErrUnconfigured) are returned as policy returns them. Submit only
+// appends: the Engine whose Run is active (in this process or any other
+// on the same store) picks the run up from the store and drives it.
+func (e *Engine) Submit(ctx context.Context, req RunRequest) (string, error) {
+	created, run, err := e.prepareRun(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	prompt := req.Prompt
+	if prompt == nil {
+		if prompt, err = readLimited(req.PromptPath, maxPromptBytes); err != nil {
+			return "", invalidf("read prompt: %v", err)
+		}
+	}
+	if len(prompt) == 0 {
+		return "", invalidf("the prompt is empty")
+	}
+	if created.PromptPath, err = e.freezePrompt(run, prompt); err != nil {
+		return "", fmt.Errorf("%w (run %s)", err, run)
+	}
+	created.PromptDigest = events.Digest(prompt)
+	env := events.NewEnvelope(run, events.RunLane, e.cfg.Now(), created)
+	if _, err := e.cfg.Store.Append(ctx, env, 0); err != nil {
+		if errors.Is(err, events.ErrConflict) {
+			return "", fmt.Errorf("run %s: %w", run, ErrRunExists)
+		}
+		return "", fmt.Errorf("record run-created for %s: %w", run, err)
+	}
+	e.log.Info("run submitted", "run", run, "role", created.Role, "lanes", len(created.Lanes), "mode", created.Access)
+	return run, nil
+}
+
+// prepareRun checks everything about req that does not touch the data
+// directory and returns run-created without its prompt fields.
+func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCreated, string, error) {
+	var c events.RunCreated
+	if len(req.Sheet) == 0 {
+		return c, "", invalidf("the sheet is empty")
+	}
+	if _, err := policy.ParseParent(string(req.Parent)); err != nil {
+		return c, "", err
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = policy.ReadOnly
+	}
+	if _, err := policy.ParseAccess(string(mode)); err != nil {
+		return c, "", err
+	}
+	contract := req.Contract
+	if contract == "" {
+		contract = policy.ContractLegacy
+	}
+	if contract != policy.ContractLegacy && contract != policy.ContractStrict {
+		return c, "", invalidf("contract %q: want legacy or strict", contract)
+	}
+	if req.Timeout < 0 {
+		return c, "", invalidf("timeout must not be negative")
+	}
+	if req.Cwd == "" {
+		return c, "", invalidf("cwd is required")
+	}
+	cwd, err := filepath.Abs(req.Cwd)
+	if err != nil {
+		return c, "", invalidf("cwd: %v", err)
+	}
+	if mode == policy.IsolatedWrite {
+		if err := checkWorkTree(ctx, cwd); err != nil {
+			return c, "", invalidf("isolated-write runs need cwd in a git work tree with a commit: %v", err)
+		}
+	}
+	sheet, err := policy.ParseSheet(req.Sheet, e.cfg.Policy)
+	if err != nil {
+		return c, "", err
+	}
+	rp, err := policy.Resolve(sheet, req.Role, req.Parent, e.cfg.Policy)
+	if err != nil {
+		return c, "", err
+	}
+	run := req.RunID
+	if run == "" {
+		run = e.cfg.NewID()
+	}
+	if err := events.ValidateRunID(run); err != nil {
+		return c, "", invalidf("run id: %v", err)
+	}
+	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); err == nil {
+		return c, "", fmt.Errorf("run %s: %w", run, ErrRunExists)
+	}
+	sheetBytes := append([]byte(nil), req.Sheet...)
+	c = events.RunCreated{
+		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
+		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
+		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds()},
+	}
+	return c, run, nil
+}

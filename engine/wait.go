@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// LaneChange is one lane state change, for live progress lines.
+type LaneChange struct {
+	Run    string         `json:"run"`
+	Lane   int            `json:"lane"`
+	LaneID string         `json:"laneId"`
+	From   machines.State `json:"from"`
+	To     machines.State `json:"to"`
+	// Event is the event type that moved the lane.
+	Event events.Type `json:"event"`
+	Seq   uint64      `json:"seq"`
+	Time  time.Time   `json:"time"`
+	// Descriptor and ExecutionID name the lane's current execution.
+	Descriptor  string `json:"descriptor,omitempty"`
+	ExecutionID string `json:"executionId,omitempty"`
+	// Outcome is set by finish: the normalized outcome.
+	Outcome policy.Outcome `json:"outcome,omitempty"`
+	// Reason is set when the lane becomes final.
+	Reason string `json:"reason,omitempty"`
+	// WaitingFor is who must act next.
+	WaitingFor WaitKind `json:"waitingFor,omitempty"`
+	// Notice is the seed's progress notice when one is due (before a
+	// replacement is launched, when a writer pauses for inspection, when a
+	// lane waits for the parent): the failed descriptor, the observed
+	// cause and the next approved descriptor or action. Empty otherwise.
+	Notice string `json:"notice,omitempty"`
+}
+
+// Wait follows run's log from its first event until run-final, calling
+// onChange (if not nil) once per lane state change in log order (the
+// changes already recorded first, then live ones), and returns the final
+// report. It needs no running engine in this process, only one somewhere.
+// ErrUnknownRun if the run has no events.
+func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)) (RunReport, error) {
+	if err := events.ValidateRunID(run); err != nil {
+		return RunReport{}, fmt.Errorf("%w: %v", ErrUnknownRun, err)
+	}
+	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); errors.Is(err, events.ErrNotFound) {
+		return RunReport{}, fmt.Errorf("run %s: %w", run, ErrUnknownRun)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := e.cfg.Store.Watch(ctx, run, 0)
+	if err != nil {
+		return RunReport{}, fmt.Errorf("watch run %s: %w", run, err)
+	}
+	r := &machines.Run{}
+	var envs []events.Envelope
+	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
+	for {
+		var env events.Envelope
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return RunReport{}, ctx.Err()
+		case env, ok = <-ch:
+		}
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return RunReport{}, err
+			}
+			return RunReport{}, fmt.Errorf("watch run %s ended before run-final (see Status for a log error)", run)
+		}
+		from := machines.State("")
+		if env.Lane >= 0 && env.Lane < len(r.Lanes) {
+			from = r.Lanes[env.Lane].State
+		}
+		if err := r.Apply(env); err != nil {
+			return RunReport{}, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
+		}
+		envs = append(envs, env)
+		if f, isFinish := env.Payload.(events.Finish); isFinish {
+			finishes[env.Lane] = &f
+		}
+		if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
+			onChange(laneChange(r, env, from, finishes[env.Lane]))
+		}
+		if r.Closed != nil {
+			return buildReport(r, envs), nil
+		}
+	}
+}
+
+// laneChange describes the change env made to its lane.
+func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish) LaneChange {
+	l := r.Lanes[env.Lane]
+	ch := LaneChange{Run: r.ID, Lane: env.Lane, LaneID: l.Policy.ID, From: from, To: l.State, Event: env.Type,
+		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(l)}
+	if l.Dispatch != nil {
+		ch.Descriptor, ch.ExecutionID = l.Dispatch.Descriptor, l.Dispatch.ExecutionID
+	}
+	if l.State.Final() {
+		ch.Reason = l.Reason
+	}
+	switch p := env.Payload.(type) {
+	case events.Finish:
+		ch.Outcome = p.Event.Status
+	case events.Launch:
+		ch.Notice = replacementNotice(r, env.Lane, fin, p)
+	case events.Continue:
+		ch.Notice = replacementNotice(r, env.Lane, fin, events.Launch(p))
+	case events.Inspect:
+		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF",
+			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
+	case events.RequestOperation:
+		if op := p.Decision.Operation; op != nil {
+			ch.Notice = fmt.Sprintf("lane %d: %s handed off %s (task %s, checkpoint %s); the parent performs it and records the result: switchyard operation --run %s --lane %d --result succeeded|failed --ref REF",
+				env.Lane, ch.Descriptor, op.Kind, op.TaskID, op.CheckpointID, r.ID, env.Lane)
+		}
+	case events.Stop:
+		if fin != nil {
+			ch.Notice = fmt.Sprintf("lane %d: %s ended %s; the lane stops (%s)", env.Lane, ch.Descriptor, causeOf(fin), p.Decision.Reason)
+		}
+	}
+	if ch.Notice == "" && ch.WaitingFor == WaitNative && env.Type != events.TypeClaim {
+		ch.Notice = fmt.Sprintf("lane %d: native attempt %s waits for the parent: switchyard native next --parent %s, then switchyard native report --execution %s --status S",
+			env.Lane, ch.Descriptor, r.Created.Parent, ch.ExecutionID)
+	}
+	return ch
+}
+
+// replacementNotice is due when a launch replaces a failed execution, or
+// starts past attempts skipped for an exhausted group: it names the failed
+// descriptor and its observed cause, the skipped descriptors, and the next
+// descriptor.
+func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch events.Launch) string {
+	l := r.Lanes[lane]
+	from := 0
+	var b strings.Builder
+	fmt.Fprintf(&b, "lane %d: ", lane)
+	if fin != nil {
+		from = fin.Event.AttemptIndex + 1
+		fmt.Fprintf(&b, "%s ended %s; ", l.Policy.Attempts[fin.Event.AttemptIndex].Descriptor, causeOf(fin))
+	}
+	var skipped []string
+	for k := from; k < launch.AttemptIndex && k < len(l.Policy.Attempts); k++ {
+		skipped = append(skipped, l.Policy.Attempts[k].Descriptor)
+	}
+	if fin == nil && len(skipped) == 0 {
+		return ""
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "skipping %s (provider group already exhausted); ", strings.Join(skipped, ", "))
+	}
+	verb := "falls back to"
+	switch {
+	case l.Continued:
+		verb = "continues with"
+	case fin == nil:
+		verb = "launches"
+	}
+	fmt.Fprintf(&b, "%s %s", verb, launch.Descriptor)
+	return b.String()
+}
+
+// causeOf is the observed cause of a finished execution, as the run
+// report words it; its outcome when nothing more is known.
+func causeOf(fin *events.Finish) string {
+	if fin == nil {
+		return "without a recorded outcome"
+	}
+	var a AttemptReport
+	describeFinish(&a, *fin)
+	if a.Cause == "" {
+		return string(fin.Event.Status)
+	}
+	if a.ReceiptStatus != "" && string(a.ReceiptStatus) != string(fin.Event.Status) {
+		return a.Cause + " (outcome " + string(fin.Event.Status) + ")"
+	}
+	return a.Cause
+}
