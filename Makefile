@@ -54,3 +54,10 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 
 clean: ## Remove build output
 	rm -rf bin
+
+.PHONY: demo
+
+demo: ## Build, run a three-seat panel on the simulated CLIs, replay it (< 30 s)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/switchyard
+	$(GO) build -o bin/simcli ./testdata/simcli
+	./scripts/demo.sh

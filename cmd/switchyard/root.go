@@ -27,5 +27,14 @@ lane's next step from a frozen model sheet.`,
 	root.SetErr(stderr)
 	root.AddCommand(newPolicyCmd(stdout, stderr))
 	root.AddCommand(newRunnerCmd(stdout, stderr))
+	root.AddCommand(newRunCmd(stdout, stderr))
+	root.AddCommand(newServeCmd(stdout, stderr))
+	root.AddCommand(newWorkerCmd(stdout, stderr))
+	root.AddCommand(newStatusCmd(stdout, stderr))
+	root.AddCommand(newReplayCmd(stdout, stderr))
+	root.AddCommand(newInspectCmd(stdout, stderr))
+	root.AddCommand(newCancelCmd(stdout, stderr))
+	root.AddCommand(newNativeCmd(stdout, stderr))
+	root.AddCommand(newOperationCmd(stdout, stderr))
 	return root
 }

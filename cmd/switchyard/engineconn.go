@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// engineFlags are the options every engine command shares: where the
+// events live (--nats, or the data directory's own server) and how an
+// embedded server is started.
+type engineFlags struct {
+	nats     string
+	dataDir  string
+	replicas int
+	fsync    string
+}
+
+// fsyncHelp is --fsync's help: the durability trade must be stated where
+// the option is chosen.
+const fsyncHelp = `when an embedded server fsyncs: "always" fsyncs every write before
+acknowledging it; "interval" fsyncs once a second, trading durability for
+throughput: acknowledged events can be lost on an OS crash or power loss
+(a process crash loses nothing)`
+
+// addEngineFlags declares --nats, --data-dir, --replicas and, when embed is
+// true (the command may start the data directory's embedded server),
+// --fsync.
+func addEngineFlags(c *cobra.Command, f *engineFlags, embed bool) {
+	fl := c.Flags()
+	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
+	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
+	fl.IntVar(&f.replicas, "replicas", 0, "stream replicas with --nats: 3 for a three-node cluster (default 3 when --nats lists\nthree or more servers, else 1)")
+	if embed {
+		fl.StringVar(&f.fsync, "fsync", string(events.FsyncAlways), fsyncHelp)
+	}
+}
+
+// validate checks the flags' own values, before anything connects.
+func (f engineFlags) validate(c *cobra.Command) error {
+	if c.Flags().Changed("nats") && len(events.SplitURLs(f.nats)) == 0 {
+		return usagef("--nats %q lists no URL; pass nats://host:port[,nats://host:port...]", f.nats)
+	}
+	if f.replicas < 0 || f.replicas > 5 {
+		return usagef("--replicas %d is out of range; use 1 (single server) to 5, typically 3 for a cluster", f.replicas)
+	}
+	if f.replicas != 0 && f.nats == "" {
+		return usagef("--replicas applies only with --nats (an embedded server always has one replica); drop it or add --nats URL")
+	}
+	if f.nats != "" && c.Flags().Changed("fsync") {
+		return usagef("--fsync applies to an embedded server; with --nats the servers' own configuration decides, so drop --fsync")
+	}
+	switch events.FsyncPolicy(f.fsync) {
+	case "", events.FsyncAlways, events.FsyncInterval:
+	default:
+		return usagef("--fsync %q: want always or interval", f.fsync)
+	}
+	return nil
+}
+
+// connMode says how a command reached the events.
+type connMode int
+
+const (
+	// connExternal: --nats, an existing server or cluster.
+	connExternal connMode = iota + 1
+	// connServe: the data directory's serve (or self-contained run), over
+	// loopback.
+	connServe
+	// connEmbedded: this process started the data directory's embedded
+	// server and holds its lock.
+	connEmbedded
+)
+
+// connectOptions says what a command needs from its connection.
+type connectOptions struct {
+	// serveKind, when set, makes an embedded owner listen on listen and
+	// write serve.json with this kind ("serve" or "run"), so other
+	// processes (workers, the parent's inspect, native, cancel) can reach
+	// it.
+	serveKind string
+	listen    string
+	// noEmbed refuses to start an embedded server: the command needs a
+	// server that outlives it (worker).
+	noEmbed bool
+	// exclusive refuses to connect to another holder: the command must own
+	// the data directory (serve).
+	exclusive bool
+	// lockWait bounds waiting for a holder that does not listen (another
+	// short command) to finish.
+	lockWait time.Duration
+	// onWait, when set, is told once that the command waits for another
+	// run to release the data directory.
+	onWait func(msg string)
+}
+
+// engineConn is an open connection to the events: the JetStream seams and
+// whatever must be closed after them.
+type engineConn struct {
+	mode    connMode
+	dataDir string
+	urls    []string // the server URLs other processes use (external, serve, or a listening embedded owner)
+	emb     *events.Embedded
+	js      *events.JetStream
+	lock    *dirLock
+	closeNC func()
+	// holder is the serve.json of the process served (connServe).
+	holder serveInfo
+	// wroteInfo: this process wrote serve.json and removes it on Close.
+	wroteInfo bool
+	// defaultDir: --data-dir was not given.
+	defaultDir bool
+}
+
+// openEngineConn connects the way f and o say:
+//
+//   - with --nats: to that server or cluster (replicas per --replicas);
+//   - else, when another process holds the data directory and listens
+//     (serve.json): to it, over loopback;
+//   - else (o.noEmbed aside): it starts the data directory's embedded
+//     server in this process, holding serve.lock while it runs.
+func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engineConn, error) {
+	if f.nats != "" {
+		urls := events.SplitURLs(f.nats)
+		replicas := f.replicas
+		if replicas == 0 {
+			replicas = 1
+			if len(urls) >= 3 {
+				replicas = 3
+			}
+		}
+		nc, err := events.Connect(urls, nats.Timeout(5*time.Second))
+		if err != nil {
+			return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
+		}
+		js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas})
+		if err != nil {
+			nc.Close()
+			return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
+		}
+		return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close}, nil
+	}
+	dir, err := resolveDataDir(f.dataDir)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	wait := o.lockWait
+	if wait == 0 {
+		wait = 30 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	waitingForRun := false // waiting, without a deadline, for another run to finish
+	expired := func() bool { return !waitingForRun && time.Now().After(deadline) }
+	for {
+		lock, err := tryLockDataDir(dir)
+		switch {
+		case err == nil:
+			if o.noEmbed {
+				lock.Unlock()
+				return nil, failf("no switchyard serve is running for data directory %s; start one with `switchyard serve --data-dir %s`, or pass --nats URL", dir, dir)
+			}
+			c, err := startEmbedded(ctx, dir, f, o, lock)
+			if err != nil {
+				lock.Unlock()
+				return nil, err
+			}
+			c.defaultDir = f.dataDir == ""
+			return c, nil
+		case !errors.Is(err, errLocked):
+			return nil, failf("%v", err)
+		}
+		// Another process holds the directory. If it listens, use it.
+		if info, ierr := readServeInfo(dir); ierr == nil && processAlive(info.PID) {
+			switch {
+			case o.exclusive:
+				return nil, failf("data directory %s is already served by %s (pid %d, %s); stop it first or pass another --data-dir",
+					dir, info.Kind, info.PID, info.URL)
+			case info.Kind != "serve" && o.noEmbed:
+				return nil, failf("data directory %s is held by a self-contained switchyard %s (pid %d), which stops when its run is final; start `switchyard serve --data-dir %s` for workers, or pass --nats URL",
+					dir, info.Kind, info.PID, dir)
+			case info.Kind != "serve" && o.serveKind == "run":
+				// Its server (and engine) stop when its run is final, so a
+				// second run waits for the directory rather than lean on it.
+				if o.onWait != nil && !waitingForRun {
+					o.onWait(fmt.Sprintf("data directory %s is in use by another switchyard run (pid %d); waiting for it to finish (a `switchyard serve --data-dir %s` runs several at once)",
+						dir, info.PID, dir))
+				}
+				waitingForRun = true
+			default:
+				c, err := connectHolder(ctx, dir, info)
+				if err == nil {
+					c.defaultDir = f.dataDir == ""
+					return c, nil
+				}
+				if expired() {
+					return nil, err
+				}
+			}
+		} else if o.noEmbed && expired() {
+			return nil, failf("no switchyard serve is running for data directory %s (pid %d holds it without listening); start `switchyard serve --data-dir %s`, or pass --nats URL",
+				dir, lockHolder(dir), dir)
+		}
+		if expired() {
+			return nil, failf("data directory %s stays locked by pid %d, which does not serve it; wait for it to finish or pass another --data-dir",
+				dir, lockHolder(dir))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &cliError{code: exitInterrupted, msg: "interrupted while waiting for data directory " + dir}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// startEmbedded starts the data directory's embedded server in this
+// process (the caller holds lock).
+func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOptions, lock *dirLock) (*engineConn, error) {
+	// A serve.json left by a holder that died names no one now.
+	os.Remove(filepath.Join(dir, serveInfoName))
+	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: events.FsyncPolicy(f.fsync)}
+	if cfg.Fsync == "" {
+		cfg.Fsync = events.FsyncAlways
+	}
+	if o.serveKind != "" {
+		cfg.Listen = o.listen
+		if cfg.Listen == "" {
+			cfg.Listen = "127.0.0.1:0"
+		}
+	}
+	if o.serveKind == "serve" {
+		// A taken port would only show as a start-up timeout.
+		if err := portFree(cfg.Listen); err != nil {
+			return nil, failf("cannot listen on --listen %s: %v; pass a free port (127.0.0.1:0 picks one)", cfg.Listen, err)
+		}
+	}
+	emb, err := events.StartEmbedded(cfg)
+	if err != nil {
+		if o.serveKind == "serve" {
+			return nil, failf("start the embedded server of %s on --listen %s: %v; if the port is taken, pass another (127.0.0.1:0 picks a free one)", dir, cfg.Listen, err)
+		}
+		return nil, failf("start the embedded server of %s: %v", dir, err)
+	}
+	js, err := events.OpenJetStream(ctx, emb.Conn(), events.JetStreamConfig{Replicas: 1})
+	if err != nil {
+		emb.Shutdown()
+		return nil, failf("open the streams in %s: %v", dir, err)
+	}
+	c := &engineConn{mode: connEmbedded, dataDir: dir, emb: emb, js: js, lock: lock}
+	if u := emb.ClientURL(); u != "" {
+		c.urls = []string{u}
+		info := serveInfo{PID: os.Getpid(), URL: u, Kind: o.serveKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC()}
+		if err := writeServeInfo(dir, info); err != nil {
+			c.Close()
+			return nil, failf("%v", err)
+		}
+		c.wroteInfo = true
+	}
+	return c, nil
+}
+
+// portFree reports an error when addr (host:port, port not 0) cannot be
+// listened on right now.
+func portFree(addr string) error {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		return nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			return oe.Err
+		}
+		return err
+	}
+	return l.Close()
+}
+
+// connectHolder connects to the process serving dir.
+func connectHolder(ctx context.Context, dir string, info serveInfo) (*engineConn, error) {
+	nc, err := events.Connect([]string{info.URL}, nats.Timeout(2*time.Second))
+	if err != nil {
+		return nil, failf("cannot reach the %s of data directory %s (pid %d, %s): %v; is it still running?", info.Kind, dir, info.PID, info.URL, err)
+	}
+	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: 1, SetupTimeout: 10 * time.Second})
+	if err != nil {
+		nc.Close()
+		return nil, failf("the %s of data directory %s (pid %d, %s): %v", info.Kind, dir, info.PID, info.URL, err)
+	}
+	return &engineConn{mode: connServe, dataDir: dir, urls: []string{info.URL}, js: js, closeNC: nc.Close, holder: info}, nil
+}
+
+// Close shuts down what the connection opened: the client connection, or
+// the embedded server (then serve.json and the lock go).
+func (c *engineConn) Close() {
+	if c == nil {
+		return
+	}
+	if c.closeNC != nil {
+		c.closeNC()
+	}
+	if c.emb != nil {
+		c.emb.Shutdown()
+	}
+	if c.wroteInfo {
+		removeServeInfo(c.dataDir, os.Getpid())
+	}
+	c.lock.Unlock()
+}
+
+// store, queue and claims are the three seams.
+func (c *engineConn) store() events.Store   { return c.js.Store() }
+func (c *engineConn) queue() events.Queue   { return c.js.Queue() }
+func (c *engineConn) claims() events.Claims { return c.js.Claims() }
+
+// describe says where the events are, for messages.
+func (c *engineConn) describe() string {
+	switch c.mode {
+	case connExternal:
+		return "NATS " + strings.Join(c.urls, ",")
+	case connServe:
+		return fmt.Sprintf("the %s of %s (pid %d, %s)", c.holder.Kind, c.dataDir, c.holder.PID, c.holder.URL)
+	default:
+		return "the embedded server of " + c.dataDir
+	}
+}
+
+// engineDataDir is the directory the engine keeps attempt files in: the
+// data directory, or for --nats the default (or given) one on this host.
+func (c *engineConn) engineDataDir(f engineFlags) (string, error) {
+	if c.dataDir != "" {
+		return c.dataDir, nil
+	}
+	return resolveDataDir(f.dataDir)
+}
+
+// newEngine builds an engine on the connection. Only serve and a
+// self-contained run call its Run loop; every other command uses it for
+// one request.
+func (c *engineConn) newEngine(f engineFlags, logger *slog.Logger) (*engine.Engine, error) {
+	dir, err := c.engineDataDir(f)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	e, err := engine.New(engine.Config{
+		Store: c.store(), Queue: c.queue(), Claims: c.claims(),
+		DataDir: dir, Policy: policy.DefaultOptions(), Now: time.Now, Logger: logger,
+	})
+	if err != nil {
+		return nil, failf("start the engine: %v", err)
+	}
+	return e, nil
+}
+
+// connFlags renders the options that reach the same events from another
+// shell (--nats or a non-default --data-dir), for the commands run prints.
+func (c *engineConn) connFlags(f engineFlags) string {
+	switch {
+	case f.nats != "":
+		return " --nats " + shellQuote(f.nats)
+	case !c.defaultDir && c.dataDir != "":
+		return " --data-dir " + shellQuote(c.dataDir)
+	}
+	return ""
+}
+
+// shellQuote quotes s for a copy-pasteable command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,=@+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// quietLogger logs warnings and errors to stderr; commands print their own
+// results.
+func quietLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// printNativeJob prints what native next found: the job (text or JSON),
+// or that none is queued.
+func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, asJSON bool, conn string) error {
+	if job == nil {
+		if asJSON {
+			return writeJSON(w, map[string]string{"status": "none", "parent": string(parent)})
+		}
+		fmt.Fprintf(w, "no native job queued for parent %s (--wait blocks until one is)\n", parent)
+		return nil
+	}
+	if asJSON {
+		return writeJSON(w, job)
+	}
+	fmt.Fprintf(w, "native job for parent %s\n", job.Parent)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "  %s\t%s\n", k, v)
+		}
+	}
+	row("execution", job.ExecutionID)
+	row("run", fmt.Sprintf("%s lane %d, attempt %d", job.Run, job.Lane, job.AttemptIndex))
+	row("descriptor", job.Descriptor)
+	row("mode", string(job.Mode))
+	row("prompt", job.Paths.Prompt)
+	row("output", job.Paths.Output)
+	row("receipt", job.Paths.Receipt+" (reserved; a native attempt writes no runner receipt)")
+	row("cwd", job.Paths.Cwd)
+	row("worktree", job.Paths.Worktree)
+	if job.TimeoutMs > 0 {
+		row("timeout", (time.Duration(job.TimeoutMs) * time.Millisecond).String())
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Run it with your native subagent (the prompt file in, its final response to the output path), then record how it ended:\n")
+	fmt.Fprintf(w, "  %s\n", nativeReportCommand(job.ExecutionID, conn))
+	fmt.Fprintf(w, "  (outcomes: %s)\n", outcomeList())
+	return nil
+}
+
+// nativeReportError explains a refused native report.
+func nativeReportError(err error, execution string, f engineFlags, conn *engineConn) error {
+	flags := conn.connFlags(f)
+	if errors.Is(err, engine.ErrUnknownExecution) {
+		return usagef("--execution %s names no native execution a run is waiting for; `switchyard native next --parent P%s` hands out queued jobs and `switchyard status%s` shows waiting lanes",
+			execution, flags, flags)
+	}
+	if errors.Is(err, engine.ErrInvalidRequest) || policy.IsUsage(err) {
+		return usagef("%v", err)
+	}
+	return failf("native report for execution %s: %v", execution, err)
+}

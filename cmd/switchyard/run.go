@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// exitInterrupted is run's exit code when SIGINT or SIGTERM stopped it
+// before the run was final (the shell convention for SIGINT).
+const exitInterrupted = 130
+
+// runFlags are `switchyard run`'s own options.
+type runFlags struct {
+	sheet, role, parent, prompt, cwd string
+	mode, contract, runID            string
+	timeout                          time.Duration
+	json                             bool
+}
+
+// runInput is a run request checked before anything connects: the sheet
+// parsed and the role resolved, so sheet problems exit 65 at once.
+type runInput struct {
+	req       engine.RunRequest
+	lanes     []policy.LanePolicy
+	providers []policy.Provider // external providers the lanes may launch, in first-use order
+}
+
+// newRunCmd builds `switchyard run`.
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f engineFlags
+	var rf runFlags
+	c := &cobra.Command{
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--json]",
+		Short: "Run one role of a model sheet to its final report",
+		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
+drive every lane through its attempt chain until all of them are final, then
+print the run report.
+
+With no server for the data directory, run is self-contained: it starts the
+embedded engine and in-process workers for the providers the role's
+external attempts need, serves the data directory to other commands while it
+lasts (so the parent can answer it from another shell), and exits when the
+run is final. With a "switchyard serve" running for the data directory, or
+with --nats, it submits the run there and waits; workers must be running.
+
+While it waits it prints one line per lane change. When a lane needs the
+parent it prints the exact command to run:
+  a native attempt:       switchyard native next --parent P
+  a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
+  a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
+
+Exit codes: 0 when the run is final, whatever each lane's outcome (the report
+says); 64 usage error or unreadable input; 65 invalid sheet or role; 130
+interrupted before the run was final (the run stays stored; a serve resumes
+it); 1 anything else.`,
+		Example: `  # Run the swarm workers panel on the sample sheet, read-only:
+  switchyard run --sheet testdata/sheets/panel.sheet --role "swarm workers" \
+    --parent claude --prompt task.md --cwd .
+
+  # A writer run with a 20 minute deadline per attempt, report as JSON:
+  switchyard run --sheet my.sheet --role bug-fix --parent codex --prompt fix.md \
+    --cwd ~/src/app --mode isolated-write --timeout 20m --json`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "sheet", "role", "parent", "prompt", "cwd"); err != nil {
+				return err
+			}
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			in, err := prepareRun(rf)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd.Context(), stdout, stderr, f, rf, in)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&rf.sheet, "sheet", "", "the model sheet to freeze into the run")
+	fl.StringVar(&rf.role, "role", "", `a row header or a unique leaf role, e.g. "swarm workers"`)
+	fl.StringVar(&rf.parent, "parent", "", "the top-level harness that owns the run: claude or codex")
+	fl.StringVar(&rf.prompt, "prompt", "", "the task prompt file every attempt receives")
+	fl.StringVar(&rf.cwd, "cwd", "", "the checkout the lanes work on")
+	fl.StringVar(&rf.mode, "mode", string(policy.ReadOnly), "access mode: read-only or isolated-write (each writer attempt gets a fresh git worktree)")
+	fl.DurationVar(&rf.timeout, "timeout", 0, "per-attempt deadline, e.g. 20m (default none)")
+	fl.StringVar(&rf.contract, "contract", string(policy.ContractLegacy), "worker ownership contract: legacy or strict")
+	fl.StringVar(&rf.runID, "run-id", "", "the run id (letters, digits, - and _); default a fresh one")
+	fl.BoolVar(&rf.json, "json", false, "print the report as JSON on stdout (lane lines go to stderr)")
+	addEngineFlags(c, &f, true)
+	return wireCommand(c, stderr)
+}
+
+// prepareRun checks run's inputs and builds the request.
+func prepareRun(rf runFlags) (runInput, error) {
+	var in runInput
+	parent, err := policy.ParseParent(rf.parent)
+	if err != nil {
+		return in, usagef("--parent %q: want claude or codex", rf.parent)
+	}
+	mode, err := policy.ParseAccess(rf.mode)
+	if err != nil {
+		return in, usagef("--mode %q: want read-only or isolated-write", rf.mode)
+	}
+	contract := policy.Contract(rf.contract)
+	if contract != policy.ContractLegacy && contract != policy.ContractStrict {
+		return in, usagef("--contract %q: want legacy or strict", rf.contract)
+	}
+	if rf.timeout < 0 {
+		return in, usagef("--timeout %s: want a positive duration such as 20m, or none", rf.timeout)
+	}
+	if rf.runID != "" {
+		if err := events.ValidateRunID(rf.runID); err != nil {
+			return in, usagef("--run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit", rf.runID, events.MaxIDLen)
+		}
+	}
+	src, err := readInput(rf.sheet)
+	if err != nil {
+		return in, usagef("cannot read --sheet %s: %v", rf.sheet, err)
+	}
+	sheet, err := policy.ParseSheet(src, policy.DefaultOptions())
+	if err != nil {
+		return in, err
+	}
+	rp, err := policy.Resolve(sheet, rf.role, parent, policy.DefaultOptions())
+	if errors.Is(err, policy.ErrUnconfigured) {
+		return in, &policy.PolicyError{Issues: []string{fmt.Sprintf("role %q has no row in %s; add a row for it (switchyard policy resolve shows what a sheet resolves)", rf.role, rf.sheet)}}
+	}
+	if err != nil {
+		return in, err
+	}
+	prompt, err := readInput(rf.prompt)
+	if err != nil {
+		return in, usagef("cannot read --prompt %s: %v", rf.prompt, err)
+	}
+	promptPath, err := filepath.Abs(rf.prompt)
+	if err != nil {
+		return in, usagef("--prompt %s: %v", rf.prompt, err)
+	}
+	cwd, err := filepath.Abs(rf.cwd)
+	if err != nil {
+		return in, usagef("--cwd %s: %v", rf.cwd, err)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return in, usagef("--cwd %s is not a directory; pass the checkout the lanes work on", rf.cwd)
+	}
+	in.req = engine.RunRequest{
+		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
+		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
+	}
+	in.lanes = rp.Lanes
+	for _, l := range rp.Lanes {
+		for _, a := range l.Attempts {
+			if a.Route == policy.RouteExternal && a.Attempt.Provider != "" && !containsProvider(in.providers, a.Attempt.Provider) {
+				in.providers = append(in.providers, a.Attempt.Provider)
+			}
+		}
+	}
+	return in, nil
+}
+
+func containsProvider(ps []policy.Provider, p policy.Provider) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// runRun connects, submits, waits and reports.
+func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf runFlags, in runInput) error {
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", onWait: func(msg string) {
+		fmt.Fprintf(stderr, "switchyard run: %s\n", msg)
+	}})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	logger := quietLogger(stderr)
+	eng, err := conn.newEngine(f, logger)
+	if err != nil {
+		return err
+	}
+	lines := stdout
+	if rf.json {
+		lines = stderr
+	}
+
+	// A self-contained run drives its own engine and workers; they stop
+	// when the run is final (or run is interrupted).
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	var bg sync.WaitGroup
+	var bgErr error
+	var bgOnce sync.Once
+	bgFail := func(what string, err error) {
+		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			bgOnce.Do(func() { bgErr = failf("%s stopped: %v", what, err) })
+			stopWait()
+		}
+	}
+	driveCtx, stopDrive := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		stopDrive()
+		bg.Wait()
+	}()
+	if conn.mode == connEmbedded {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			bgFail("the engine", eng.Run(driveCtx))
+		}()
+		if len(in.providers) > 0 {
+			w, err := newWorker(conn, in.providers, defaultConcurrency, logger)
+			if err != nil {
+				return err
+			}
+			bg.Add(1)
+			go func() {
+				defer bg.Done()
+				bgFail("the worker", w.Run(driveCtx))
+			}()
+		}
+	}
+
+	runID, err := eng.Submit(ctx, in.req)
+	if err != nil {
+		if policy.IsPolicy(err) || policy.IsUsage(err) {
+			return err
+		}
+		return failf("submit the run to %s: %v", conn.describe(), err)
+	}
+	fmt.Fprintf(lines, "run %s: role %q, %d lane(s), parent %s, %s, on %s\n",
+		runID, in.req.Role, len(in.lanes), in.req.Parent, in.req.Mode, conn.describe())
+	if conn.mode != connEmbedded && len(in.providers) > 0 {
+		fmt.Fprintf(lines, "external attempts run on workers for %s (none running? start them: `switchyard worker --provider %s%s`)\n",
+			joinProviders(in.providers), joinProviders(in.providers), conn.connFlags(f))
+	}
+
+	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
+	report, err := eng.Wait(waitCtx, runID, p.print)
+	if err != nil {
+		if bgErr != nil {
+			return bgErr
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "switchyard run: interrupted; run %s is not final and stays stored (a `switchyard serve` resumes it; watch it with `switchyard status --run %s --watch%s`)\n",
+				runID, runID, conn.connFlags(f))
+			return &exitError{code: exitInterrupted}
+		}
+		return failf("wait for run %s: %v", runID, err)
+	}
+	if rf.json {
+		return writeJSON(stdout, report)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprint(stdout, ensureNewline(report.Text()))
+	return nil
+}
+
+// joinProviders renders providers comma-separated.
+func joinProviders(ps []policy.Provider) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ",")
+}
+
+func ensureNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// The end-to-end tests of the engine commands: the real binary, a real
+// embedded JetStream in a temporary data directory, and the simulated
+// provider CLIs of testdata/simcli first on PATH.
+
+// singleLaneSheet has one single-seat row on grok (which runs only with
+// approved API spend, so the access fact says so).
+const singleLaneSheet = `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+hillclimb: grok:grok-4.7@xhigh
+`
+
+// panelSheet3 is the demo's three-seat panel: lane 0's codex primary falls
+// back to grok when codex is exhausted.
+const panelSheet3 = `# access: {"provider":"codex","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# fallback: {"on":["usage-exhausted","route-unavailable"]}
+swarm workers: codex:gpt-5.6-sol@high -> grok:grok-4.7@xhigh, grok:grok-4.7@high -> devin:swe-2@high, devin:swe-2@high -> codex:gpt-5.6-sol@medium
+`
+
+// nativeSheet has one lane that runs natively on the parent.
+const nativeSheet = `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+how explorer: inherit-parent
+`
+
+func TestRunSingleLaneEndToEnd(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+
+	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "single")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, `run single: role "hillclimb", 1 lane(s), parent claude, read-only, on the embedded server of `+s.data)
+	for _, line := range []string{
+		"hillclimb#1 (lane 0): launching grok:grok-4.7@xhigh",
+		"hillclimb#1 (lane 0): running grok:grok-4.7@xhigh",
+		"hillclimb#1 (lane 0): terminal grok:grok-4.7@xhigh (complete)",
+		"hillclimb#1 (lane 0): complete grok:grok-4.7@xhigh",
+	} {
+		require.Contains(t, r.stdout, line+"\n")
+	}
+	require.Contains(t, r.stdout, "\nlane 0 hillclimb#1: complete via grok:grok-4.7@xhigh; primary grok:grok-4.7@xhigh\n")
+	// The run served its data directory while it lasted and let go of it.
+	_, err := os.Stat(filepath.Join(s.data, serveInfoName))
+	require.True(t, os.IsNotExist(err), "serve.json left behind: %v", err)
+
+	// status --json: the list, then the run.
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var runs []engine.RunStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &runs), r.stdout)
+	require.Len(t, runs, 1)
+	require.Equal(t, "single", runs[0].Run)
+	require.True(t, runs[0].Final)
+
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "single", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st engine.RunStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.True(t, st.Final)
+	require.Len(t, st.Lanes, 1)
+	require.Equal(t, machines.StateComplete, st.Lanes[0].State)
+	require.Equal(t, "grok:grok-4.7@xhigh", st.Lanes[0].Descriptor)
+	require.Equal(t, policy.OutcomeComplete, st.Lanes[0].Outcome)
+
+	// status --watch with nothing serving the data directory shows it once
+	// and says why it does not wait.
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "single", "--watch")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "run single: role \"hillclimb\", parent claude, read-only, final\n"), r.stdout)
+	require.Equal(t, "switchyard status: nothing serves "+s.data+", so nothing changes there; --watch follows a `switchyard serve` or a running `switchyard run`\n", r.stderr)
+
+	// replay --verify passes; an unknown run is a usage error naming it.
+	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "single", "--verify")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Regexp(t, `^run single: verified: \d+ events, 2 decisions and 1 outcomes recomputed, no divergence\n$`, r.stdout)
+
+	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "nope", "--verify", "--json")
+	require.Equal(t, 64, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, `error: no run "nope" in the embedded server of `+s.data+"; list runs with `switchyard status --data-dir "+s.data+"`\n"+
+		"Run 'switchyard replay --help' for usage and examples.\n", r.stderr)
+
+	// The same run id again is refused, naming it.
+	r = s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "single")...)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "single")
+}
+
+func TestRunExhaustionFallsBack(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"codex": "usage-exhausted"}, panelSheet3)
+
+	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "panel", "--json")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	// Lane lines go to stderr under --json; stdout is the report alone.
+	require.Contains(t, r.stderr, "swarm workers#1 (lane 0): terminal codex:gpt-5.6-sol@high (usage-exhausted)\n")
+	require.Contains(t, r.stderr, "swarm workers#1 (lane 0): launching grok:grok-4.7@xhigh\n")
+	var rep engine.RunReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
+	require.True(t, rep.Final)
+	require.Len(t, rep.Lanes, 3)
+	for i, want := range []string{"grok:grok-4.7@xhigh", "grok:grok-4.7@high", "devin:swe-2@high"} {
+		require.Equal(t, machines.StateComplete, rep.Lanes[i].State, "lane %d", i)
+		require.Equal(t, want, rep.Lanes[i].Success, "lane %d", i)
+	}
+	lane0 := rep.Lanes[0]
+	require.Equal(t, "codex:gpt-5.6-sol@high", lane0.Primary)
+	require.Len(t, lane0.Attempts, 2)
+	require.Equal(t, policy.OutcomeUsageExhausted, lane0.Attempts[0].Outcome)
+	require.Contains(t, lane0.Attempts[0].Cause, "usage")
+	require.Equal(t, policy.OutcomeComplete, lane0.Attempts[1].Outcome)
+
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "panel")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "exhausted provider groups: codex\n")
+
+	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "panel", "--verify", "--json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	var res engine.ReplayResult
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	require.True(t, res.Verified)
+	require.Nil(t, res.Divergence)
+}
+
+// TestRunNativeLaneAnsweredFromAnotherProcess: a self-contained run serves
+// its data directory, so the parent's native next and native report, run
+// as separate processes, reach it; run prints both commands.
+func TestRunNativeLaneAnsweredFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, nativeSheet)
+	p := s.start(t, s.runArgs("how explorer", "--run-id", "native")...)
+	waitOutput(t, p, "waiting for the parent: switchyard native next --parent claude --data-dir "+s.data+"\n")
+
+	r := s.run(t, 30*time.Second, "native", "next", "--parent", "claude", "--data-dir", s.data, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var job engine.NativeJob
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &job), r.stdout)
+	require.Equal(t, "native", job.Run)
+	require.Equal(t, "inherit-parent", job.Descriptor)
+	require.NotEmpty(t, job.ExecutionID)
+	require.FileExists(t, job.Paths.Prompt)
+
+	// Nothing else is queued.
+	r = s.run(t, 30*time.Second, "native", "next", "--parent", "claude", "--data-dir", s.data)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "no native job queued for parent claude (--wait blocks until one is)\n", r.stdout)
+
+	waitOutput(t, p, "waiting for the parent: switchyard native report --execution "+job.ExecutionID)
+	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", job.ExecutionID,
+		"--status", "complete", "--process-started", "true", "--evidence", "host/envelope.json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "native outcome complete recorded for execution "+job.ExecutionID+"\n", r.stdout)
+
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not finish after the native report")
+	}
+	out, errOut := p.output()
+	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, out, "lane 0 how explorer#1: complete via inherit-parent")
+
+	// A report for an execution nobody waits for names it.
+	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", job.ExecutionID, "--status", "complete")
+	require.Equal(t, 64, r.code, r.stdout)
+	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+job.ExecutionID+" names no native execution a run is waiting for"), r.stderr)
+}
+
+// TestWorkerNeedsAServer: a worker never starts an embedded server of its
+// own; it says what to start instead.
+func TestWorkerNeedsAServer(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	r := s.run(t, 30*time.Second, "worker", "--provider", "grok", "--data-dir", s.data)
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Equal(t, "error: no switchyard serve is running for data directory "+s.data+
+		"; start one with `switchyard serve --data-dir "+s.data+"`, or pass --nats URL\n", r.stderr)
+}
+
+// writerSheet: a writer lane whose grok primary fails after starting (the
+// malformed scenario), which must be inspected before devin may run.
+const writerSheet = `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# fallback: {"on":["usage-exhausted","route-unavailable","terminal-failure"]}
+bug-fix: grok:grok-4.7@xhigh -> devin:swe-2@high
+`
+
+// TestRunWriterWaitsForVerdict: a started writer that failed waits for the
+// parent's verdict; run prints the inspect command, and a clear verdict
+// from another process lets the lane fall back.
+func TestRunWriterWaitsForVerdict(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"grok": "malformed"}, writerSheet)
+	gitInit(t, s.checkout)
+	p := s.start(t, s.runArgs("bug-fix", "--run-id", "writer", "--mode", "isolated-write")...)
+	inspect := "switchyard inspect --run writer --lane 0 --state clear|unsafe --evidence REF --data-dir " + s.data
+	waitOutput(t, p, "waiting for the parent: "+inspect+"\n")
+
+	r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "writer")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "waiting for the parent:\n  lane 0: "+inspect+"\n")
+
+	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "writer", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "verdict clear recorded for run writer lane 0\n", r.stdout)
+
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not finish after the verdict")
+	}
+	out, errOut := p.output()
+	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, out, "bug-fix#1 (lane 0): launching devin:swe-2@high\n")
+	require.Contains(t, out, "inspection clear (notes/review.md)")
+	require.Contains(t, out, "lane 0 bug-fix#1: complete via devin:swe-2@high;")
+}
+
+// TestCancelRunningLanes: cancel of a running attempt (one lane, then the
+// rest of the run) from another process; the run ends final with every
+// lane cancelled and exits 0.
+func TestCancelRunningLanes(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"grok": "long-running"}, `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+swarm workers: grok:grok-4.7@xhigh, grok:grok-4.7@high
+`)
+	p := s.start(t, s.runArgs("swarm workers", "--run-id", "cancelme")...)
+	waitOutput(t, p, "swarm workers#1 (lane 0): running grok:grok-4.7@xhigh\n")
+	waitOutput(t, p, "swarm workers#2 (lane 1): running grok:grok-4.7@high\n")
+
+	r := s.run(t, 30*time.Second, "cancel", "--data-dir", s.data, "--run", "cancelme", "--lane", "0", "--reason", "superseded")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "cancel requested for run cancelme lane 0\n", r.stdout)
+	waitOutput(t, p, "swarm workers#1 (lane 0): cancelled grok:grok-4.7@xhigh (superseded)\n")
+
+	r = s.run(t, 30*time.Second, "cancel", "--data-dir", s.data, "--run", "cancelme")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "cancel requested for run cancelme\n", r.stdout)
+
+	select {
+	case <-p.done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("run did not finish after the cancels")
+	}
+	out, errOut := p.output()
+	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, out, "swarm workers#2 (lane 1): cancelled grok:grok-4.7@high")
+
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "cancelme", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st engine.RunStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.True(t, st.Final)
+	for _, l := range st.Lanes {
+		require.Equal(t, machines.StateCancelled, l.State, "lane %d", l.Lane)
+	}
+	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "cancelme", "--verify")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+}
+
+// TestRunHandoffWaitsForOperation: a writer that hands off a parent
+// operation waits for it; run prints the operation command and the result
+// recorded from another process reaches the report.
+func TestRunHandoffWaitsForOperation(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"claude": "handoff"}, `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# continuation: {"on":["handoff"],"max":1}
+bug-fix: claude:opus@high
+`)
+	gitInit(t, s.checkout)
+	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write")
+	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
+	p := s.start(t, args...)
+	waitOutput(t, p, "waiting for the parent: switchyard operation done --run handoff --lane 0 --result succeeded|failed --ref REF --data-dir "+s.data+"\n")
+
+	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "operation succeeded recorded for run handoff lane 0\n", r.stdout)
+
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not finish after the operation result")
+	}
+	out, errOut := p.output()
+	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Contains(t, out, "bug-fix#1 (lane 0): awaiting-operation claude:opus@high\n")
+	require.Contains(t, out, ": succeeded (3f9e2c1)")
+
+	// The lane waits for nothing now: a second answer says so.
+	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "failed")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "run handoff lane 0 is ")
+}
+
+// gitInit makes dir a git work tree with one commit.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "."},
+		{"-c", "user.email=test@example.com", "-c", "user.name=test", "commit", "-q", "-m", "init"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEngineCommandGolden pins what the engine commands print for bad
+// command lines (each error names the bad input and the fix, with the exit
+// code) and their help. None of these cases reaches a server or the data
+// directory.
+func TestEngineCommandGolden(t *testing.T) {
+	t.Parallel()
+	run := func(extra ...string) []string {
+		return append([]string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude",
+			"--prompt", "README.md", "--cwd", "."}, extra...)
+	}
+	cases := []cliCase{
+		// run
+		{name: "run-help", args: []string{"run", "--help"}},
+		{name: "run-missing-sheet", args: []string{"run", "--role", "swarm workers", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-unknown-flag", args: run("--bogus")},
+		{name: "run-positional-argument", args: run("extra")},
+		{name: "run-bad-mode", args: run("--mode", "write")},
+		{name: "run-bad-parent", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "gemini", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-bad-timeout", args: run("--timeout", "soon")},
+		{name: "run-bad-fsync", args: run("--fsync", "never")},
+		{name: "run-bad-run-id", args: run("--run-id", "a.b")},
+		{name: "run-replicas-without-nats", args: run("--replicas", "3")},
+		{name: "run-unreadable-sheet", args: []string{"run", "--sheet", "missing.sheet", "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-invalid-sheet", args: []string{"run", "--sheet", invalidSheet, "--role", "how explorer", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-role-missing", args: []string{"run", "--sheet", partialSheet, "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-role-unconfigured-legacy", args: []string{"run", "--sheet", legacySheet, "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-missing-prompt", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "missing.md", "--cwd", "."}},
+		{name: "run-cwd-not-a-directory", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "README.md", "--cwd", "README.md"}},
+
+		// serve and worker
+		{name: "serve-help", args: []string{"serve", "--help"}},
+		{name: "serve-not-loopback", args: []string{"serve", "--listen", "0.0.0.0:4222"}},
+		{name: "serve-listen-with-nats", args: []string{"serve", "--nats", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0"}},
+		{name: "serve-fsync-with-nats", args: []string{"serve", "--nats", "nats://127.0.0.1:1", "--fsync", "interval"}},
+		{name: "worker-help", args: []string{"worker", "--help"}},
+		{name: "worker-missing-provider", args: []string{"worker"}},
+		{name: "worker-unknown-provider", args: []string{"worker", "--provider", "codex,gpt"}},
+		{name: "worker-bad-concurrency", args: []string{"worker", "--provider", "codex", "--concurrency", "0"}},
+		{name: "worker-empty-nats", args: []string{"worker", "--provider", "codex", "--nats", ","}},
+
+		// status, replay
+		{name: "status-help", args: []string{"status", "--help"}},
+		{name: "status-bad-run-id", args: []string{"status", "--run", "a b"}},
+		{name: "replay-help", args: []string{"replay", "--help"}},
+		{name: "replay-missing-run", args: []string{"replay", "--verify"}},
+
+		// the parent's answers
+		{name: "inspect-help", args: []string{"inspect", "--help"}},
+		{name: "inspect-bad-state", args: []string{"inspect", "--run", "r1", "--lane", "0", "--state", "maybe", "--evidence", "notes.md"}},
+		{name: "inspect-missing-evidence", args: []string{"inspect", "--run", "r1", "--lane", "0", "--state", "clear"}},
+		{name: "inspect-negative-lane", args: []string{"inspect", "--run", "r1", "--lane", "-1", "--state", "clear", "--evidence", "x"}},
+		{name: "cancel-help", args: []string{"cancel", "--help"}},
+		{name: "cancel-missing-run", args: []string{"cancel", "--lane", "1"}},
+		{name: "operation-no-command", args: []string{"operation"}},
+		{name: "operation-unknown-command", args: []string{"operation", "undo"}},
+		{name: "operation-done-help", args: []string{"operation", "done", "--help"}},
+		{name: "operation-done-bad-result", args: []string{"operation", "done", "--run", "r1", "--lane", "0", "--result", "ok"}},
+		{name: "native-no-command", args: []string{"native"}},
+		{name: "native-next-help", args: []string{"native", "next", "--help"}},
+		{name: "native-next-bad-parent", args: []string{"native", "next", "--parent", "cursor"}},
+		{name: "native-report-help", args: []string{"native", "report", "--help"}},
+		{name: "native-report-bad-status", args: []string{"native", "report", "--execution", "e1", "--status", "done"}},
+		{name: "native-report-bad-process-started", args: []string{"native", "report", "--execution", "e1", "--status", "complete", "--process-started", "yes"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runBinary(t, tc.args...)
+			if !strings.HasSuffix(tc.name, "-help") && r.code == 0 {
+				t.Errorf("exit 0 for a bad command line")
+			}
+			checkGolden(t, "engine/"+tc.name, r.render(tc.args, ""))
+		})
+	}
+}

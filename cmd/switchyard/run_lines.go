@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// laneChangePrinter prints run's live lines: one per lane change, the
+// engine's progress notice when one is due, and, when a lane waits for the
+// parent, the exact command that answers it.
+type laneChangePrinter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	run    string
+	parent policy.Parent
+	conn   string // connection flags to repeat in printed commands
+}
+
+// print is engine.Wait's onChange.
+func (p *laneChangePrinter) print(ch engine.LaneChange) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, laneChangeLine(ch))
+	if ch.Notice != "" {
+		fmt.Fprintf(p.w, "  notice: %s\n", ch.Notice)
+	}
+	cmd := parentCommand(ch.WaitingFor, p.run, ch.Lane, p.parent, p.conn)
+	if ch.WaitingFor == engine.WaitNative && ch.To == machines.StateRunning && ch.ExecutionID != "" {
+		// The parent took the job; what remains is its report.
+		cmd = nativeReportCommand(ch.ExecutionID, p.conn)
+	}
+	if cmd != "" {
+		fmt.Fprintf(p.w, "  waiting for the parent: %s\n", cmd)
+	}
+}
+
+// laneChangeLine is one live line: lane id and index, the new state, the
+// current attempt's descriptor, and the outcome or reason when there is
+// one.
+func laneChangeLine(ch engine.LaneChange) string {
+	line := fmt.Sprintf("%s (lane %d): %s", ch.LaneID, ch.Lane, ch.To)
+	if ch.Descriptor != "" {
+		line += " " + ch.Descriptor
+	}
+	switch {
+	case ch.Outcome != "":
+		line += " (" + string(ch.Outcome) + ")"
+	case ch.Reason != "" && ch.Reason != string(ch.To):
+		line += " (" + ch.Reason + ")"
+	}
+	return line
+}
+
+// parentCommand is the command the parent runs to answer a lane waiting on
+// it, or "".
+func parentCommand(w engine.WaitKind, run string, lane int, parent policy.Parent, conn string) string {
+	switch w {
+	case engine.WaitVerdict:
+		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF%s", run, lane, conn)
+	case engine.WaitOperation:
+		return fmt.Sprintf("switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF%s", run, lane, conn)
+	case engine.WaitNative:
+		return fmt.Sprintf("switchyard native next --parent %s%s", parent, conn)
+	}
+	return ""
+}
+
+// nativeReportCommand is the command that records a native execution's
+// end.
+func nativeReportCommand(execution, conn string) string {
+	return fmt.Sprintf("switchyard native report --execution %s --status <outcome> [--process-started true|false] [--evidence REF]%s", execution, conn)
+}
+
+// writeJSON prints v indented by two spaces, without HTML escaping.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return failf("write JSON: %v", err)
+	}
+	return nil
+}

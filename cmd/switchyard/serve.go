@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// defaultListen is serve's client address: NATS's usual port, loopback
+// only.
+const defaultListen = "127.0.0.1:4222"
+
+// newServeCmd builds `switchyard serve`: the data directory's embedded
+// JetStream server, listening on loopback, plus the engine's run loop.
+func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f engineFlags
+	var listen string
+	c := &cobra.Command{
+		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--data-dir D | --nats URLS]",
+		Short: "Run the engine and the data directory's JetStream server until stopped",
+		Long: `Start the data directory's embedded NATS JetStream server, listening on a
+loopback address, and the engine that drives every run stored there (runs a
+previous engine left unfinished resume). Workers (switchyard worker) and
+every other command on this host find it through <data-dir>/serve.json.
+
+With --nats the engine runs against that server or cluster instead and no
+embedded server starts.
+
+The server has no authentication, so it listens on loopback only; to spread
+workers over several hosts run a NATS cluster and pass --nats everywhere.
+
+SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
+shuts down (stepping down any leadership) before the process exits.`,
+		Example: `  # Serve the default data directory on 127.0.0.1:4222:
+  switchyard serve
+
+  # A throwaway data directory on a free port, fsync once a second:
+  switchyard serve --data-dir /tmp/sy --listen 127.0.0.1:0 --fsync interval
+
+  # Drive runs stored on a three-node cluster:
+  switchyard serve --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			if f.nats != "" && cmd.Flags().Changed("listen") {
+				return usagef("--listen applies to the embedded server; with --nats the engine uses that server, so drop --listen")
+			}
+			if err := checkLoopback(listen); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), stdout, stderr, f, listen)
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0 picks a free one)")
+	addEngineFlags(c, &f, true)
+	return wireCommand(c, stderr)
+}
+
+// checkLoopback accepts a HOST:PORT whose host is a loopback address (or
+// localhost).
+func checkLoopback(listen string) error {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || port == "" {
+		return usagef("--listen %q is not HOST:PORT; for example 127.0.0.1:4222", listen)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return usagef("--listen %q is not a loopback address; serve has no authentication, so use 127.0.0.1 or ::1 (for several hosts run a NATS cluster and pass --nats)", listen)
+	}
+	return nil
+}
+
+// runServe serves until ctx ends.
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string) error {
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	eng, err := conn.newEngine(f, logger)
+	if err != nil {
+		return err
+	}
+	switch conn.mode {
+	case connEmbedded:
+		fsync := f.fsync
+		fmt.Fprintf(stdout, "switchyard serve: data directory %s on %s (fsync %s, pid %d); stop with Ctrl-C\n",
+			conn.dataDir, conn.urls[0], fsync, os.Getpid())
+	default:
+		fmt.Fprintf(stdout, "switchyard serve: engine on %s (pid %d); stop with Ctrl-C\n", conn.describe(), os.Getpid())
+	}
+	err = eng.Run(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return failf("engine stopped: %v", err)
+	}
+	fmt.Fprintln(stdout, "switchyard serve: stopped")
+	return nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// defaultConcurrency is the per-provider cap of concurrent executions (the
+// RFC's cap).
+const defaultConcurrency = activities.DefaultConcurrency
+
+// newWorkerCmd builds `switchyard worker`.
+func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f engineFlags
+	var providerList string
+	var concurrency int
+	c := &cobra.Command{
+		Use:   "worker --provider P[,P...] [--concurrency N] [--data-dir D | --nats URLS]",
+		Short: "Execute attempts for some providers until stopped",
+		Long: `Run provider CLI attempts from the job queues of the given providers, on this
+host, until SIGINT or SIGTERM. All workers of one provider share one durable
+consumer, so start as many as you like, anywhere the CLIs are installed and
+signed in. Each execution is claimed with a lease before the CLI starts, so
+an attempt whose process may have started never runs twice.
+
+The worker needs a server that outlives it: the data directory's
+"switchyard serve" (found through <data-dir>/serve.json), or --nats.`,
+		Example: `  # Beside a "switchyard serve" on the default data directory:
+  switchyard worker --provider codex,grok
+
+  # Against a cluster, four concurrent claude attempts:
+  switchyard worker --provider claude --concurrency 4 --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlags(cmd, "provider"); err != nil {
+				return err
+			}
+			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			provs, err := parseProviders(providerList)
+			if err != nil {
+				return err
+			}
+			if concurrency < 1 || concurrency > activities.MaxConcurrency {
+				return usagef("--concurrency %d: want 1 to %d (default %d)", concurrency, activities.MaxConcurrency, defaultConcurrency)
+			}
+			return runWorker(cmd.Context(), stdout, stderr, f, provs, concurrency)
+		},
+	}
+	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
+	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "concurrent executions per provider")
+	addEngineFlags(c, &f, false)
+	return wireCommand(c, stderr)
+}
+
+// providerNames lists the providers a worker can execute.
+func providerNames() []string {
+	var out []string
+	for _, p := range providers.Names() {
+		out = append(out, string(p))
+	}
+	return out
+}
+
+// parseProviders parses --provider, refusing unknown and repeated names.
+func parseProviders(s string) ([]policy.Provider, error) {
+	known := providerNames()
+	var out []policy.Provider
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(known, name) {
+			return nil, usagef("--provider %q: unknown provider; want one or more of %s", name, strings.Join(known, ", "))
+		}
+		if slices.Contains(out, policy.Provider(name)) {
+			return nil, usagef("--provider lists %q twice", name)
+		}
+		out = append(out, policy.Provider(name))
+	}
+	if len(out) == 0 {
+		return nil, usagef("--provider %q names no provider; for example --provider codex,grok", s)
+	}
+	return out, nil
+}
+
+// newWorker builds the worker loop for provs on conn.
+func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logger *slog.Logger) (*activities.Worker, error) {
+	w, err := activities.NewWorker(activities.WorkerConfig{
+		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(),
+		Providers: provs, Concurrency: concurrency, Now: time.Now, Logger: logger,
+	})
+	if err != nil {
+		return nil, failf("start the worker: %v", err)
+	}
+	return w, nil
+}
+
+// runWorker runs until ctx ends.
+func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, concurrency int) error {
+	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	w, err := newWorker(conn, provs, concurrency, logger)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(provs))
+	for i, p := range provs {
+		names[i] = string(p)
+	}
+	fmt.Fprintf(stdout, "switchyard worker: %s (concurrency %d) on %s; stop with Ctrl-C\n",
+		strings.Join(names, ","), concurrency, conn.describe())
+	err = w.Run(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return failf("worker stopped: %v", err)
+	}
+	fmt.Fprintln(stdout, "switchyard worker: stopped")
+	return nil
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The README's first command (`make demo` runs this after building
+# bin/switchyard and bin/simcli): a three-seat panel on the embedded engine
+# with the simulated provider CLIs, in which the first seat's primary
+# (codex) reports usage exhaustion and falls back to grok; then the run's
+# event log is replayed and every decision recomputed.
+#
+# Everything it writes lives in a fresh temporary directory (kept, so you can
+# look around; the last line says where), except the simulated CLIs, which
+# are installed into bin/sim.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sy="$root/bin/switchyard"
+simcli="$root/bin/simcli"
+for b in "$sy" "$simcli"; do
+	if [[ ! -x "$b" ]]; then
+		echo "demo: $b is missing; run \`make demo\`, which builds it" >&2
+		exit 1
+	fi
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-demo.XXXXXX")"
+data="$work/data"
+mkdir -p "$work/checkout"
+
+# The simulated CLIs: every provider replays its recorded success, except
+# codex, whose every invocation hits the usage limit.
+rm -f "$root/bin/sim/invocations.jsonl" "$root/bin/sim/signals.jsonl"
+"$simcli" install -transcripts "$root/testdata/transcripts" "$root/bin/sim" codex=usage-exhausted
+
+cat >"$work/demo.sheet" <<'SHEET'
+# Switchyard demo sheet: one three-seat panel, subscriptions only.
+# access: {"provider":"codex","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# fallback: {"on":["usage-exhausted","route-unavailable"]}
+swarm workers: codex:gpt-5.6-sol@high -> grok:grok-4.7@xhigh, grok:grok-4.7@high -> devin:swe-2@high, devin:swe-2@high -> codex:gpt-5.6-sol@medium
+SHEET
+printf '# Demo checkout\n\nA file for the simulated workers to summarize.\n' >"$work/checkout/README.md"
+printf 'Summarize README.md in one sentence.\n' >"$work/prompt.md"
+
+export PATH="$root/bin/sim:$PATH"
+
+echo "\$ switchyard run --sheet demo.sheet --role \"swarm workers\" --parent claude --prompt prompt.md --cwd checkout --run-id demo"
+"$sy" run --data-dir "$data" --run-id demo \
+	--sheet "$work/demo.sheet" --role "swarm workers" --parent claude \
+	--prompt "$work/prompt.md" --cwd "$work/checkout"
+
+echo
+echo "\$ switchyard replay --run demo --verify"
+"$sy" replay --data-dir "$data" --run demo --verify
+
+echo
+echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo)"
