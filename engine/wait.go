@@ -117,7 +117,7 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
 	case events.RequestOperation:
 		if op := p.Decision.Operation; op != nil {
-			ch.Notice = fmt.Sprintf("lane %d: %s handed off %s (task %s, checkpoint %s); the parent performs it and records the result: switchyard operation --run %s --lane %d --result succeeded|failed --ref REF",
+			ch.Notice = fmt.Sprintf("lane %d: %s handed off %s (task %s, checkpoint %s); the parent performs it and records the result: switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF",
 				env.Lane, ch.Descriptor, op.Kind, op.TaskID, op.CheckpointID, r.ID, env.Lane)
 		}
 	case events.Stop:
