@@ -49,7 +49,7 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 	if [ -z "$$targets" ]; then echo "no fuzz targets"; exit 0; fi; \
 	while read -r pkg name; do \
 		echo "==> $$pkg $$name for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$$pkg"; \
 	done <<< "$$targets"
 
 clean: ## Remove build output

@@ -134,7 +134,7 @@ func readPrompt(path string) ([]byte, error) {
 		return nil, usagef("--prompt", "--prompt %s: %v", path, err)
 	}
 	if len(b) > maxPromptBytes {
-		return nil, usagef("--prompt", "--prompt %s exceeds %d bytes", path, maxPromptBytes)
+		return nil, usagef("--prompt", "--prompt %s is over the runner's %d-byte (16 MiB) prompt limit", path, maxPromptBytes)
 	}
 	return b, nil
 }

@@ -21,7 +21,6 @@ import (
 const (
 	progressKind        = "pstack-runner-progress"
 	snapshotMaxBytes    = 4096
-	snapshotReadLimit   = 8192
 	receiptReadLimit    = 256 << 10
 	isoMillis           = "2006-01-02T15:04:05.000Z"
 	phaseSetup          = "setup"

@@ -159,8 +159,8 @@ func (a *attempt) noteTruncation(res *childResult) {
 	if a.rc.Error == nil || res.dropped[0]+res.dropped[1] == 0 {
 		return
 	}
-	note := fmt.Sprintf("\nrunner: capture kept %d of %d stdout and %d of %d stderr bytes",
-		res.total[0]-res.dropped[0], res.total[0], res.total[1]-res.dropped[1], res.total[1])
+	note := fmt.Sprintf("\nrunner: capture kept %d of %d stdout and %d of %d stderr bytes (CaptureLimit %d bytes per stream)",
+		res.total[0]-res.dropped[0], res.total[0], res.total[1]-res.dropped[1], res.total[1], a.r.cfg.CaptureLimit)
 	ev := providers.CapText(a.rc.Error.Evidence, providers.EvidenceCap-len(note))
 	a.rc.Error.Evidence = ev + note
 }

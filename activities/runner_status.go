@@ -133,9 +133,10 @@ func receiptStatus(path string, ref *fileRef) (status policy.ReceiptStatus, exis
 	return "", true
 }
 
-// readSnapshot reads and strictly decodes a progress file.
+// readSnapshot reads and strictly decodes a progress file. A file over
+// RUNNER.md's 4096 bytes is oversize: no runner writes one.
 func readSnapshot(path string) (*snapshot, string) {
-	b, why := readBounded(path, snapshotReadLimit, nil)
+	b, why := readBounded(path, snapshotMaxBytes, nil)
 	if why != "" {
 		return nil, why
 	}

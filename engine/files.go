@@ -29,7 +29,11 @@ const (
 	progressFile = "progress.json"
 	frozenPrompt = "prompt"
 	// maxPromptBytes caps a run's prompt; it is copied once per attempt.
+	// It matches the runner's own prompt limit.
 	maxPromptBytes = 16 << 20
+	// promptLimit and receiptLimit name the limits in errors.
+	promptLimit  = "16 MiB prompt"
+	receiptLimit = "policy.MaxReceiptBytes receipt"
 )
 
 // runDir is <DataDir>/runs/<run>.
@@ -57,7 +61,7 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 	if errors.Is(err, fs.ErrExist) {
 		// A Submit of the same run id that died before recording
 		// run-created: the same prompt may be reused, never replaced.
-		if prev, rerr := readLimited(path, maxPromptBytes); rerr == nil && bytes.Equal(prev, prompt) {
+		if prev, rerr := readLimited(path, maxPromptBytes, promptLimit); rerr == nil && bytes.Equal(prev, prompt) {
 			return path, nil
 		}
 	}
@@ -80,7 +84,7 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return events.Paths{}, fmt.Errorf("execution directory: %w", err)
 	}
-	prompt, err := readLimited(c.PromptPath, maxPromptBytes)
+	prompt, err := readLimited(c.PromptPath, maxPromptBytes, promptLimit)
 	if err != nil {
 		return events.Paths{}, fmt.Errorf("read frozen prompt: %w", err)
 	}
@@ -162,8 +166,8 @@ func writeExclusive(path string, b []byte) error {
 }
 
 // readLimited reads at most limit bytes of a regular file, refusing a larger
-// one and a final symlink.
-func readLimited(path string, limit int64) ([]byte, error) {
+// one (with an error naming the limit, name) and a final symlink.
+func readLimited(path string, limit int64, name string) ([]byte, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		return nil, err
@@ -181,7 +185,7 @@ func readLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s exceeds %d bytes", path, limit)
+		return nil, fmt.Errorf("%s is over the %s limit (%d bytes)", path, name, limit)
 	}
 	return b, nil
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -84,11 +86,42 @@ func (d *driver) finish(ctx context.Context, i int, rd events.ReportDelivery) er
 	return d.appendEvent(ctx, i, fin)
 }
 
-// receiptFinish reads and verifies the receipt at the job's receipt path
+// recordableProbe is the longest envelope time and report sequence a finish
+// may be recorded with, so that a finish that fits with them fits always.
+var recordableProbe = struct {
+	at  time.Time
+	seq uint64
+}{time.Date(2000, 1, 1, 0, 0, 0, 111111111, time.UTC), math.MaxUint64}
+
+// receiptFinish is readReceipt's finish, made sure to be recordable: a
+// receipt can decode (up to policy.MaxReceiptBytes) and still make a finish
+// over events.MaxEventBytes, or one events refuses. Appending it would fail
+// on every retry and the run would never move on, so such a receipt is
+// unusable too: the finish is recorded without it.
+func (d *driver) receiptFinish(l machines.LaneRecord, rep events.Report) (events.Finish, string) {
+	fin, problem := d.readReceipt(l, rep)
+	if fin.Receipt == nil {
+		return fin, problem
+	}
+	probe := fin
+	probe.ReportSeq = recordableProbe.seq
+	_, err := events.Encode(events.NewEnvelope(d.run, l.Index, recordableProbe.at, probe))
+	if err == nil {
+		return fin, problem
+	}
+	why := fmt.Sprintf("receipt %s cannot be recorded in a finish: %v", rep.ReceiptPath, err)
+	if problem != "" {
+		why = problem + "; " + why
+	}
+	return events.Finish{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Abandoned: true,
+		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed}}, why
+}
+
+// readReceipt reads and verifies the receipt at the job's receipt path
 // and normalizes it. When that fails it returns the finish to record anyway
 // (failed, processStarted unknown, with the receipt when it decoded) and
 // the reason.
-func (d *driver) receiptFinish(l machines.LaneRecord, rep events.Report) (events.Finish, string) {
+func (d *driver) readReceipt(l machines.LaneRecord, rep events.Report) (events.Finish, string) {
 	idx := l.Dispatch.AttemptIndex
 	path := l.Dispatch.Paths.Receipt
 	fin := events.Finish{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID}
@@ -102,7 +135,7 @@ func (d *driver) receiptFinish(l machines.LaneRecord, rep events.Report) (events
 	if rep.ReceiptPath != path {
 		return unusable("report names receipt %s; the job's receipt is %s", rep.ReceiptPath, path)
 	}
-	data, err := readLimited(path, policy.MaxReceiptBytes)
+	data, err := readLimited(path, policy.MaxReceiptBytes, receiptLimit)
 	if err != nil {
 		return unusable("read receipt: %v", err)
 	}
@@ -145,7 +178,7 @@ func (d *driver) lateDetail(l machines.LaneRecord, rep events.Report) string {
 	case rep.ReceiptPath != l.Dispatch.Paths.Receipt:
 		return detail
 	}
-	data, err := readLimited(rep.ReceiptPath, policy.MaxReceiptBytes)
+	data, err := readLimited(rep.ReceiptPath, policy.MaxReceiptBytes, receiptLimit)
 	if err != nil || events.Digest(data) != rep.ReceiptDigest {
 		return detail + "; its receipt could not be verified"
 	}

@@ -28,7 +28,8 @@ type RunRequest struct {
 	// needs Cwd inside a git work tree: every attempt runs in a fresh
 	// worktree of its HEAD.
 	Mode policy.Access
-	// Prompt is the task prompt. When nil, the file at PromptPath is read.
+	// Prompt is the task prompt, at most 16 MiB (the runner's limit too).
+	// When nil, the file at PromptPath is read.
 	// The bytes are frozen once under the data directory (run-created
 	// records that copy's path and digest) and copied into every attempt.
 	Prompt     []byte
@@ -54,9 +55,14 @@ func (e *Engine) Submit(ctx context.Context, req RunRequest) (string, error) {
 	}
 	prompt := req.Prompt
 	if prompt == nil {
-		if prompt, err = readLimited(req.PromptPath, maxPromptBytes); err != nil {
+		if prompt, err = readLimited(req.PromptPath, maxPromptBytes, promptLimit); err != nil {
 			return "", invalidf("read prompt: %v", err)
 		}
+	}
+	if len(prompt) > maxPromptBytes {
+		// Frozen, it could never be copied into an attempt, nor read by
+		// the runner.
+		return "", invalidf("the prompt is %d bytes, over the %s limit (%d bytes)", len(prompt), promptLimit, maxPromptBytes)
 	}
 	if len(prompt) == 0 {
 		return "", invalidf("the prompt is empty")

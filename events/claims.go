@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -105,6 +106,15 @@ func decodeClaim(executionID string, b []byte) (Lease, error) {
 	case LeaseHeld, LeaseReleased, LeaseAbandoned:
 	default:
 		return Lease{}, &DecodeError{What: "claim", Err: invalidf("state %q", r.State)}
+	}
+	// What Claim refuses to write is refused on read too: a missing or
+	// non-positive ttlMs would make the lease stale at once, and one past
+	// time.Duration's range would wrap.
+	if r.TTLMs < 1 || r.TTLMs > math.MaxInt64/int64(time.Millisecond) {
+		return Lease{}, &DecodeError{What: "claim", Err: invalidf("ttlMs %d: want 1 to %d", r.TTLMs, math.MaxInt64/int64(time.Millisecond))}
+	}
+	if err := ValidateWorkerID(r.Worker); err != nil {
+		return Lease{}, &DecodeError{What: "claim", Err: err}
 	}
 	return Lease{ExecutionID: executionID, WorkerID: r.Worker, State: r.State,
 		TTL: time.Duration(r.TTLMs) * time.Millisecond, Renewals: r.Renewals, AbandonedBy: r.AbandonedBy}, nil

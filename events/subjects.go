@@ -39,7 +39,9 @@ func ParseLaneToken(tok string) (int, error) {
 	if tok == runToken {
 		return RunLane, nil
 	}
-	if len(tok) < 2 || tok[0] != 'L' || (tok[1] == '0' && len(tok) > 2) {
+	if len(tok) < 2 || tok[0] != 'L' || (tok[1] == '0' && len(tok) > 2) || strings.Trim(tok[1:], "0123456789") != "" {
+		// Digits only: strconv.Atoi alone would also take "L+1" and "L-0",
+		// second spellings of L1 and L0.
 		return 0, invalidf("lane token %q: want L<index> or run", tok)
 	}
 	n, err := strconv.Atoi(tok[1:])

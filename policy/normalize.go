@@ -95,7 +95,7 @@ func Normalize(in NormalizeInput) (Event, error) {
 	case errors.Is(err, ErrReceiptNotJSON):
 		return Event{}, Usagef("receipt is not valid JSON: %s", in.ReceiptPath)
 	case errors.Is(err, ErrReceiptTooLarge):
-		return Event{}, Usagef("receipt %s exceeds %d bytes", in.ReceiptPath, MaxReceiptBytes)
+		return Event{}, Usagef("receipt %s exceeds %d bytes (policy.MaxReceiptBytes)", in.ReceiptPath, MaxReceiptBytes)
 	case err != nil:
 		return Event{}, err
 	}

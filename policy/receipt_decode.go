@@ -20,7 +20,7 @@ const MaxReceiptBytes = 1 << 20
 // errors (exit 64), like the reference helper's "receipt is not valid JSON".
 var (
 	ErrReceiptNotJSON  = errors.New("receipt is not valid JSON")
-	ErrReceiptTooLarge = errors.New("receipt exceeds 1 MiB")
+	ErrReceiptTooLarge = errors.New("receipt exceeds 1 MiB (policy.MaxReceiptBytes)")
 )
 
 // receiptKeys are the top-level receipt keys in the runner's order.

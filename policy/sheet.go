@@ -71,7 +71,7 @@ type Sheet struct {
 // *PolicyError, one issue per problem, each naming its line.
 func ParseSheet(src []byte, opt Options) (*Sheet, error) {
 	if len(src) > MaxSheetBytes {
-		return nil, Policyf("sheet is %d bytes; the limit is %d", len(src), MaxSheetBytes)
+		return nil, Policyf("sheet is %d bytes; the limit is %d (policy.MaxSheetBytes)", len(src), MaxSheetBytes)
 	}
 	text := string(src)
 	s := &Sheet{}

@@ -70,7 +70,7 @@ var (
 // Input over MaxLaneStateBytes is rejected before parsing.
 func DecodeLaneState(b []byte) (LaneState, error) {
 	if len(b) > MaxLaneStateBytes {
-		return LaneState{}, Usagef("state is %d bytes, over the %d-byte (1 MiB) limit", len(b), MaxLaneStateBytes)
+		return LaneState{}, Usagef("state is %d bytes, over the %d-byte (1 MiB) limit (policy.MaxLaneStateBytes)", len(b), MaxLaneStateBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var raw json.RawMessage

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -264,26 +265,35 @@ func (o jsonObject) mustGet(key string) any {
 	return v
 }
 
+// maxOrderedDepth bounds how deeply decodeOrdered follows nested arrays
+// and objects (encoding/json's own limit). The token stream does not bound
+// nesting itself, and each level is a stack frame: CLI output of millions
+// of "[" would otherwise overflow the stack, which is fatal.
+const maxOrderedDepth = 10000
+
 // decodeOrdered decodes exactly one JSON value (surrounding whitespace
 // allowed), objects as jsonObject, numbers as json.Number.
 func decodeOrdered(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
-// decodeValue reads one value from dec's token stream.
-func decodeValue(dec *json.Decoder) (any, error) {
+// decodeValue reads one value from dec's token stream, depth levels deep.
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= maxOrderedDepth {
+		return nil, fmt.Errorf("JSON nested deeper than %d levels", maxOrderedDepth)
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -294,7 +304,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 				return nil, err
 			}
 			key, _ := keyTok.(string)
-			v, err := decodeValue(dec)
+			v, err := decodeValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -305,7 +315,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	case json.Delim('['):
 		arr := []any{}
 		for dec.More() {
-			v, err := decodeValue(dec)
+			v, err := decodeValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}
