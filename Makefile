@@ -17,7 +17,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 60s
 
-.PHONY: help build test lint bench fuzz clean
+.PHONY: help build test lint bench fuzz chaos clean
 
 help: ## Show this list of targets
 	@echo "Usage: make <target> [FUZZTIME=60s] [VERSION=...]"
@@ -51,6 +51,9 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 		echo "==> $$pkg $$name for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$$pkg"; \
 	done <<< "$$targets"
+
+chaos: ## Randomized crash matrix (kill -9 of serve, 50 lanes; build tag chaos; minutes)
+	$(GO) test -race -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard
 
 clean: ## Remove build output
 	rm -rf bin

@@ -44,6 +44,12 @@ type LaneChange struct {
 // changes already recorded first, then live ones), and returns the final
 // report. It needs no running engine in this process, only one somewhere.
 // ErrUnknownRun if the run has no events.
+//
+// A watch that ends before run-final without ctx being done (the server
+// went away: a serve killed and restarted, a cluster failing over) is
+// resumed after the last event seen, with backoff, until ctx is done; only
+// a stored event that does not decode (the store's ErrInvalid) or does not
+// fold ends Wait with an error.
 func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)) (RunReport, error) {
 	if err := events.ValidateRunID(run); err != nil {
 		return RunReport{}, fmt.Errorf("%w: %v", ErrUnknownRun, err)
@@ -53,46 +59,65 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := e.cfg.Store.Watch(ctx, run, 0)
-	if err != nil {
-		return RunReport{}, fmt.Errorf("watch run %s: %w", run, err)
-	}
 	r := &machines.Run{}
 	var envs []events.Envelope
 	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
+	var after uint64
+	wait := waitRetryMin
 	for {
-		var env events.Envelope
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return RunReport{}, ctx.Err()
-		case env, ok = <-ch:
-		}
-		if !ok {
-			if err := ctx.Err(); err != nil {
-				return RunReport{}, err
+		ch, err := e.cfg.Store.Watch(ctx, run, after)
+		if err != nil {
+			if ctx.Err() != nil {
+				return RunReport{}, ctx.Err()
 			}
-			return RunReport{}, fmt.Errorf("watch run %s ended before run-final (see Status for a log error)", run)
+			if errors.Is(err, events.ErrInvalid) {
+				return RunReport{}, fmt.Errorf("watch run %s: %w", run, err)
+			}
+			e.log.Warn("cannot watch the run; retrying", "run", run, "err", err, "in", wait)
+		} else {
+			for env := range ch {
+				after = env.Seq
+				wait = waitRetryMin
+				from := machines.State("")
+				if env.Lane >= 0 && env.Lane < len(r.Lanes) {
+					from = r.Lanes[env.Lane].State
+				}
+				if err := r.Apply(env); err != nil {
+					return RunReport{}, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
+				}
+				envs = append(envs, env)
+				if f, isFinish := env.Payload.(events.Finish); isFinish {
+					finishes[env.Lane] = &f
+				}
+				if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
+					onChange(laneChange(r, env, from, finishes[env.Lane]))
+				}
+				if r.Closed != nil {
+					return buildReport(r, envs), nil
+				}
+			}
+			if ctx.Err() != nil {
+				return RunReport{}, ctx.Err()
+			}
+			// The watch ended early: a lost connection, which is resumed, or
+			// an event that does not decode, which LoadRun names.
+			if _, err := e.cfg.Store.LoadRun(ctx, run); errors.Is(err, events.ErrInvalid) {
+				return RunReport{}, fmt.Errorf("watch run %s ended before run-final: %w", run, err)
+			}
+			e.log.Warn("run watch ended before run-final; watching again", "run", run, "after", after, "in", wait)
 		}
-		from := machines.State("")
-		if env.Lane >= 0 && env.Lane < len(r.Lanes) {
-			from = r.Lanes[env.Lane].State
+		if !sleep(ctx, wait) {
+			return RunReport{}, ctx.Err()
 		}
-		if err := r.Apply(env); err != nil {
-			return RunReport{}, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
-		}
-		envs = append(envs, env)
-		if f, isFinish := env.Payload.(events.Finish); isFinish {
-			finishes[env.Lane] = &f
-		}
-		if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
-			onChange(laneChange(r, env, from, finishes[env.Lane]))
-		}
-		if r.Closed != nil {
-			return buildReport(r, envs), nil
-		}
+		wait = min(2*wait, waitRetryMax)
 	}
 }
+
+// Backoff of Wait's watch retries.
+const (
+	waitRetryMin = 50 * time.Millisecond
+	waitRetryMax = 2 * time.Second
+)
 
 // laneChange describes the change env made to its lane.
 func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish) LaneChange {

@@ -1,0 +1,527 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
+)
+
+// The cluster fault test runs three routed JetStream servers, each in its
+// own helper process, because a crash is what it needs: an in-process
+// server (eventstest.StartCluster) can only be stopped with Shutdown, which
+// is graceful — it steps its Raft leaderships down first, so the others
+// take over within a second — while SIGKILL leaves the stream leaderless
+// until the election timeout, as a machine or process crash would.
+
+func init() { faultHelpers["node"] = nodeMain }
+
+// nodeMain runs one cluster node until SIGTERM (a graceful Shutdown) or
+// SIGKILL. It prints "READY" once it accepts clients.
+func nodeMain(raw []byte) error {
+	var cfg events.EmbeddedConfig
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return err
+	}
+	e, err := events.StartEmbedded(cfg)
+	if err != nil {
+		return err
+	}
+	defer e.Shutdown()
+	stdoutLine("READY")
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}
+
+// processCluster is three node processes on fixed loopback ports.
+type processCluster struct {
+	t     *testing.T
+	cfgs  []events.EmbeddedConfig
+	nodes []*helperProc
+}
+
+func startProcessCluster(t *testing.T, n int) *processCluster {
+	t.Helper()
+	ports := make([]int, 2*n)
+	var ls []net.Listener
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range ls {
+		require.NoError(t, l.Close())
+	}
+	c := &processCluster{t: t}
+	logs := t.TempDir()
+	if d := os.Getenv("SY_FAULTS_LOGS"); d != "" {
+		logs = d
+	}
+	var routes []string
+	for i := range n {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
+	}
+	for i := range n {
+		c.cfgs = append(c.cfgs, events.EmbeddedConfig{
+			DataDir: t.TempDir(), ServerName: fmt.Sprintf("sy-node-%d", i+1), LogFile: filepath.Join(logs, fmt.Sprintf("sy-node-%d.log", i+1)),
+			Listen:  fmt.Sprintf("127.0.0.1:%d", ports[i]),
+			Cluster: &events.ClusterConfig{Name: "sy-faults", Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]), Routes: routes},
+		})
+		c.nodes = append(c.nodes, nil)
+	}
+	for i := range n {
+		c.start(i)
+	}
+	for i := range n {
+		c.nodes[i].waitLine(t, 30*time.Second, "READY")
+	}
+	return c
+}
+
+// start starts node i's process (again).
+func (c *processCluster) start(i int) {
+	c.nodes[i] = startHelper(c.t, c.cfgs[i].ServerName, "node", c.cfgs[i])
+}
+
+func (c *processCluster) urls() []string {
+	var out []string
+	for _, cfg := range c.cfgs {
+		out = append(out, "nats://"+cfg.Listen)
+	}
+	return out
+}
+
+func (c *processCluster) index(name string) int {
+	for i, cfg := range c.cfgs {
+		if cfg.ServerName == name {
+			return i
+		}
+	}
+	c.t.Fatalf("no node named %q", name)
+	return -1
+}
+
+// ackedStore records every append the store acknowledged to the engine.
+type ackedStore struct {
+	events.Store
+	mu    sync.Mutex
+	acked map[uint64][]byte
+}
+
+func (s *ackedStore) Append(ctx context.Context, env events.Envelope, last uint64) (uint64, error) {
+	seq, err := s.Store.Append(ctx, env, last)
+	if err == nil {
+		env.Seq = seq
+		b, eerr := events.Encode(env)
+		s.mu.Lock()
+		if eerr == nil {
+			s.acked[seq] = b
+		}
+		s.mu.Unlock()
+	}
+	return seq, err
+}
+
+// probe appends to its own lane every few milliseconds, recording the
+// time of each acknowledgement: the longest gap is the write pause a
+// failover causes.
+type probe struct {
+	run   string
+	mu    sync.Mutex
+	acked []uint64
+	times []time.Time
+}
+
+func (p *probe) loop(ctx context.Context, s events.Store) {
+	var last uint64
+	for i := 0; ctx.Err() == nil; {
+		env := events.NewEnvelope(p.run, 0, time.Now(), events.Audit{Reason: events.AuditDuplicateReport, Detail: fmt.Sprintf("probe %d", i)})
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		seq, err := s.Append(actx, env, last)
+		cancel()
+		if err != nil {
+			// Not acknowledged: the same envelope again is recognised if it
+			// was stored after all (Store.Append's retry contract).
+			continue
+		}
+		p.mu.Lock()
+		p.acked = append(p.acked, seq)
+		p.times = append(p.times, time.Now())
+		p.mu.Unlock()
+		last = seq
+		i++
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// pause is the longest gap between acknowledgements after from.
+func (p *probe) pause(from time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var longest time.Duration
+	prev := from
+	for _, at := range p.times {
+		if at.Before(from) {
+			continue
+		}
+		longest = max(longest, at.Sub(prev))
+		prev = at
+	}
+	return longest
+}
+
+// clusterSheet: four grok seats replaying a slow success.
+const clusterSheet = `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+swarm workers: grok:grok-4.7@xhigh, grok:grok-4.7@high, grok:grok-4.7@xhigh, grok:grok-4.7@high
+`
+
+// boundedCtx is a context cancelled after d (or at the end of the test),
+// without a deadline.
+func boundedCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(d, cancel)
+	t.Cleanup(func() {
+		timer.Stop()
+		cancel()
+	})
+	return ctx
+}
+
+// streamLeader is the name of the server leading stream.
+func streamLeader(ctx context.Context, js jetstream.JetStream, stream string) (string, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return "", fmt.Errorf("stream %s has no leader", stream)
+	}
+	return info.Cluster.Leader, nil
+}
+
+// TestFaultsClusterLeaderCrash runs the engine and a worker (in this
+// process) against three JetStream servers (separate processes, routed,
+// streams and the claims bucket with three replicas) through a URL list,
+// SIGKILLs the process of the events stream's leader while a run's
+// attempts are in flight, and proves: the run completes with every lane
+// final once; every append the store acknowledged to the engine, and every
+// acknowledged probe append, is in the log unchanged and once; no launch,
+// claim or finish is recorded twice and no execution started twice; replay
+// verifies the run. The write pause (the longest gap between acknowledged
+// probe appends after the kill) is measured and logged. The killed node is
+// then restarted on its directory: it catches up (every replica of every
+// stream current) and, made the events stream's leader, serves the same
+// log.
+func TestFaultsClusterLeaderCrash(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs a three-process cluster through a leader crash")
+	}
+	cl := startProcessCluster(t, 3)
+	nc, err := events.Connect(cl.urls())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	// No context here carries a deadline: a JetStream request sent while a
+	// stream has no leader is never answered, so a call waits out its
+	// context's whole deadline (without one, nats.go bounds each request
+	// by 5 s and the callers retry), as the engine's and the worker's
+	// calls do in production. Waits are bounded by cancelling instead.
+	ctx := boundedCtx(t, 4*time.Minute)
+	j, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: 3})
+	require.NoError(t, err)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slogLevel()}))
+	store := &ackedStore{Store: j.Store(), acked: map[uint64][]byte{}}
+	data := t.TempDir()
+	eng, err := engine.New(engine.Config{Store: store, Queue: j.Queue(), Claims: j.Claims(), DataDir: data,
+		Policy: policy.DefaultOptions(), Logger: logger})
+	require.NoError(t, err)
+	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"grok": {Scenario: "slow-success"}}, HangCapSeconds: 120})
+	home := filepath.Join(t.TempDir(), "home")
+	require.NoError(t, os.Mkdir(home, 0o755))
+	w, err := activities.NewWorker(activities.WorkerConfig{
+		Queue: j.Queue(), Claims: j.Claims(), Store: j.Store(), Providers: []policy.Provider{policy.Grok}, Concurrency: 2,
+		Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}, Logger: logger,
+	})
+	require.NoError(t, err)
+	runCtx, stopRun := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() {
+		stopRun()
+		bg.Wait()
+	}()
+	bg.Go(func() {
+		if err := eng.Run(runCtx); err != nil {
+			t.Errorf("engine: %v", err)
+		}
+	})
+	bg.Go(func() {
+		if err := w.Run(runCtx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	pr := &probe{run: eventstest.NewRunID()}
+	probeCtx, stopProbe := context.WithCancel(runCtx)
+	bg.Go(func() { pr.loop(probeCtx, j.Store()) })
+
+	checkout := t.TempDir()
+	run, err := eng.Submit(ctx, engine.RunRequest{Sheet: []byte(clusterSheet), Role: "swarm workers", Parent: policy.ParentClaude,
+		Prompt: []byte("Summarize README.md in one sentence.\n"), Cwd: checkout})
+	require.NoError(t, err)
+
+	// Kill the events stream's leader once an attempt runs.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	ch, err := j.Store().Watch(watchCtx, run, 0)
+	require.NoError(t, err)
+	for env := range ch {
+		if env.Type == events.TypeClaim {
+			break
+		}
+	}
+	stopWatch()
+	leader, err := streamLeader(ctx, js, events.EventsStream)
+	require.NoError(t, err)
+	victim := cl.index(leader)
+	killedAt := cl.nodes[victim].kill9(t)
+	t.Logf("SIGKILLed %s, the %s leader", leader, events.EventsStream)
+
+	rep, err := eng.Wait(boundedCtx(t, 90*time.Second), run, nil)
+	require.NoError(t, err)
+	require.True(t, rep.Final)
+	finalAt := time.Now()
+	pause := pr.pause(killedAt)
+	newLeader, err := streamLeader(ctx, js, events.EventsStream)
+	require.NoError(t, err)
+	require.NotEqual(t, leader, newLeader)
+	t.Logf("run final %s after the kill; longest write pause after the kill %s; new leader %s",
+		finalAt.Sub(killedAt).Round(time.Millisecond), pause.Round(time.Millisecond), newLeader)
+
+	// Restart the killed node on its directory; it catches up.
+	restartAt := time.Now()
+	cl.start(victim)
+	cl.nodes[victim].waitLine(t, 30*time.Second, "READY")
+	streams := []string{events.EventsStream, events.JobsStream, events.ReportsStream, "KV_" + events.ClaimsBucket}
+	require.NoError(t, waitCaughtUp(ctx, js, streams, cl.cfgs[victim].ServerName), "the restarted node catches up")
+	t.Logf("restarted %s caught up on %d streams in %s", leader, len(streams), time.Since(restartAt).Round(time.Millisecond))
+	stopProbe()
+
+	// Made the events stream's leader, the restarted node serves the log.
+	require.NoError(t, stepDownTo(ctx, nc, js, events.EventsStream, leader))
+	envs, err := j.Store().LoadRun(ctx, run)
+	require.NoError(t, err)
+	stored := map[uint64][]byte{}
+	for _, env := range envs {
+		b, err := events.Encode(env)
+		require.NoError(t, err)
+		stored[env.Seq] = b
+	}
+	checkClusterLog(t, envs)
+
+	// Every acknowledged append is stored, unchanged, once.
+	store.mu.Lock()
+	acked := store.acked
+	store.mu.Unlock()
+	lost := 0
+	for seq, b := range acked {
+		env, err := events.Decode(b)
+		require.NoError(t, err)
+		if env.Run != run {
+			continue
+		}
+		if got, ok := stored[seq]; !ok || string(got) != string(b) {
+			lost++
+			t.Errorf("acknowledged append %d not in the log as acknowledged:\nacked  %s\nstored %s", seq, b, got)
+		}
+	}
+	probeEnvs, err := j.Store().Load(ctx, pr.run, 0)
+	require.NoError(t, err)
+	pr.mu.Lock()
+	probeAcked := append([]uint64(nil), pr.acked...)
+	pr.mu.Unlock()
+	require.GreaterOrEqual(t, len(probeEnvs), len(probeAcked))
+	for i, env := range probeEnvs {
+		require.Equal(t, fmt.Sprintf("probe %d", i), env.Payload.(events.Audit).Detail, "probe appends stored in order, once")
+		if i < len(probeAcked) {
+			require.Equal(t, probeAcked[i], env.Seq, "probe %d at its acknowledged sequence", i)
+		}
+	}
+	require.LessOrEqual(t, len(probeEnvs), len(probeAcked)+1, "at most the probe's unacknowledged last append beyond the acknowledged")
+	require.Zero(t, lost)
+
+	// No execution started twice.
+	starts := map[string]int{}
+	exe := regexp.MustCompile(`/runs/[^/]+/L\d+/([^/]+)/`)
+	for _, inv := range simenv.Invocations(t, bin) {
+		if inv.Kind != simlog.KindWorkload {
+			continue
+		}
+		for _, a := range inv.Argv {
+			if m := exe.FindStringSubmatch(a); m != nil {
+				starts[m[1]]++
+				break
+			}
+		}
+	}
+	for id, n := range starts {
+		require.Equal(t, 1, n, "execution %s started once", id)
+	}
+	res, err := engine.Replay(ctx, j.Store(), run, policy.DefaultOptions())
+	require.NoError(t, err)
+	require.True(t, res.Verified, res.Text())
+	t.Logf("cluster: %d events in the run, %d acknowledged to the engine, %d probe appends acknowledged (%d stored), %d starts; lost 0, duplicated 0; pause %s",
+		len(envs), len(acked), len(probeAcked), len(probeEnvs), len(starts), pause.Round(time.Millisecond))
+}
+
+// checkClusterLog asserts the run is final with every lane final once and
+// no launch, claim or finish recorded twice.
+func checkClusterLog(t *testing.T, envs []events.Envelope) {
+	t.Helper()
+	r, err := machines.FoldRun(envs)
+	require.NoError(t, err)
+	require.NotNil(t, r.Closed)
+	seen := map[string]int{}
+	finals := map[int]int{}
+	for _, env := range envs {
+		switch p := env.Payload.(type) {
+		case events.Launch:
+			seen["launch "+p.ExecutionID]++
+		case events.Claim:
+			seen["claim "+p.ExecutionID]++
+		case events.Finish:
+			seen["finish "+p.ExecutionID]++
+		case events.Complete, events.Stop:
+			finals[env.Lane]++
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		require.Equal(t, 1, seen[k], "%s recorded once", k)
+	}
+	for i, l := range r.Lanes {
+		require.True(t, l.State.Final())
+		require.Equal(t, 1, finals[i], "lane %d final once", i)
+	}
+}
+
+// waitCaughtUp waits until every stream lists node among its replicas or
+// as leader, with every replica current and no lag.
+func waitCaughtUp(ctx context.Context, js jetstream.JetStream, streams []string, node string) error {
+	var last string
+	for {
+		ok := true
+		for _, name := range streams {
+			s, err := js.Stream(ctx, name)
+			if err != nil {
+				ok, last = false, err.Error()
+				break
+			}
+			info, err := s.Info(ctx)
+			if err != nil || info.Cluster == nil {
+				ok, last = false, fmt.Sprint(err)
+				break
+			}
+			found := info.Cluster.Leader == node
+			for _, r := range info.Cluster.Replicas {
+				if !r.Current || r.Lag != 0 || r.Offline {
+					ok, last = false, fmt.Sprintf("%s replica %s current=%v lag=%d offline=%v", name, r.Name, r.Current, r.Lag, r.Offline)
+				}
+				if r.Name == node {
+					found = true
+				}
+			}
+			if !found {
+				ok, last = false, fmt.Sprintf("%s does not list %s", name, node)
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not caught up: %s", last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stepDownTo asks stream's leader to step down in favour of node and waits
+// until node leads it.
+func stepDownTo(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, stream, node string) error {
+	req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, node)
+	for {
+		leader, err := streamLeader(ctx, js, stream)
+		if err == nil && leader == node {
+			return nil
+		}
+		if err == nil {
+			msg, rerr := nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, []byte(req))
+			if rerr == nil {
+				var resp struct {
+					Success bool `json:"success"`
+					Error   *struct {
+						Description string `json:"description"`
+					} `json:"error"`
+				}
+				if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
+					err = fmt.Errorf("step down: %s", resp.Error.Description)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s never led %s: %v", node, stream, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// slogLevel is the engine's and worker's log level in the cluster test:
+// warnings, or everything with SY_FAULTS_VERBOSE set.
+func slogLevel() slog.Level {
+	if os.Getenv("SY_FAULTS_VERBOSE") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
