@@ -53,7 +53,7 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 	done <<< "$$targets"
 
 chaos: ## Randomized crash matrix (kill -9 of serve, 50 lanes; build tag chaos; minutes)
-	$(GO) test -race -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard
+	$(GO) test -race -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard ./events
 
 clean: ## Remove build output
 	rm -rf bin
