@@ -52,8 +52,9 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$$pkg"; \
 	done <<< "$$targets"
 
-chaos: ## Randomized crash matrix (kill -9 of serve, 50 lanes; build tag chaos; minutes)
-	$(GO) test -race -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard ./events
+chaos: ## Randomized crash matrix: serve, embedded server and cluster leader SIGKILLs (build tag chaos; minutes)
+	SY_CHAOS_CLUSTER_ROUNDS=$${SY_CHAOS_CLUSTER_ROUNDS:-3} \
+		$(GO) test -race -count=1 -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard ./events ./engine
 
 clean: ## Remove build output
 	rm -rf bin

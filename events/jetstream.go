@@ -126,7 +126,7 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 		if err == nil {
 			return j, nil
 		}
-		if !transient(err) {
+		if !transient(err) && !peersJoining(err) {
 			return nil, fmt.Errorf("jetstream: set up streams: %w", err)
 		}
 		select {
@@ -136,6 +136,19 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 		}
 		wait, attempt = min(2*wait, time.Second), min(2*attempt, 8*time.Second)
 	}
+}
+
+// errCodeNoPeers is JetStream's "no suitable peers for placement" (10005):
+// while a cluster forms, a stream of three replicas is refused until every
+// peer has joined.
+const errCodeNoPeers = 10005
+
+// peersJoining reports a refusal that a forming cluster gives before all
+// its peers have joined; OpenJetStream retries it until SetupTimeout (on a
+// cluster that is really too small, the error is returned then).
+func peersJoining(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeNoPeers
 }
 
 func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {

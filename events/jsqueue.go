@@ -132,20 +132,16 @@ func (q *JetStreamQueue) SubscribeReports(ctx context.Context, run string, after
 		return nil, err
 	}
 	filter := RunReportsFilter(run)
-	it, err := orderedMessages(ctx, q.j, ReportsStream, filter, after)
+	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)
 	if err != nil {
 		return nil, translate("subscribe "+filter, err)
 	}
 	ch := make(chan ReportDelivery, 64)
 	go func() {
 		defer close(ch)
-		defer it.Stop()
+		defer r.stop()
 		for {
-			m, err := it.Next(jetstream.NextContext(ctx))
-			if err != nil {
-				return
-			}
-			md, err := m.Metadata()
+			m, md, err := r.next(ctx)
 			if err != nil {
 				return
 			}

@@ -188,20 +188,16 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 		}
 		filter = RunEventsFilter(run)
 	}
-	it, err := orderedMessages(ctx, s.j, EventsStream, filter, after)
+	r, err := newOrderedReader(ctx, s.j, s.j.events, EventsStream, filter, after)
 	if err != nil {
 		return nil, translate("watch "+filter, err)
 	}
 	ch := make(chan Envelope, 64)
 	go func() {
 		defer close(ch)
-		defer it.Stop()
+		defer r.stop()
 		for {
-			m, err := it.Next(jetstream.NextContext(ctx))
-			if err != nil {
-				return
-			}
-			md, err := m.Metadata()
+			m, md, err := r.next(ctx)
 			if err != nil {
 				return
 			}
@@ -217,21 +213,4 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 		}
 	}()
 	return ch, nil
-}
-
-// orderedMessages starts an ordered consumer on stream for filter,
-// delivering sequences after after.
-func orderedMessages(ctx context.Context, j *JetStream, stream, filter string, after uint64) (jetstream.MessagesContext, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, InactiveThreshold: 5 * time.Second}
-	if after > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
-	}
-	cons, err := j.js.OrderedConsumer(ctx, stream, cfg)
-	if err != nil {
-		return nil, err
-	}
-	// Short pulls and heartbeats: a pull lost while a clustered consumer is
-	// being placed is noticed (and the consumer recreated) after about 2s,
-	// instead of after the default 10s of missed 5s heartbeats.
-	return cons.Messages(jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second))
 }

@@ -129,12 +129,14 @@ func TestFaultsEngineCrashChaos(t *testing.T) {
 		total.Phases.Launching += c.Phases.Launching
 		total.Phases.Running += c.Phases.Running
 		total.Phases.QueuedReports += c.Phases.QueuedReports
+		total.Phases.Final += c.Phases.Final
+		total.Orphans += c.Orphans
 		total.MaxRestart = max(total.MaxRestart, c.MaxRestart)
 		total.Wall += c.Wall
 	}
 	host, _ := os.Hostname()
 	t.Logf("chaos table row: | engine crash (serve SIGKILL) | %d | %d | %d | %d | %d | %d | %d | %s |",
 		total.Runs, total.Kills, total.Lanes, total.Executions, total.DoubleLaunches, total.LostEvents, total.Duplicates, total.Wall.Round(time.Second))
-	t.Logf("chaos: phases at the kills summed over lanes: %s; events %d; max serve restart %s; seed %d; host %s",
-		total.Phases, total.Events, total.MaxRestart.Round(time.Millisecond), seed, host)
+	t.Logf("chaos: phases at the kills summed over lanes: %s; prepared executions never launched %d; events %d; max serve restart %s; seed %d; host %s",
+		total.Phases, total.Orphans, total.Events, total.MaxRestart.Round(time.Millisecond), seed, host)
 }

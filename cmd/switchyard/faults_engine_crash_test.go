@@ -91,8 +91,13 @@ type crashCounts struct {
 	DoubleLaunches, LostEvents, Duplicates    int
 	Events                                    int
 	Phases                                    killPhases // summed over kills
-	MaxRestart                                time.Duration
-	Wall                                      time.Duration
+	// Orphans are execution directories prepared but never launched: the
+	// engine died between preparing an attempt's files and recording its
+	// launch (the "before a launch is recorded" point), and the restarted
+	// engine decided again under a fresh execution id.
+	Orphans    int
+	MaxRestart time.Duration
+	Wall       time.Duration
 }
 
 // submit records a new run through the engine client (Submit only appends
@@ -339,6 +344,7 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 		counts.Phases.Launching += p.Launching
 		counts.Phases.Running += p.Running
 		counts.Phases.QueuedReports += p.QueuedReports
+		counts.Phases.Final += p.Final
 		counts.MaxRestart = max(counts.MaxRestart, k.Restart)
 	}
 	// Execution directories prepared but never launched: the engine died
@@ -354,6 +360,7 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 		}
 	}
 	t.Logf("prepared executions never launched: %d", orphans)
+	counts.Orphans = orphans
 	return counts
 }
 
@@ -382,8 +389,8 @@ func TestFaultsEngineCrash(t *testing.T) {
 		},
 	}
 	c := runCrashPlan(t, plan)
-	t.Logf("crash: runs=%d lanes=%d kills=%d executions=%d starts=%d events=%d double-launches=%d lost-events=%d duplicates=%d max-restart=%s wall=%s phases{%s}",
-		c.Runs, c.Lanes, c.Kills, c.Executions, c.Workloads, c.Events, c.DoubleLaunches, c.LostEvents, c.Duplicates,
+	t.Logf("crash: runs=%d lanes=%d kills=%d executions=%d starts=%d events=%d double-launches=%d lost-events=%d duplicates=%d prepared-never-launched=%d max-restart=%s wall=%s phases{%s}",
+		c.Runs, c.Lanes, c.Kills, c.Executions, c.Workloads, c.Events, c.DoubleLaunches, c.LostEvents, c.Duplicates, c.Orphans,
 		c.MaxRestart.Round(time.Millisecond), c.Wall.Round(time.Millisecond), c.Phases)
 	require.Equal(t, 3*4, c.Lanes)
 	require.Zero(t, c.DoubleLaunches)

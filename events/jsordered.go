@@ -1,0 +1,185 @@
+package events
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// orderedIdle is how long an ordered reader waits for a message before it
+// checks whether the stream holds one it should have delivered.
+const orderedIdle = 5 * time.Second
+
+// orderedReader follows the messages of one stream matching a filter, in
+// order, through an ordered consumer (Watch, SubscribeReports), and
+// restarts that consumer when it has gone silent.
+//
+// Silence is real: after a cluster node is killed (SIGKILL of the events
+// stream's leader, see events/faults_cluster_test.go), an ordered
+// consumer's iterator was seen to wait for minutes, either without an error
+// or inside its own consumer re-creation, while newer matching messages
+// were stored, so the engine stopped applying reports and the run never
+// finished. The iterator is therefore read by a pump goroutine, and when
+// nothing arrives for orderedIdle the reader asks the stream for the newest
+// matching message; if it is past the last one delivered, the old consumer
+// is abandoned (stopped in the background) and a new ordered consumer
+// starts right after the last delivered message. An idle but healthy
+// reader costs one last-message lookup per orderedIdle.
+type orderedReader struct {
+	j      *JetStream
+	stream jetstream.Stream
+	name   string
+	filter string
+	cur    *orderedPump
+	last   uint64 // stream sequence of the last message delivered (or the start)
+}
+
+// orderedPump creates one iterator and reads it until it fails or the
+// pump is abandoned.
+type orderedPump struct {
+	out  chan orderedResult
+	done chan struct{}
+
+	mu        sync.Mutex
+	it        jetstream.MessagesContext // nil until created
+	abandoned bool
+}
+
+type orderedResult struct {
+	m   jetstream.Msg
+	err error
+}
+
+// startPump runs create, then reads its iterator.
+func startPump(create func() (jetstream.MessagesContext, error)) *orderedPump {
+	p := &orderedPump{out: make(chan orderedResult), done: make(chan struct{})}
+	go func() {
+		it, err := create()
+		if err != nil {
+			p.send(orderedResult{err: err})
+			return
+		}
+		p.mu.Lock()
+		if p.abandoned {
+			p.mu.Unlock()
+			it.Stop()
+			return
+		}
+		p.it = it
+		p.mu.Unlock()
+		for {
+			m, err := it.Next()
+			if !p.send(orderedResult{m, err}) || err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *orderedPump) send(r orderedResult) bool {
+	select {
+	case p.out <- r:
+		return true
+	case <-p.done:
+		return false
+	}
+}
+
+// abandon stops the pump and its iterator. Stopping waits for a consumer
+// re-creation in progress (up to about 20 s), so a restart does it in the
+// background (wait false).
+func (p *orderedPump) abandon(wait bool) {
+	p.mu.Lock()
+	p.abandoned = true
+	it := p.it
+	p.mu.Unlock()
+	close(p.done)
+	switch {
+	case it == nil:
+	case wait:
+		it.Stop()
+	default:
+		go it.Stop()
+	}
+}
+
+// newOrderedReader starts reading stream (name) for filter after sequence
+// after.
+func newOrderedReader(ctx context.Context, j *JetStream, stream jetstream.Stream, name, filter string, after uint64) (*orderedReader, error) {
+	it, err := orderedMessages(ctx, j, name, filter, after)
+	if err != nil {
+		return nil, err
+	}
+	r := &orderedReader{j: j, stream: stream, name: name, filter: filter, last: after}
+	r.cur = startPump(func() (jetstream.MessagesContext, error) { return it, nil })
+	return r, nil
+}
+
+// next returns the next message and its metadata. It fails when ctx is done
+// or the consumer fails (or cannot be restarted); the caller then stops.
+func (r *orderedReader) next(ctx context.Context) (jetstream.Msg, *jetstream.MsgMetadata, error) {
+	idle := time.NewTimer(orderedIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case res := <-r.cur.out:
+			if res.err != nil {
+				return nil, nil, res.err
+			}
+			md, err := res.m.Metadata()
+			if err != nil {
+				return nil, nil, err
+			}
+			if md.Sequence.Stream <= r.last {
+				continue // delivered before a restart
+			}
+			r.last = md.Sequence.Stream
+			return res.m, md, nil
+		case <-idle.C:
+			idle.Reset(orderedIdle)
+			if !r.stalled(ctx) {
+				continue
+			}
+			r.cur.abandon(false)
+			after := r.last
+			r.cur = startPump(func() (jetstream.MessagesContext, error) {
+				return orderedMessages(ctx, r.j, r.name, r.filter, after)
+			})
+		}
+	}
+}
+
+// stalled reports whether the stream holds a matching message past the
+// last one delivered. A lookup that fails (no leader yet) says no: the
+// next idle period looks again.
+func (r *orderedReader) stalled(ctx context.Context) bool {
+	cctx, cancel := context.WithTimeout(ctx, r.j.cfg.AttemptTimeout)
+	defer cancel()
+	m, err := r.stream.GetLastMsgForSubject(cctx, r.filter)
+	return err == nil && m.Sequence > r.last
+}
+
+// stop abandons the current consumer.
+func (r *orderedReader) stop() { r.cur.abandon(true) }
+
+// orderedMessages starts an ordered consumer on stream for filter,
+// delivering sequences after after.
+func orderedMessages(ctx context.Context, j *JetStream, stream, filter string, after uint64) (jetstream.MessagesContext, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, InactiveThreshold: 5 * time.Second}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	cons, err := j.js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Short pulls and heartbeats: a pull lost while a clustered consumer is
+	// being placed is noticed (and the consumer recreated) after about 2s,
+	// instead of after the default 10s of missed 5s heartbeats.
+	return cons.Messages(jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second))
+}
