@@ -1,5 +1,3 @@
-//go:build chaos
-
 package events_test
 
 import (
