@@ -74,6 +74,9 @@ func TestDecodeJobAndReportReject(t *testing.T) {
 	rb, err := events.EncodeReport(eventstest.SampleReport(events.ReportFinished, "R", 0, "x1", "w1"))
 	require.NoError(t, err)
 	rep := string(rb)
+	db, err := events.EncodeReport(eventstest.SampleReport(events.ReportRedelivered, "R", 0, "x1", "w1"))
+	require.NoError(t, err)
+	redo := string(db)
 	for _, tc := range []struct {
 		name   string
 		decode func([]byte) error
@@ -89,6 +92,11 @@ func TestDecodeJobAndReportReject(t *testing.T) {
 		{"report unknown key", decodeReport, strings.Replace(rep, `"kind"`, `"Kind"`, 1), events.ErrInvalid},
 		{"report finished without receipt", decodeReport, strings.Replace(rep, `"receiptPath"`, `"_"`, 1), events.ErrInvalid},
 		{"report wrong schema", decodeReport, strings.Replace(rep, `"schema":1`, `"schema":0`, 1), events.ErrSchemaVersion},
+		{"report finished with a delivery count", decodeReport, strings.Replace(rep, `"kind"`, `"delivery":2,"kind"`, 1), events.ErrInvalid},
+		{"report redelivered without a delivery count", decodeReport, strings.Replace(redo, `"delivery":2,`, ``, 1), events.ErrInvalid},
+		{"report redelivered without a job sequence", decodeReport, strings.Replace(redo, `"jobSeq":12,`, ``, 1), events.ErrInvalid},
+		{"report redelivered with delivery 0", decodeReport, strings.Replace(redo, `"delivery":2`, `"delivery":0`, 1), events.ErrInvalid},
+		{"report redelivered with a receipt", decodeReport, strings.Replace(redo, `"delivery":2`, `"delivery":2,"receiptPath":"/r.json"`, 1), events.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.decode([]byte(tc.in))

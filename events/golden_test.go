@@ -64,7 +64,7 @@ func TestGoldenJobAndReports(t *testing.T) {
 	job.Schema = events.JobSchemaVersion
 	require.Equal(t, job, gotJob)
 
-	for _, kind := range []events.ReportKind{events.ReportClaimed, events.ReportFinished, events.ReportAbandoned} {
+	for _, kind := range []events.ReportKind{events.ReportClaimed, events.ReportFinished, events.ReportAbandoned, events.ReportRedelivered} {
 		r := eventstest.SampleReport(kind, "R", 0, "x1", "worker-a:4242")
 		b, err := events.EncodeReport(r)
 		require.NoError(t, err)

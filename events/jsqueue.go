@@ -131,7 +131,17 @@ func (q *JetStreamQueue) SubscribeReports(ctx context.Context, run string, after
 	if err := ValidateRunID(run); err != nil {
 		return nil, err
 	}
-	filter := RunReportsFilter(run)
+	return q.readReports(ctx, RunReportsFilter(run), after)
+}
+
+// WatchReports implements Queue with an ordered consumer on every run's
+// reports.
+func (q *JetStreamQueue) WatchReports(ctx context.Context, after uint64) (<-chan ReportDelivery, error) {
+	return q.readReports(ctx, ReportSubjectPrefix+">", after)
+}
+
+// readReports follows filter's reports after after.
+func (q *JetStreamQueue) readReports(ctx context.Context, filter string, after uint64) (<-chan ReportDelivery, error) {
 	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)
 	if err != nil {
 		return nil, translate("subscribe "+filter, err)
@@ -146,13 +156,35 @@ func (q *JetStreamQueue) SubscribeReports(ctx context.Context, run string, after
 				return
 			}
 			select {
-			case ch <- reportDelivery(md.Sequence.Stream, m.Data()):
+			case ch <- reportDelivery(md.Sequence.Stream, reportSubjectRun(m.Subject()), m.Data()):
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
 	return ch, nil
+}
+
+// LastReportSeq implements Queue.
+func (q *JetStreamQueue) LastReportSeq(ctx context.Context, run string) (uint64, error) {
+	if run == "" {
+		info, err := q.j.reports.Info(ctx)
+		if err != nil {
+			return 0, translate("reports stream info", err)
+		}
+		return info.State.LastSeq, nil
+	}
+	if err := ValidateRunID(run); err != nil {
+		return 0, err
+	}
+	m, err := q.j.reports.GetLastMsgForSubject(ctx, RunReportsFilter(run))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, translate("last report of run "+run, err)
+	}
+	return m.Sequence, nil
 }
 
 // pullable returns ctx's error, waiting for it when the deadline is too

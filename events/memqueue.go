@@ -223,6 +223,16 @@ func (q *MemoryQueue) SubscribeReports(ctx context.Context, run string, after ui
 	if err := ValidateRunID(run); err != nil {
 		return nil, err
 	}
+	return q.readReports(ctx, run, after), nil
+}
+
+// WatchReports implements Queue.
+func (q *MemoryQueue) WatchReports(ctx context.Context, after uint64) (<-chan ReportDelivery, error) {
+	return q.readReports(ctx, "", after), nil
+}
+
+// readReports follows run's reports (every run's for "") after after.
+func (q *MemoryQueue) readReports(ctx context.Context, run string, after uint64) <-chan ReportDelivery {
 	ch := make(chan ReportDelivery, 64)
 	go func() {
 		defer close(ch)
@@ -233,11 +243,11 @@ func (q *MemoryQueue) SubscribeReports(ctx context.Context, run string, after ui
 			pos = len(q.reports)
 			q.mu.Unlock()
 			for _, r := range batch {
-				if r.seq <= after || r.run != run {
+				if r.seq <= after || (run != "" && r.run != run) {
 					continue
 				}
 				select {
-				case ch <- reportDelivery(r.seq, r.data):
+				case ch <- reportDelivery(r.seq, r.run, r.data):
 				case <-ctx.Done():
 					return
 				}
@@ -249,13 +259,33 @@ func (q *MemoryQueue) SubscribeReports(ctx context.Context, run string, after ui
 			}
 		}
 	}()
-	return ch, nil
+	return ch
 }
 
-func reportDelivery(seq uint64, data []byte) ReportDelivery {
+// LastReportSeq implements Queue.
+func (q *MemoryQueue) LastReportSeq(ctx context.Context, run string) (uint64, error) {
+	if run != "" {
+		if err := ValidateRunID(run); err != nil {
+			return 0, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := len(q.reports) - 1; i >= 0; i-- {
+		if run == "" || q.reports[i].run == run {
+			return q.reports[i].seq, nil
+		}
+	}
+	return 0, nil
+}
+
+func reportDelivery(seq uint64, run string, data []byte) ReportDelivery {
 	r, err := DecodeReport(data)
 	if err != nil {
-		return ReportDelivery{Seq: seq, Err: err, Raw: data}
+		return ReportDelivery{Seq: seq, Run: run, Err: err, Raw: data}
 	}
-	return ReportDelivery{Seq: seq, Report: r}
+	return ReportDelivery{Seq: seq, Run: run, Report: r}
 }

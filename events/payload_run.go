@@ -141,6 +141,11 @@ type RunFinal struct {
 	Lanes []LaneResult `json:"lanes"`
 	// Summary is a one-line human summary, for status output.
 	Summary string `json:"summary,omitempty"`
+	// ReportsThrough is the highest reports-stream sequence of the run the
+	// engine had handled when it closed the run. A report stored after it
+	// changes nothing; the engine records it as an audit event on the run
+	// subject, after run-final.
+	ReportsThrough uint64 `json:"reportsThrough,omitempty"`
 }
 
 // EventType returns TypeRunFinal.

@@ -41,6 +41,16 @@ type Queue interface {
 	// than after, in order: first those already stored, then new ones. The
 	// channel is closed when ctx is done.
 	SubscribeReports(ctx context.Context, run string, after uint64) (<-chan ReportDelivery, error)
+
+	// WatchReports streams every run's reports and controls with a
+	// sequence greater than after, in order, like SubscribeReports; each
+	// delivery names its run. The engine uses it to notice reports that
+	// arrive after their run is final.
+	WatchReports(ctx context.Context, after uint64) (<-chan ReportDelivery, error)
+
+	// LastReportSeq returns the reports-stream sequence of the newest
+	// report or control of run, or of any run when run is "" (0: none).
+	LastReportSeq(ctx context.Context, run string) (uint64, error)
 }
 
 // JobOptions configure a job subject's shared durable consumer.
@@ -119,6 +129,8 @@ type ReportDelivery struct {
 	// Seq is the report's sequence in the reports stream; record it (Claim,
 	// Finish and Audit carry ReportSeq) to resume after it.
 	Seq uint64
+	// Run is the run named by the message's subject.
+	Run string
 	// Report is the decoded report; zero when Err is set.
 	Report Report
 	// Err is set when the stored bytes are not a valid report (ErrInvalid);

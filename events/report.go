@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -18,6 +19,12 @@ const (
 	// ReportAbandoned: a redelivered job found the claim's lease stale; the
 	// execution is never run again.
 	ReportAbandoned ReportKind = "abandoned"
+	// ReportRedelivered: a job was delivered again (redelivered after a
+	// missed ack, or published again by a restarted engine) after its
+	// execution had ended, released or abandoned; the worker removed it
+	// without starting anything. The engine records it as an audit event,
+	// even after the run is final.
+	ReportRedelivered ReportKind = "redelivered"
 )
 
 // Report is a worker's (or, for native lanes, the parent's) statement about
@@ -26,7 +33,7 @@ const (
 // events, or audit events when they change nothing.
 //
 // JSON keys: schema, executionId, run, lane, kind, workerId, lease,
-// receiptPath, receiptDigest, host, time.
+// receiptPath, receiptDigest, host, jobSeq, delivery, time.
 type Report struct {
 	// Schema is JobSchemaVersion; 0 means current when encoding.
 	Schema      int        `json:"schema"`
@@ -44,15 +51,24 @@ type Report struct {
 	// Host is the explicit host terminal metadata; finished reports of
 	// native executions only.
 	Host *HostMetadata `json:"host,omitempty"`
+	// JobSeq is the jobs-stream sequence of the job message and Delivery
+	// its delivery count (both at least 1); redelivered reports only.
+	JobSeq   uint64 `json:"jobSeq,omitempty"`
+	Delivery uint64 `json:"delivery,omitempty"`
 	// Time is when the reporter sent it, by its own clock.
 	Time time.Time `json:"time"`
 }
 
 // ReportMsgID is the report's deterministic message id,
-// <executionId>.<kind>.<digest of workerId>: a retried report is stored
-// once.
+// <executionId>.<kind>.<digest of workerId>, with .<jobSeq>.<delivery>
+// added for a redelivered report: a retried report is stored once, and
+// each delivery of a job that comes back is reported on its own.
 func ReportMsgID(r Report) string {
-	return r.ExecutionID + "." + string(r.Kind) + "." + Digest([]byte(r.WorkerID))[len(DigestPrefix):][:16]
+	id := r.ExecutionID + "." + string(r.Kind) + "." + Digest([]byte(r.WorkerID))[len(DigestPrefix):][:16]
+	if r.Kind == ReportRedelivered {
+		id += "." + strconv.FormatUint(r.JobSeq, 10) + "." + strconv.FormatUint(r.Delivery, 10)
+	}
+	return id
 }
 
 // Validate checks a report's fields. Errors match ErrInvalid.
@@ -76,6 +92,9 @@ func (r Report) Validate() error {
 		return invalidf("report time is required")
 	}
 	hasReceipt := r.ReceiptPath != "" || r.ReceiptDigest != ""
+	if (r.JobSeq != 0 || r.Delivery != 0) && r.Kind != ReportRedelivered {
+		return invalidf("%s report carries no job sequence or delivery count", r.Kind)
+	}
 	switch r.Kind {
 	case ReportClaimed:
 		if r.Lease == nil {
@@ -103,8 +122,16 @@ func (r Report) Validate() error {
 			return invalidf("abandoned report carries no lease, receipt or host metadata")
 		}
 		return nil
+	case ReportRedelivered:
+		if hasReceipt || r.Host != nil || r.Lease != nil {
+			return invalidf("redelivered report carries no lease, receipt or host metadata")
+		}
+		if r.JobSeq == 0 || r.Delivery == 0 {
+			return invalidf("redelivered report needs the job's jobSeq and delivery count")
+		}
+		return nil
 	}
-	return invalidf("report kind %q: want claimed, finished or abandoned", r.Kind)
+	return invalidf("report kind %q: want claimed, finished, abandoned or redelivered", r.Kind)
 }
 
 // EncodeReport validates r and returns its JSON form (schema filled in,

@@ -112,3 +112,17 @@ func ReportSubject(run string, lane int) string {
 
 // RunReportsFilter matches every report subject of one run: sy.rep.<run>.>.
 func RunReportsFilter(run string) string { return ReportSubjectPrefix + run + ".>" }
+
+// reportSubjectRun is the run token of a reports-stream subject
+// (sy.rep.<run>.<lane or ctl>), or "" when subject is not one.
+func reportSubjectRun(subject string) string {
+	rest, ok := strings.CutPrefix(subject, ReportSubjectPrefix)
+	if !ok {
+		return ""
+	}
+	run, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return ""
+	}
+	return run
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -251,4 +252,83 @@ func RunQueueConformance(t *testing.T, newQueue func(t *testing.T) events.Queue)
 		_, err = q.PublishReport(testCtx(t), events.Report{Run: run})
 		require.ErrorIs(t, err, events.ErrInvalid)
 	})
+
+	t.Run("every run's reports are watched in order; the last sequence is known per run and in all", func(t *testing.T) {
+		t.Parallel()
+		q, run, other, quiet := newQueue(t), NewRunID(), NewRunID(), NewRunID()
+		n, err := q.LastReportSeq(testCtx(t), quiet)
+		require.NoError(t, err)
+		require.Zero(t, n, "a run with no report")
+		base, err := q.LastReportSeq(testCtx(t), "")
+		require.NoError(t, err)
+
+		x := NewExecutionID()
+		s1, err := q.PublishReport(testCtx(t), SampleReport(events.ReportClaimed, run, 0, x, "w1"))
+		require.NoError(t, err)
+		s2, err := q.PublishReport(testCtx(t), SampleReport(events.ReportClaimed, other, 1, NewExecutionID(), "w1"))
+		require.NoError(t, err)
+		// A redelivered report is stored once per delivery count.
+		redo := SampleReport(events.ReportRedelivered, run, 0, x, "w2")
+		s3, err := q.PublishReport(testCtx(t), redo)
+		require.NoError(t, err)
+		again, err := q.PublishReport(testCtx(t), redo)
+		require.NoError(t, err)
+		require.Equal(t, s3, again, "the same delivery reported again is stored once")
+		redo.Delivery++
+		s4, err := q.PublishReport(testCtx(t), redo)
+		require.NoError(t, err)
+		require.Greater(t, s4, s3, "a later delivery is a report of its own")
+
+		for _, c := range []struct {
+			run  string
+			want uint64
+		}{{run, s4}, {other, s2}, {quiet, 0}} {
+			got, err := q.LastReportSeq(testCtx(t), c.run)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got, "last report of %q", c.run)
+		}
+		all, err := q.LastReportSeq(testCtx(t), "")
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, all, s4, "the newest of any run (other subtests may share the backend)")
+		_, err = q.LastReportSeq(testCtx(t), "no spaces")
+		require.ErrorIs(t, err, events.ErrInvalid)
+
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		ch, err := q.WatchReports(ctx, base)
+		require.NoError(t, err)
+		for _, want := range []struct {
+			seq uint64
+			run string
+		}{{s1, run}, {s2, other}, {s3, run}, {s4, run}} {
+			got := receiveOf(t, ch, run, other, quiet)
+			require.NoError(t, got.Err)
+			require.Equal(t, want.seq, got.Seq)
+			require.Equal(t, want.run, got.Run)
+			require.Equal(t, want.run, got.Report.Run)
+		}
+		late, err := q.WatchReports(ctx, s3)
+		require.NoError(t, err)
+		require.Equal(t, s4, receiveOf(t, late, run, other, quiet).Seq, "after a sequence")
+		s5, err := q.PublishReport(testCtx(t), SampleReport(events.ReportClaimed, quiet, 0, NewExecutionID(), "w1"))
+		require.NoError(t, err)
+		got := receiveOf(t, ch, run, other, quiet)
+		require.Equal(t, s5, got.Seq, "then new ones")
+		require.Equal(t, quiet, got.Run)
+		cancel()
+		requireClosed(t, ch)
+		requireClosed(t, late)
+	})
+}
+
+// receiveOf is receive, skipping deliveries of runs other than runs (from
+// subtests sharing the backend).
+func receiveOf(t *testing.T, ch <-chan events.ReportDelivery, runs ...string) events.ReportDelivery {
+	t.Helper()
+	for {
+		got := receive(t, ch)
+		if slices.Contains(runs, got.Run) {
+			return got
+		}
+	}
 }

@@ -89,8 +89,9 @@ func SamplePayload(t events.Type) events.Payload {
 		return events.GroupExhausted{Provider: policy.Codex, FromLane: 0, ExecutionID: "x1"}
 	case events.TypeRunFinal:
 		return events.RunFinal{
-			Lanes:   []events.LaneResult{{Lane: 0, LaneID: "bug-fix#1", State: events.FinalComplete, Descriptor: sampleAttempt.Descriptor}},
-			Summary: "1 lane: 1 complete",
+			Lanes:          []events.LaneResult{{Lane: 0, LaneID: "bug-fix#1", State: events.FinalComplete, Descriptor: sampleAttempt.Descriptor}},
+			Summary:        "1 lane: 1 complete",
+			ReportsThrough: 7,
 		}
 	case events.TypeLaunch:
 		return dispatch
@@ -165,6 +166,8 @@ func SampleReport(kind events.ReportKind, run string, lane int, executionID, wor
 	case events.ReportFinished:
 		r.ReceiptPath = SamplePaths(run, lane, executionID).Receipt
 		r.ReceiptDigest = events.Digest([]byte(sampleReceiptJSON))
+	case events.ReportRedelivered:
+		r.JobSeq, r.Delivery = 12, 2
 	}
 	return r
 }
