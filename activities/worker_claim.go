@@ -148,6 +148,9 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 	for {
 		switch cur.State {
 		case events.LeaseReleased:
+			if !w.reportRedelivered(ctx, log, d) {
+				return
+			}
 			log.Info("execution already finished and reported; job removed", "holder", cur.WorkerID)
 			w.term(ctx, log, d, "execution already finished")
 			w.emit(evAlreadyReleased, id)
@@ -160,6 +163,9 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 			if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, by)); err != nil {
 				w.nak(ctx, log, d, 0)
 				w.emit(evReturned, id)
+				return
+			}
+			if !w.reportRedelivered(ctx, log, d) {
 				return
 			}
 			log.Info("execution already abandoned; job removed", "abandonedBy", by)
@@ -248,4 +254,19 @@ func (w *Worker) inspect(ctx context.Context, id string) (events.Lease, error) {
 		}
 		wait = min(2*wait, retryMax)
 	}
+}
+
+// reportRedelivered reports d as a job delivered again after its execution
+// ended, so the engine records it for audit. If the report cannot be
+// published the job is returned (the next delivery reports it) and false
+// is returned.
+func (w *Worker) reportRedelivered(ctx context.Context, log *slog.Logger, d *events.Delivery) bool {
+	r := w.report(d.Job, events.ReportRedelivered, w.cfg.WorkerID)
+	r.JobSeq, r.Delivery = d.Seq, d.NumDelivered
+	if err := w.publish(ctx, log, r); err != nil {
+		w.nak(ctx, log, d, 0)
+		w.emit(evReturned, d.Job.ExecutionID)
+		return false
+	}
+	return true
 }

@@ -132,7 +132,12 @@ func TestWorkerRedeliveredClaim(t *testing.T) {
 		w.waitEvent(t, evAlreadyReleased, job.ExecutionID, 1)
 		require.Empty(t, e.workloads(job))
 		e.syncReports()
-		require.Empty(t, reportsOf(e.reports.snapshot(), job.ExecutionID), "the holder reports, not this worker")
+		rs := reportsOf(e.reports.snapshot(), job.ExecutionID)
+		require.Equal(t, []events.ReportKind{events.ReportRedelivered}, kinds(rs),
+			"the holder reports the attempt; this worker only reports the job it removed, for audit")
+		require.Equal(t, "worker-a", rs[0].WorkerID)
+		require.GreaterOrEqual(t, rs[0].Delivery, uint64(3), "returned twice while live, removed on a later delivery")
+		require.NotZero(t, rs[0].JobSeq)
 	})
 	t.Run("stale lease is abandoned, never run", func(t *testing.T) {
 		t.Parallel()
@@ -168,6 +173,10 @@ func TestWorkerRedeliveredClaim(t *testing.T) {
 		ab := e.waitReport(events.ReportAbandoned, job.ExecutionID)
 		w.waitEvent(t, evAlreadyAbandoned, job.ExecutionID, 1)
 		require.Equal(t, "reaper", ab.WorkerID, "re-published under the abandoning worker's id, so its message id dedups")
+		redo := e.waitReport(events.ReportRedelivered, job.ExecutionID)
+		require.Equal(t, "worker-a", redo.WorkerID)
+		require.Equal(t, uint64(1), redo.Delivery, "the job's first delivery, yet its execution had ended")
+		require.Equal(t, []events.ReportKind{events.ReportAbandoned, events.ReportRedelivered}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
 		require.Empty(t, e.workloads(job))
 	})
 }
