@@ -46,8 +46,7 @@
 //
 // # Runs, one goroutine each
 //
-// Run lists the runs in the store (a run whose run-level log ends with
-// run-final is skipped) and watches the store for run-created events. Each
+// Run lists the runs in the store (a final run is not driven) and watches the store for run-created events. Each
 // non-final run gets one driver goroutine, the run's only writer inside the
 // engine. It folds the run's log (machines.FoldRun) and appends with the
 // fold's expected last sequence per subject; every append it makes is folded
@@ -84,7 +83,18 @@
 // policy.Normalize must accept it for the frozen attempt. A receipt that
 // fails any check is explained by an audit event and the attempt finishes
 // failed. A report that changes nothing (a duplicate, another execution's, a
-// final lane's) is recorded as audit only.
+// final lane's, a job's redelivery after its execution ended) is recorded as
+// audit only.
+//
+// # After run-final
+//
+// run-final records how far its driver read the run's reports
+// (RunFinal.ReportsThrough). Reports and controls stored after that still
+// get one audit event each, after run-final on the run subject: the engine
+// catches a run up when its driver closes it, when its watch of every
+// run's reports (events.Queue.WatchReports, started before the store is
+// listed) sees one for a final run, and at start for every final run whose
+// newest report is past what its log records (late.go).
 //
 // # Control inputs
 //

@@ -18,15 +18,19 @@ import (
 // always the log as stored and every decision is taken from exactly the
 // state Replay rebuilds.
 type driver struct {
-	e   *Engine
-	run string
-	log *slog.Logger
-	r   *machines.Run
+	e    *Engine
+	late *lateReports // nil: late reports are not recorded
+	run  string
+	log  *slog.Logger
+	r    *machines.Run
 
 	// reportAfter is the highest reports-stream sequence recorded on any
 	// claim, finish or audit event: every report up to it was handled, so
 	// a resumed subscription starts after it.
 	reportAfter uint64
+	// handled is the highest sequence this session handled, controls
+	// included (they are recorded without one); run-final records it.
+	handled uint64
 	// published holds the executions whose job this session published;
 	// every other launching execution is published again (same id).
 	published map[string]bool
@@ -43,8 +47,8 @@ var errConflict = errors.New("conflicting writer")
 // drive runs sessions of one run until it is final or ctx is done. A
 // session that fails is logged and followed by a fresh one, reloaded from
 // the log, after a backoff (none after an append conflict).
-func (e *Engine) drive(ctx context.Context, run string) {
-	d := &driver{e: e, run: run, log: e.log.With("run", run)}
+func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
+	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run)}
 	wait := 50 * time.Millisecond
 	for conflicts := 0; ; {
 		err := d.session(ctx)
@@ -77,6 +81,7 @@ func (d *driver) session(ctx context.Context) error {
 		return err
 	}
 	if d.r.Closed != nil {
+		d.late.final(d.run)
 		return nil
 	}
 	sctx, cancel := context.WithCancel(ctx)
@@ -92,6 +97,7 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		if d.r.Closed != nil {
 			d.log.Info("run final")
+			d.late.final(d.run)
 			return nil
 		}
 		if err := d.wait(ctx, reports, settle); err != nil {
@@ -121,7 +127,11 @@ func (d *driver) wait(ctx context.Context, reports <-chan events.ReportDelivery,
 		if rd.Seq <= d.reportAfter {
 			return nil
 		}
-		return d.handle(ctx, rd)
+		if err := d.handle(ctx, rd); err != nil {
+			return err
+		}
+		d.handled = max(d.handled, rd.Seq)
+		return nil
 	}
 }
 
@@ -131,7 +141,7 @@ func (d *driver) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.r, d.reportAfter = r, 0
+	d.r, d.reportAfter, d.handled = r, 0, 0
 	d.published, d.settled, d.cancelledAt = map[string]bool{}, map[string]bool{}, map[int]time.Time{}
 	for _, env := range envs {
 		d.note(env)
@@ -242,7 +252,9 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	if wait := d.cancelGrace(); wait > 0 {
 		return wait, nil
 	}
-	return 0, d.appendEvent(ctx, events.RunLane, finalSummary(d.r))
+	rf := finalSummary(d.r)
+	rf.ReportsThrough = max(d.reportAfter, d.handled)
+	return 0, d.appendEvent(ctx, events.RunLane, rf)
 }
 
 // cancelGrace returns how long run-final must still wait for the report of

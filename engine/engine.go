@@ -65,6 +65,25 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Reports that reach a run after run-final are watched from here on,
+	// before the store is listed, so none falls between the two.
+	late := newLateReports(e)
+	reportsAt, err := e.cfg.Queue.LastReportSeq(ctx, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("engine: read the reports stream: %w", err)
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		late.watch(ctx, reportsAt)
+	}()
+	go func() {
+		defer wg.Done()
+		late.loop(ctx)
+	}()
 	seen := map[string]bool{}
 	start := func(run string) {
 		if seen[run] {
@@ -74,11 +93,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.drive(ctx, run)
+			e.drive(ctx, run, late)
 		}()
 	}
 
-	after, err := e.discover(ctx, start, seen)
+	after, err := e.discover(ctx, start, seen, late)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -138,9 +157,11 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // discover starts a driver for every listed run whose run-level log does not
-// end with run-final, marks the others seen, and returns the highest
-// sequence it read: the watch for new runs starts after it.
-func (e *Engine) discover(ctx context.Context, start func(string), seen map[string]bool) (uint64, error) {
+// end with run-final (or an audit recorded after it), marks the others seen
+// and has late check them for reports that arrived after run-final, and
+// returns the highest sequence it read: the watch for new runs starts after
+// it.
+func (e *Engine) discover(ctx context.Context, start func(string), seen map[string]bool, late *lateReports) (uint64, error) {
 	ids, err := e.cfg.Store.Runs(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("engine: list runs: %w", err)
@@ -152,8 +173,23 @@ func (e *Engine) discover(ctx context.Context, start func(string), seen map[stri
 			return 0, fmt.Errorf("engine: last event of run %s: %w", id, err)
 		}
 		after = max(after, last.Seq)
-		if last.Type == events.TypeRunFinal {
+		final := last.Type == events.TypeRunFinal
+		if last.Type == events.TypeAudit {
+			// An audit recorded after run-final, or one of an open run
+			// (a malformed report): the log says which.
+			r, _, err := e.load(ctx, id)
+			switch {
+			case errors.Is(err, ErrInconsistentLog):
+				// Its driver says so and leaves it.
+			case err != nil:
+				return 0, fmt.Errorf("engine: %w", err)
+			default:
+				final = r.Closed != nil
+			}
+		}
+		if final {
 			seen[id] = true
+			late.check(id, reportSeqOf(last))
 			continue
 		}
 		start(id)

@@ -103,12 +103,10 @@ func TestFaultsLateAndDuplicateReportsChangeNoFinalState(t *testing.T) {
 // released) but dies before acknowledging the job, so JetStream delivers
 // the job again after the ack wait. The worker that gets it finds the
 // claim released and removes the job without starting anything: the
-// lane's final state and the run's log are unchanged, the simulated CLI
-// never starts, and the job is gone for good.
-//
-// Not recorded as an audit event: the worker only logs the redelivery
-// (the AuditRedeliveredJob reason exists but nothing emits it yet; see
-// docs/GUARANTEES.md).
+// simulated CLI never starts, the job is gone for good, and the only
+// change to the run's log is one audit event (redelivered-job, after
+// run-final, on the run subject) naming the job's delivery; the lane stays
+// complete.
 func TestFaultsJobRedeliveredAfterItsAttemptFinished(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -169,9 +167,20 @@ func TestFaultsJobRedeliveredAfterItsAttemptFinished(t *testing.T) {
 	require.Equal(t, events.LeaseReleased, l.State)
 	require.Equal(t, "first-worker", l.WorkerID)
 	require.Empty(t, simlog.Filter(simenv.Invocations(t, bin), "codex", simlog.KindWorkload), "never started again")
-	after, err := h.store.LoadRun(ctx, run)
-	require.NoError(t, err)
-	require.Equal(t, before, after, "the run's log is unchanged")
+	after := h.waitType(run, events.TypeAudit, 1)
+	require.Len(t, after, len(before)+1, "one event added:\n%s", dump(after))
+	require.Equal(t, before, after[:len(before)], "nothing before it changed")
+	added := after[len(before)]
+	require.Equal(t, events.RunLane, added.Lane, "recorded after run-final, on the run subject")
+	a := added.Payload.(events.Audit)
+	require.Equal(t, events.AuditRedeliveredJob, a.Reason)
+	require.Equal(t, job.ExecutionID, a.ExecutionID)
+	require.NotNil(t, a.Report)
+	require.Equal(t, events.ReportRedelivered, a.Report.Kind)
+	require.Equal(t, "second-worker", a.Report.WorkerID)
+	require.Equal(t, d.Seq, a.Report.JobSeq, "the job message that came back")
+	require.Equal(t, uint64(2), a.Report.Delivery)
+	require.NotZero(t, a.ReportSeq)
 	r, err := machines.FoldRun(after)
 	require.NoError(t, err)
 	require.Equal(t, machines.StateComplete, r.Lanes[0].State)

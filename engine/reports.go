@@ -30,6 +30,8 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 	i := rep.Lane
 	l := d.r.Lanes[i]
 	switch {
+	case rep.Kind == events.ReportRedelivered:
+		return d.audit(ctx, i, reportAudit(events.AuditRedeliveredJob, rd, redeliveredDetail(rep)))
 	case l.State.Final():
 		return d.audit(ctx, i, reportAudit(events.AuditLateReport, rd, d.lateDetail(l, rep)))
 	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:
@@ -199,6 +201,12 @@ func abandoned(l machines.LaneRecord, worker string, seq uint64) events.Finish {
 		ExecutionID: l.Dispatch.ExecutionID, WorkerID: worker, Abandoned: true, ReportSeq: seq,
 		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed},
 	}
+}
+
+// redeliveredDetail explains a redelivered report.
+func redeliveredDetail(rep events.Report) string {
+	return fmt.Sprintf("job (jobs-stream sequence %d) delivered again (delivery %d) after its execution ended; removed by %s without starting anything",
+		rep.JobSeq, rep.Delivery, rep.WorkerID)
 }
 
 // reportAudit is the audit of a report that changes nothing.

@@ -74,6 +74,10 @@ type RunStatus struct {
 	Lanes       []LaneStatus      `json:"lanes"`
 	// Summary is run-final's one-line summary, once final.
 	Summary string `json:"summary,omitempty"`
+	// Audits counts the recorded deliveries that changed nothing (late,
+	// duplicate, stale or malformed reports, redelivered jobs), by reason,
+	// including those recorded after run-final.
+	Audits map[events.AuditReason]int `json:"audits,omitempty"`
 }
 
 // Status folds run's log into its status. ErrUnknownRun if the run has no
@@ -125,6 +129,14 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	}
 	for i, l := range r.Lanes {
 		st.Lanes[i] = laneStatus(l)
+	}
+	for _, env := range envs {
+		if a, ok := env.Payload.(events.Audit); ok {
+			if st.Audits == nil {
+				st.Audits = map[events.AuditReason]int{}
+			}
+			st.Audits[a.Reason]++
+		}
 	}
 	return st
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -137,6 +139,13 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 			names[i] = string(p)
 		}
 		fmt.Fprintf(s.w, "  exhausted provider groups: %s\n", strings.Join(names, ", "))
+	}
+	if len(st.Audits) > 0 {
+		var counts []string
+		for _, r := range slices.Sorted(maps.Keys(st.Audits)) {
+			counts = append(counts, fmt.Sprintf("%d %s", st.Audits[r], r))
+		}
+		fmt.Fprintf(s.w, "  audited deliveries (changed nothing): %s\n", strings.Join(counts, ", "))
 	}
 	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LANE\tID\tSTATE\tATTEMPT\tWAITING FOR\tOUTCOME")

@@ -1,0 +1,170 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// lateAudits returns the audits recorded after run-final, in log order.
+func lateAudits(t *testing.T, envs []events.Envelope) []events.Audit {
+	t.Helper()
+	var out []events.Audit
+	closed := false
+	for _, env := range envs {
+		if env.Type == events.TypeRunFinal {
+			closed = true
+			continue
+		}
+		if !closed {
+			continue
+		}
+		require.Equal(t, events.TypeAudit, env.Type, "only audits follow run-final")
+		require.Equal(t, events.RunLane, env.Lane, "late audits go on the run subject")
+		out = append(out, env.Payload.(events.Audit))
+	}
+	return out
+}
+
+// startEngine runs a new Engine on h's store and queue until the returned
+// stop.
+func startEngine(t *testing.T, h *harness) (stop func()) {
+	t.Helper()
+	eng, err := engine.New(h.cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	return func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(waitTimeout):
+			t.Fatal("engine Run did not return")
+		}
+	}
+}
+
+// TestReportsAfterRunFinalAreAudited: once a run is final, every report or
+// control that reaches it — while the engine runs, or while none does —
+// becomes exactly one audit event after run-final, with its reason and
+// report sequence, across engine restarts; no lane changes and replay
+// still verifies. run-final records how far the driver read.
+func TestReportsAfterRunFinalAreAudited(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, srv := listeningHarness(t)
+	stop := h.run()
+	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
+	job := h.nextJob(events.JobSubject("codex"))
+	h.execute(job, "success")
+	h.report(job, events.ReportClaimed)
+	finished := h.report(job, events.ReportFinished)
+	_, before := h.waitFinal(run)
+	closed := ofType(before, events.TypeRunFinal)[0].Payload.(events.RunFinal)
+	require.Equal(t, finished, closed.ReportsThrough, "run-final records the last report its driver read")
+
+	// While the engine runs: a finished report from another worker, a
+	// claimed report, a control and bytes that are no report.
+	seqs := []uint64{
+		h.report(job, events.ReportFinished, func(r *events.Report) { r.WorkerID = "slow-worker" }),
+		h.report(job, events.ReportClaimed, func(r *events.Report) { r.WorkerID = "slow-worker" }),
+	}
+	cs, err := h.queue.(events.ControlQueue).PublishControl(ctx, events.Control{ID: "late-cancel", Kind: events.ControlCancel,
+		Run: run, Lane: events.RunLane, Cancel: &events.Cancel{Reason: "too late", By: "test"}, Time: time.Now()})
+	require.NoError(t, err)
+	seqs = append(seqs, cs)
+	js, err := srv.Conn().JetStream()
+	require.NoError(t, err)
+	ack, err := js.Publish(events.ReportSubject(run, 0), []byte(`{"not":"a report"}`))
+	require.NoError(t, err)
+	seqs = append(seqs, ack.Sequence)
+	envs := h.waitType(run, events.TypeAudit, 4)
+	audits := lateAudits(t, envs)
+	require.Len(t, audits, 4, dump(envs))
+	for i, want := range []events.AuditReason{events.AuditLateReport, events.AuditLateReport, events.AuditLateReport, events.AuditMalformedReport} {
+		require.Equal(t, want, audits[i].Reason, "audit %d", i)
+		require.Equal(t, seqs[i], audits[i].ReportSeq, "audit %d", i)
+	}
+	require.Equal(t, "slow-worker", audits[0].Report.WorkerID)
+	require.Equal(t, events.ReportClaimed, audits[1].Report.Kind)
+	require.Contains(t, audits[2].Detail, "cancel control for the run arrived after run-final")
+	stop()
+
+	// While no engine runs: the job delivered again after its attempt
+	// ended. The next engine records it at start.
+	redo := h.report(job, events.ReportRedelivered, func(r *events.Report) {
+		r.WorkerID, r.JobSeq, r.Delivery = "second-worker", 1, 2
+	})
+	stop = startEngine(t, h)
+	envs = h.waitType(run, events.TypeAudit, 5)
+	audits = lateAudits(t, envs)
+	require.Len(t, audits, 5, dump(envs))
+	require.Equal(t, events.AuditRedeliveredJob, audits[4].Reason)
+	require.Equal(t, redo, audits[4].ReportSeq)
+	require.Contains(t, audits[4].Detail, "delivery 2")
+	stop()
+
+	// A third engine records nothing twice: only the report sent after it
+	// started is added.
+	stop = startEngine(t, h)
+	last := h.report(job, events.ReportFinished, func(r *events.Report) { r.WorkerID = "slowest-worker" })
+	envs = h.waitType(run, events.TypeAudit, 6)
+	stop()
+	envs, err = h.store.LoadRun(ctx, run)
+	require.NoError(t, err)
+	audits = lateAudits(t, envs)
+	require.Len(t, audits, 6, dump(envs))
+	require.Equal(t, last, audits[5].ReportSeq)
+	for i := 1; i < len(audits); i++ {
+		require.Greater(t, audits[i].ReportSeq, audits[i-1].ReportSeq, "each report once, in order")
+	}
+
+	r, err := machines.FoldRun(envs)
+	require.NoError(t, err)
+	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
+	require.Equal(t, before, envs[:len(before)], "nothing before run-final changed")
+	st, err := h.eng.Status(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, map[events.AuditReason]int{events.AuditLateReport: 4, events.AuditMalformedReport: 1, events.AuditRedeliveredJob: 1}, st.Audits)
+	h.verifyReplay(run)
+}
+
+// TestReportsStoredBeforeRunFinalButUnreadAreAudited: a report stored
+// after the one that finishes the run, while no engine ran, is never read
+// by the driver (it records run-final as soon as the last lane is final);
+// the catch-up that follows run-final records it.
+func TestReportsStoredBeforeRunFinalButUnreadAreAudited(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, jetstream)
+	stop := h.run()
+	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
+	job := h.nextJob(events.JobSubject("codex"))
+	h.report(job, events.ReportClaimed)
+	h.waitLane(run, 0, machines.StateRunning)
+	stop()
+
+	h.execute(job, "success")
+	finished := h.report(job, events.ReportFinished)
+	dup := h.report(job, events.ReportClaimed, func(r *events.Report) { r.WorkerID = "other-worker" })
+	stop = startEngine(t, h)
+	envs := h.waitType(run, events.TypeAudit, 1)
+	stop()
+	r, err := machines.FoldRun(envs)
+	require.NoError(t, err)
+	require.Equal(t, finished, r.Closed.ReportsThrough)
+	audits := lateAudits(t, envs)
+	require.Len(t, audits, 1, dump(envs))
+	require.Equal(t, events.AuditLateReport, audits[0].Reason)
+	require.Equal(t, dup, audits[0].ReportSeq)
+	require.Equal(t, "other-worker", audits[0].Report.WorkerID)
+	h.verifyReplay(run)
+}
