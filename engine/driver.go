@@ -151,13 +151,9 @@ func (d *driver) reload(ctx context.Context) error {
 
 // note updates the bookkeeping for one stored envelope.
 func (d *driver) note(env events.Envelope) {
+	d.reportAfter = max(d.reportAfter, env.ReportSeq())
 	switch p := env.Payload.(type) {
-	case events.Claim:
-		d.reportAfter = max(d.reportAfter, p.ReportSeq)
-	case events.Finish:
-		d.reportAfter = max(d.reportAfter, p.ReportSeq)
 	case events.Audit:
-		d.reportAfter = max(d.reportAfter, p.ReportSeq)
 		if p.Report != nil && p.Report.Kind != events.ReportClaimed {
 			d.settled[p.Report.ExecutionID] = true
 		}

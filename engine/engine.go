@@ -189,7 +189,7 @@ func (e *Engine) discover(ctx context.Context, start func(string), seen map[stri
 		}
 		if final {
 			seen[id] = true
-			late.check(id, reportSeqOf(last))
+			late.check(id, last.ReportSeq())
 			continue
 		}
 		start(id)

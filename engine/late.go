@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
-	"github.com/switchyard-dev/switchyard/machines"
 )
 
 // Reports that reach a run after it is final.
@@ -191,7 +190,7 @@ func (l *lateReports) catchUpOnce(ctx context.Context, run string) error {
 	if r.Closed == nil {
 		return nil
 	}
-	mark := handledMark(r, envs)
+	mark := handledMark(envs)
 	end, err := l.e.cfg.Queue.LastReportSeq(ctx, run)
 	if err != nil {
 		return fmt.Errorf("last report of run %s: %w", run, err)
@@ -225,29 +224,14 @@ func (l *lateReports) catchUpOnce(ctx context.Context, run string) error {
 }
 
 // handledMark is the highest reports-stream sequence a final run's log
-// says is handled: run-final's ReportsThrough, or any later event's
-// report sequence.
-func handledMark(r *machines.Run, envs []events.Envelope) uint64 {
-	mark := r.Closed.ReportsThrough
+// says is handled: run-final's ReportsThrough, or any event's report
+// sequence.
+func handledMark(envs []events.Envelope) uint64 {
+	var mark uint64
 	for _, env := range envs {
-		mark = max(mark, reportSeqOf(env))
+		mark = max(mark, env.ReportSeq())
 	}
 	return mark
-}
-
-// reportSeqOf is the report sequence an event records (0: none).
-func reportSeqOf(env events.Envelope) uint64 {
-	switch p := env.Payload.(type) {
-	case events.Claim:
-		return p.ReportSeq
-	case events.Finish:
-		return p.ReportSeq
-	case events.Audit:
-		return p.ReportSeq
-	case events.RunFinal:
-		return p.ReportsThrough
-	}
-	return 0
 }
 
 // lateAudit is the audit of a delivery that reached its run after

@@ -64,6 +64,23 @@ func NewEnvelope(run string, lane int, at time.Time, p Payload) Envelope {
 // Subject is the envelope's event subject, EventSubject(Run, Lane).
 func (e Envelope) Subject() string { return EventSubject(e.Run, e.Lane) }
 
+// ReportSeq is the reports-stream sequence up to which the event says the
+// run's reports are handled: the report a claim, finish or audit records,
+// or run-final's ReportsThrough; 0 for every other event.
+func (e Envelope) ReportSeq() uint64 {
+	switch p := e.Payload.(type) {
+	case Claim:
+		return p.ReportSeq
+	case Finish:
+		return p.ReportSeq
+	case Audit:
+		return p.ReportSeq
+	case RunFinal:
+		return p.ReportsThrough
+	}
+	return 0
+}
+
 // Validate checks the envelope and its payload: schema, known type matching
 // the payload, valid run id, a lane allowed by the type's scope, a set time,
 // and the payload's own rules. Every error matches ErrInvalid.

@@ -89,3 +89,23 @@ func TestEnvelopeInsideJSON(t *testing.T) {
 	bad := bytes.Replace(b, []byte(`"state"`), []byte(`"State"`), 1)
 	require.ErrorIs(t, json.Unmarshal(bad, &back), events.ErrInvalid)
 }
+
+// TestEnvelopeReportSeq: the events that record a report (claim, finish,
+// audit) give its sequence, run-final gives how far its driver read, and
+// every other event gives 0.
+func TestEnvelopeReportSeq(t *testing.T) {
+	for _, tc := range []struct {
+		p    events.Payload
+		want uint64
+	}{
+		{events.Claim{ReportSeq: 3}, 3},
+		{events.Finish{ReportSeq: 4}, 4},
+		{events.Audit{ReportSeq: 5}, 5},
+		{events.RunFinal{ReportsThrough: 6}, 6},
+		{events.Cancel{Reason: "r"}, 0},
+		{events.GroupExhausted{}, 0},
+	} {
+		env := events.NewEnvelope("R", 0, eventstest.T0, tc.p)
+		require.Equal(t, tc.want, env.ReportSeq(), "%T", tc.p)
+	}
+}

@@ -365,7 +365,7 @@ func (c *faultClient) record(env events.Envelope) {
 		return
 	}
 	c.seen[env.Seq] = b
-	c.applied[env.Run] = max(c.applied[env.Run], reportSeqOf(env))
+	c.applied[env.Run] = max(c.applied[env.Run], env.ReportSeq())
 	r := c.runs[env.Run]
 	if r == nil {
 		r = &machines.Run{}
@@ -495,20 +495,6 @@ func (v *faultView) summary() string {
 	return b.String()
 }
 
-// reportSeqOf is the reports-stream sequence an event records as applied
-// (claim, finish, audit), or 0.
-func reportSeqOf(env events.Envelope) uint64 {
-	switch p := env.Payload.(type) {
-	case events.Claim:
-		return p.ReportSeq
-	case events.Finish:
-		return p.ReportSeq
-	case events.Audit:
-		return p.ReportSeq
-	}
-	return 0
-}
-
 // snapshotSeen returns a copy of every event recorded so far.
 func (c *faultClient) snapshotSeen() map[uint64][]byte {
 	c.mu.Lock()
@@ -582,7 +568,7 @@ func phasesAt(t *testing.T, logs map[string][]events.Envelope, reportsSeen map[s
 				break
 			}
 			require.NoError(t, r.Apply(env))
-			maxReport = max(maxReport, reportSeqOf(env))
+			maxReport = max(maxReport, env.ReportSeq())
 		}
 		if r.Created == nil {
 			continue
