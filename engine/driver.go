@@ -39,6 +39,13 @@ type driver struct {
 	settled map[string]bool
 	// cancelledAt is when each cancelled lane's cancel was recorded.
 	cancelledAt map[int]time.Time
+
+	// firstFailure and lastFailure are when the first and the latest of
+	// the sessions that failed since the run last made progress failed,
+	// failures how many did, backoff the wait before the next one.
+	firstFailure, lastFailure time.Time
+	failures                  int
+	backoff                   time.Duration
 }
 
 // errConflict marks a session that lost an append race: reload at once.
@@ -46,10 +53,10 @@ var errConflict = errors.New("conflicting writer")
 
 // drive runs sessions of one run until it is final or ctx is done. A
 // session that fails is logged and followed by a fresh one, reloaded from
-// the log, after a backoff (none after an append conflict).
+// the log, after a backoff (none after an append conflict). Once the run
+// makes progress again, the pause is logged with its length.
 func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
-	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run)}
-	wait := 50 * time.Millisecond
+	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run), backoff: minBackoff}
 	for conflicts := 0; ; {
 		err := d.session(ctx)
 		if err == nil || ctx.Err() != nil {
@@ -65,12 +72,36 @@ func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
 			d.log.Error("run log does not fold; the run is not driven", "err", err)
 			return
 		}
-		d.log.Warn("run session failed; reloading", "err", err, "retryIn", wait)
-		if !sleep(ctx, wait) {
+		d.lastFailure = time.Now()
+		if d.failures == 0 {
+			d.firstFailure = d.lastFailure
+		}
+		d.failures++
+		d.log.Warn("run session failed; reloading", "err", err, "retryIn", d.backoff)
+		if !sleep(ctx, d.backoff) {
 			return
 		}
-		wait = min(2*wait, 5*time.Second)
+		d.backoff = min(2*d.backoff, maxBackoff)
 	}
+}
+
+// Backoff between failed sessions of a run.
+const (
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// progressed notes that the run moved on (an append was stored, or an
+// input was handled): after failed sessions it logs the pause (from the
+// first failure to now) and how long sessions kept failing, and resets the
+// backoff.
+func (d *driver) progressed() {
+	if d.failures == 0 {
+		return
+	}
+	d.log.Warn("run resumed after a pause", "paused", time.Since(d.firstFailure).Round(time.Millisecond),
+		"failingFor", d.lastFailure.Sub(d.firstFailure).Round(time.Millisecond), "failedSessions", d.failures)
+	d.failures, d.backoff = 0, minBackoff
 }
 
 // session reloads the run, brings it to rest, then applies its reports and
@@ -103,6 +134,7 @@ func (d *driver) session(ctx context.Context) error {
 		if err := d.wait(ctx, reports, settle); err != nil {
 			return err
 		}
+		d.progressed()
 	}
 }
 
@@ -188,6 +220,7 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 		return fmt.Errorf("fold own %s: %w", env.Type, err)
 	}
 	d.note(env)
+	d.progressed()
 	d.log.Debug("recorded", "type", env.Type, "lane", lane, "seq", seq)
 	return nil
 }
