@@ -168,3 +168,41 @@ func TestReportsStoredBeforeRunFinalButUnreadAreAudited(t *testing.T) {
 	require.Equal(t, "other-worker", audits[0].Report.WorkerID)
 	h.verifyReplay(run)
 }
+
+// TestLateReportsWithTwoEnginesAreRecordedOnce: two engines drive the same
+// store; each sees every late report and catches the run up, and the run
+// subject's expected sequence lets only one of them record each report.
+func TestLateReportsWithTwoEnginesAreRecordedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, jetstream)
+	stopA := startEngine(t, h)
+	defer stopA()
+	stopB := startEngine(t, h)
+	defer stopB()
+	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
+	job := h.nextJob(events.JobSubject("codex"))
+	h.execute(job, "success")
+	h.report(job, events.ReportClaimed)
+	h.report(job, events.ReportFinished)
+	h.waitFinal(run)
+
+	const n = 20
+	var seqs []uint64
+	for i := range n {
+		seqs = append(seqs, h.report(job, events.ReportRedelivered, func(r *events.Report) {
+			r.WorkerID, r.JobSeq, r.Delivery = "late-worker", 1, uint64(i+2)
+		}))
+	}
+	h.waitType(run, events.TypeAudit, n)
+	time.Sleep(500 * time.Millisecond) // room for a second recording, if one were possible
+	envs, err := h.store.LoadRun(ctx, run)
+	require.NoError(t, err)
+	var got []uint64
+	for _, a := range lateAudits(t, envs) {
+		require.Equal(t, events.AuditRedeliveredJob, a.Reason)
+		got = append(got, a.ReportSeq)
+	}
+	require.Equal(t, seqs, got, "every report once, in order")
+	h.verifyReplay(run)
+}
