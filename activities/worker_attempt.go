@@ -61,16 +61,24 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 		return
 	}
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var watchWG sync.WaitGroup
-	watchWG.Go(func() {
-		w.watchCancel(watchCtx, log, job, func(env events.Envelope) {
+	var cancelOnce sync.Once
+	onCancel := func(env events.Envelope) {
+		cancelOnce.Do(func() {
 			if interrupt() {
 				log.Info("cancel event: sending SIGTERM to the runner", "cancelSeq", env.Seq, "runLevel", env.Lane == events.RunLane)
 				w.emit(evCancelSignalled, id)
 			}
 		})
-	})
+	}
+	// A cancel recorded before the job was taken stops the runner before
+	// it starts anything; the watch, which takes a moment to start, covers
+	// the ones recorded later.
+	if env, ok := w.recordedCancel(ctx, log, job); ok {
+		onCancel(env)
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watchWG sync.WaitGroup
+	watchWG.Go(func() { w.watchCancel(watchCtx, log, job, onCancel) })
 
 	w.emit(evClaimed, id)
 	stderr := &cappedBuffer{max: 8 << 10}
@@ -188,6 +196,27 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 		}
 		wait = min(2*wait, retryMax)
 	}
+}
+
+// recordedCancel returns a cancel event already recorded on job's lane or
+// on its run. A failed read is logged and says none: the watch still sees
+// the cancel.
+func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job events.Job) (events.Envelope, bool) {
+	for _, lane := range []int{job.Lane, events.RunLane} {
+		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+		envs, err := w.cfg.Store.Load(actx, job.Run, lane)
+		cancel()
+		if err != nil {
+			log.Debug("cannot read the run for an earlier cancel; the watch will see it", "err", err)
+			return events.Envelope{}, false
+		}
+		for _, env := range envs {
+			if env.Type == events.TypeCancel {
+				return env, true
+			}
+		}
+	}
+	return events.Envelope{}, false
 }
 
 // watchCancel calls onCancel for the first cancel event of job's lane or

@@ -380,7 +380,7 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 func TestFaultsEngineCrash(t *testing.T) {
 	t.Parallel()
 	plan := crashPlan{
-		runs: 3, seats: 4, workers: 2, concurrency: 2, limit: 90 * time.Second,
+		runs: 5, seats: 10, workers: 2, concurrency: 3, limit: 90 * time.Second,
 		kills: []crashTrigger{
 			killOnSubmit(),
 			killWhenLaunchedAndRunning(),
@@ -392,7 +392,7 @@ func TestFaultsEngineCrash(t *testing.T) {
 	t.Logf("crash: runs=%d lanes=%d kills=%d executions=%d starts=%d events=%d double-launches=%d lost-events=%d duplicates=%d prepared-never-launched=%d max-restart=%s wall=%s phases{%s}",
 		c.Runs, c.Lanes, c.Kills, c.Executions, c.Workloads, c.Events, c.DoubleLaunches, c.LostEvents, c.Duplicates, c.Orphans,
 		c.MaxRestart.Round(time.Millisecond), c.Wall.Round(time.Millisecond), c.Phases)
-	require.Equal(t, 3*4, c.Lanes)
+	require.Equal(t, 5*10, c.Lanes)
 	require.Zero(t, c.DoubleLaunches)
 	require.Zero(t, c.LostEvents)
 	require.Zero(t, c.Duplicates)
