@@ -32,6 +32,7 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newWorkerCmd(stdout, stderr))
 	root.AddCommand(newStatusCmd(stdout, stderr))
 	root.AddCommand(newReplayCmd(stdout, stderr))
+	root.AddCommand(newHistoryCmd(stdout, stderr))
 	root.AddCommand(newInspectCmd(stdout, stderr))
 	root.AddCommand(newCancelCmd(stdout, stderr))
 	root.AddCommand(newNativeCmd(stdout, stderr))

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -138,6 +139,33 @@ func TestRunExhaustionFallsBack(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
 	require.True(t, res.Verified)
 	require.Nil(t, res.Divergence)
+
+	// history prints the log replay just verified: every event, in order.
+	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, lines, 1+res.Events, r.stdout)
+	require.Regexp(t, `^SEQ +TIME +LANE +TYPE +DETAIL$`, lines[0])
+	require.Regexp(t, `^1 +\S+ +run +run-created +role "swarm workers", 3 lane\(s\), parent claude, read-only, sheet sha256:[0-9a-f]{12}$`, lines[1])
+	require.Regexp(t, `(?m)^\d+ +\S+ +run +group-exhausted +provider codex exhausted for the run \(lane 0, execution \S+\)$`, strings.Join(lines, "\n"))
+	require.Regexp(t, `\n\d+ +\S+ +0 +finish +execution \S+ ended usage-exhausted, process started, reported by \S+\n`, r.stdout)
+	require.Regexp(t, `run +run-final +3 lane\(s\): 3 complete; 2 distinct provider\(s\) delivered: grok, devin$`, lines[len(lines)-1])
+
+	// --json: each event's stored form, one per line; filters by lane and type.
+	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel", "--lane", "0", "--type", "launch,finish", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var got []string
+	for line := range strings.Lines(r.stdout) {
+		env, err := events.Decode([]byte(line))
+		require.NoError(t, err, line)
+		require.Equal(t, 0, env.Lane)
+		got = append(got, string(env.Type))
+	}
+	require.Equal(t, []string{"launch", "finish", "launch", "finish"}, got, "codex, then its grok fallback")
+	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel", "--lane", "run", "--type", "group-exhausted", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
+	require.Contains(t, r.stdout, `"type":"group-exhausted"`)
 }
 
 // TestRunNativeLaneAnsweredFromAnotherProcess: a self-contained run serves

@@ -50,6 +50,10 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "status-bad-run-id", args: []string{"status", "--run", "a b"}},
 		{name: "replay-help", args: []string{"replay", "--help"}},
 		{name: "replay-missing-run", args: []string{"replay", "--verify"}},
+		{name: "history-help", args: []string{"history", "--help"}},
+		{name: "history-missing-run", args: []string{"history", "--json"}},
+		{name: "history-bad-lane", args: []string{"history", "--run", "r1", "--lane", "first"}},
+		{name: "history-bad-type", args: []string{"history", "--run", "r1", "--type", "launch,started"}},
 
 		// the parent's answers
 		{name: "inspect-help", args: []string{"inspect", "--help"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // TestStatusPrintsAudits: the recorded deliveries that changed nothing are
@@ -38,4 +39,27 @@ func TestStatusPrintsAudits(t *testing.T) {
 	js.Reset()
 	require.NoError(t, statusPrinter{w: &js, json: true}.run(st))
 	require.NotContains(t, js.String(), "audits")
+}
+
+// TestHistoryDetail: history's one-line details of the events the e2e run
+// does not produce.
+func TestHistoryDetail(t *testing.T) {
+	redo := &events.Report{Kind: events.ReportRedelivered, WorkerID: "w2"}
+	for _, tc := range []struct {
+		p    events.Payload
+		want string
+	}{
+		{events.Audit{Reason: events.AuditRedeliveredJob, ReportSeq: 41, Report: redo, Detail: "delivery 2"},
+			"redelivered-job (report 41: redelivered from w2): delivery 2"},
+		{events.Audit{Reason: events.AuditMalformedReport, ReportSeq: 7, Detail: "not JSON"}, "malformed-report (report 7): not JSON"},
+		{events.Finish{ExecutionID: "x1", Abandoned: true, Event: policy.Event{Status: policy.OutcomeFailed}},
+			"execution x1 ended failed, process start unknown, abandoned (its worker's lease went stale)"},
+		{events.Stop{Decision: policy.Decision{Kind: policy.DecidePolicyDenied, Reason: "missing-readiness"}}, "lane stopped: policy-denied missing-readiness"},
+		{events.Cancel{Reason: "parent moved on", By: "claude"}, "cancelled by claude: parent moved on"},
+		{events.Verdict{State: events.VerdictClear, EvidenceRef: "diff.md"}, "verdict clear, evidence diff.md"},
+		{events.Continue{AttemptIndex: 1, Descriptor: "grok:grok-4.7@high", ExecutionID: "x2", Route: policy.RouteExternal},
+			"same route again: attempt 1 grok:grok-4.7@high, execution x2, external"},
+	} {
+		require.Equal(t, tc.want, eventDetail(tc.p), "%T", tc.p)
+	}
 }
