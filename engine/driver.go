@@ -39,6 +39,8 @@ type driver struct {
 	settled map[string]bool
 	// cancelledAt is when each cancelled lane's cancel was recorded.
 	cancelledAt map[int]time.Time
+	// launched holds every execution a launch or continue recorded.
+	launched map[string]bool
 
 	// firstFailure and lastFailure are when the first and the latest of
 	// the sessions that failed since the run last made progress failed,
@@ -174,7 +176,7 @@ func (d *driver) reload(ctx context.Context) error {
 		return err
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
-	d.published, d.settled, d.cancelledAt = map[string]bool{}, map[string]bool{}, map[int]time.Time{}
+	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
 	for _, env := range envs {
 		d.note(env)
 	}
@@ -185,6 +187,10 @@ func (d *driver) reload(ctx context.Context) error {
 func (d *driver) note(env events.Envelope) {
 	d.reportAfter = max(d.reportAfter, env.ReportSeq())
 	switch p := env.Payload.(type) {
+	case events.Launch:
+		d.launched[p.ExecutionID] = true
+	case events.Continue:
+		d.launched[p.ExecutionID] = true
 	case events.Audit:
 		if p.Report != nil && p.Report.Kind != events.ReportClaimed {
 			d.settled[p.Report.ExecutionID] = true
@@ -240,7 +246,8 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 //     from ever running twice);
 //  5. once every lane is final, and every cancelled lane's running
 //     attempt has reported or CancelGrace has passed since its cancel,
-//     run-final is recorded.
+//     the execution directories an engine prepared but died before
+//     launching are removed, and run-final is recorded.
 //
 // It returns how long to wait before settling again for a pending cancel
 // grace (0: nothing pending).
@@ -281,6 +288,7 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	if wait := d.cancelGrace(); wait > 0 {
 		return wait, nil
 	}
+	d.removeUnlaunched(ctx)
 	rf := finalSummary(d.r)
 	rf.ReportsThrough = max(d.reportAfter, d.handled)
 	return 0, d.appendEvent(ctx, events.RunLane, rf)

@@ -194,3 +194,64 @@ func readLimited(path string, limit int64, name string) ([]byte, error) {
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 }
+
+// removeUnlaunched removes what an engine prepared for executions it never
+// launched: it died between preparing an attempt's files and recording the
+// launch, and the restarted engine decided again under a fresh id. Called
+// once every lane is final, so no launch of this run can still be in
+// flight. Nothing ran there, so an execution directory holds the prompt
+// copy alone and a writer's worktree is unmodified; anything else is left
+// in place and logged. Failures are logged: they never hold up run-final.
+func (d *driver) removeUnlaunched(ctx context.Context) {
+	e := d.e
+	for i := range d.r.Lanes {
+		lane := events.LaneToken(i)
+		for _, id := range d.unlaunched(filepath.Join(e.runDir(d.run), lane)) {
+			dir := e.executionDir(d.run, i, id)
+			entries, err := os.ReadDir(dir)
+			if err != nil || len(entries) != 1 || entries[0].Name() != promptFile || !entries[0].Type().IsRegular() {
+				d.log.Warn("execution directory never launched holds more than its prompt; left in place", "lane", i, "execution", id, "dir", dir)
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, promptFile)); err == nil {
+				err = os.Remove(dir)
+			}
+			if err != nil {
+				d.log.Warn("cannot remove an execution directory never launched", "lane", i, "execution", id, "err", err)
+				continue
+			}
+			d.log.Info("removed an execution directory prepared but never launched", "lane", i, "execution", id)
+		}
+		for _, id := range d.unlaunched(filepath.Join(e.cfg.DataDir, worktreesDir, d.run, lane)) {
+			path := e.worktreeDir(d.run, i, id)
+			e.gitMu.Lock()
+			// Without --force: git refuses a worktree with changes.
+			_, err := git(ctx, d.r.Created.Cwd, "worktree", "remove", path)
+			e.gitMu.Unlock()
+			if err != nil {
+				d.log.Warn("cannot remove a worktree never launched; left in place", "lane", i, "execution", id, "err", err)
+				continue
+			}
+			d.log.Info("removed a worktree prepared but never launched", "lane", i, "execution", id)
+		}
+	}
+}
+
+// unlaunched lists the entries of dir (if it exists) that name no launched
+// execution.
+func (d *driver) unlaunched(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			d.log.Warn("cannot list prepared executions", "dir", dir, "err", err)
+		}
+		return nil
+	}
+	var ids []string
+	for _, ent := range entries {
+		if !d.launched[ent.Name()] {
+			ids = append(ids, ent.Name())
+		}
+	}
+	return ids
+}

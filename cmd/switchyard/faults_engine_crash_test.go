@@ -94,7 +94,8 @@ type crashCounts struct {
 	// Orphans are execution directories prepared but never launched: the
 	// engine died between preparing an attempt's files and recording its
 	// launch (the "before a launch is recorded" point), and the restarted
-	// engine decided again under a fresh execution id.
+	// engine decided again under a fresh execution id; the engine removes
+	// them before run-final.
 	Orphans    int
 	MaxRestart time.Duration
 	Wall       time.Duration
@@ -349,18 +350,19 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 	}
 	// Execution directories prepared but never launched: the engine died
 	// between preparing files and recording the launch, and the restarted
-	// engine decided again under a fresh execution id.
-	orphans := 0
+	// engine decided again under a fresh execution id. Each is removed
+	// before its run's run-final (counted from the serves' logs), so none
+	// is left now.
 	for _, run := range h.runs {
 		dirs, _ := filepath.Glob(filepath.Join(h.w.data, "runs", run, "L*", "*"))
 		for _, d := range dirs {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() && launches[filepath.Base(d)] == 0 {
-				orphans++
+				t.Errorf("execution directory %s was never launched and is still there after run-final", d)
 			}
 		}
 	}
-	t.Logf("prepared executions never launched: %d", orphans)
-	counts.Orphans = orphans
+	counts.Orphans = h.w.logCount("serve", "removed an execution directory prepared but never launched")
+	t.Logf("prepared executions never launched (removed before run-final): %d", counts.Orphans)
 	return counts
 }
 

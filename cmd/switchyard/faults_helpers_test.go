@@ -224,6 +224,21 @@ func (w *faultWorld) stopAll() {
 	}
 }
 
+// logCount counts the lines holding msg in the output of every process
+// whose name starts with prefix.
+func (w *faultWorld) logCount(prefix, msg string) int {
+	w.mu.Lock()
+	procs := append([]*faultProc(nil), w.procs...)
+	w.mu.Unlock()
+	n := 0
+	for _, p := range procs {
+		if strings.HasPrefix(p.name, prefix) {
+			n += strings.Count(p.output(), msg)
+		}
+	}
+	return n
+}
+
 // startServe starts `switchyard serve` on the world's port and data
 // directory and waits until it serves.
 func (w *faultWorld) startServe(name string) *faultProc {
