@@ -44,3 +44,52 @@ func TestClusterR3Conformance(t *testing.T) {
 		eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return j.Claims() })
 	})
 }
+
+// TestClusterReplicasAreKeptUnlessForced: on a three-node cluster whose
+// streams have three replicas, a client that opens them with the default
+// (one replica: a command given one node's URL) keeps all three replicas
+// and reports them; only ForceReplicas changes an existing deployment.
+func TestClusterReplicasAreKeptUnlessForced(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	nodes := eventstest.StartCluster(t, 3)
+	urls := eventstest.ClientURLs(nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	open := func(cfg events.JetStreamConfig, urls ...string) *events.JetStream {
+		nc, err := events.Connect(urls)
+		require.NoError(t, err)
+		t.Cleanup(nc.Close)
+		j, err := events.OpenJetStream(ctx, nc, cfg)
+		require.NoError(t, err)
+		return j
+	}
+	nc, err := events.Connect(urls)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	replicas := func() []int {
+		var out []int
+		for _, name := range []string{events.EventsStream, events.JobsStream, events.ReportsStream, "KV_" + events.ClaimsBucket} {
+			s, err := js.Stream(ctx, name)
+			require.NoError(t, err)
+			out = append(out, s.CachedInfo().Config.Replicas)
+		}
+		return out
+	}
+
+	require.Equal(t, 3, open(events.JetStreamConfig{Replicas: 3}, urls...).Replicas())
+	require.Equal(t, []int{3, 3, 3, 3}, replicas())
+
+	j := open(events.JetStreamConfig{}, urls[1])
+	require.Equal(t, 3, j.Replicas(), "the deployment's count, not the default")
+	require.Equal(t, []int{3, 3, 3, 3}, replicas(), "a default open through one node keeps three replicas")
+	_, err = j.Store().Append(ctx, events.NewEnvelope(eventstest.NewRunID(), 0, time.Now(), events.Audit{Reason: events.AuditLateReport}), 0)
+	require.NoError(t, err, "and works")
+
+	require.Equal(t, 1, open(events.JetStreamConfig{Replicas: 1, ForceReplicas: true}, urls...).Replicas())
+	require.Equal(t, []int{1, 1, 1, 1}, replicas(), "an explicit change is applied")
+}

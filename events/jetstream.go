@@ -29,9 +29,15 @@ const (
 // JetStreamConfig configures the streams and client behaviour of the
 // JetStream implementations.
 type JetStreamConfig struct {
-	// Replicas of every stream and the claims bucket: 1 for an embedded
-	// single server (default), 3 for a three-node cluster.
+	// Replicas of every stream and the claims bucket when OpenJetStream
+	// creates them: 1 for an embedded single server (default), 3 for a
+	// three-node cluster. Streams that exist keep the replica count they
+	// have (a client connecting through one node of a cluster must not
+	// strip its replication), unless ForceReplicas is set.
 	Replicas int
+	// ForceReplicas changes existing streams to Replicas (scaling a
+	// deployment up or down); set it only on an explicit request.
+	ForceReplicas bool
 	// DuplicateWindow is how long the server remembers message ids to drop
 	// duplicates. Default 2m (JetStream's). Event appends do not depend on
 	// it (a retry is recognised by position, see Store.Append); jobs and
@@ -152,10 +158,21 @@ func peersJoining(err error) bool {
 }
 
 func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
-	c := j.cfg
 	var err error
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if !j.cfg.ForceReplicas {
+		// The events stream's replica count is the deployment's: keep it
+		// for every stream.
+		s, err := j.js.Stream(actx, EventsStream)
+		switch {
+		case err == nil:
+			j.cfg.Replicas = s.CachedInfo().Config.Replicas
+		case !errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("stream %s: %w", EventsStream, err)
+		}
+	}
+	c := j.cfg
 	j.events, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
 		Name: EventsStream, Subjects: []string{EventSubjectPrefix + ">"},
 		Description: "Switchyard lane and run events: kept forever",
@@ -214,6 +231,11 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 // check and claim inspection must read their own writes, so replicated
 // streams serve reads from the leader.
 func directGets(replicas int) bool { return replicas == 1 }
+
+// Replicas is the replica count of the streams as opened: the existing
+// deployment's, or the configured one for streams this call created or
+// was forced to change.
+func (j *JetStream) Replicas() int { return j.cfg.Replicas }
 
 // Store returns the events Store.
 func (j *JetStream) Store() *JetStreamStore { return &JetStreamStore{j: j} }

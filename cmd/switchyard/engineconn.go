@@ -44,7 +44,7 @@ func addEngineFlags(c *cobra.Command, f *engineFlags, embed bool) {
 	fl := c.Flags()
 	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
-	fl.IntVar(&f.replicas, "replicas", 0, "stream replicas with --nats: 3 for a three-node cluster (default 3 when --nats lists\nthree or more servers, else 1)")
+	fl.IntVar(&f.replicas, "replicas", 0, "stream replicas with --nats: 3 for a three-node cluster. Without it, streams that exist keep\ntheirs and new ones get 3 when --nats lists three or more servers, else 1; with it, existing\nstreams are changed to it")
 	if embed {
 		fl.StringVar(&f.fsync, "fsync", string(events.FsyncAlways), fsyncHelp)
 	}
@@ -147,7 +147,10 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 		if err != nil {
 			return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
 		}
-		js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas})
+		// Streams that exist keep their replicas unless --replicas asks
+		// for a change: a command pointed at one node of a cluster must
+		// not strip its replication.
+		js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
 		if err != nil {
 			nc.Close()
 			return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
