@@ -200,20 +200,26 @@ func openNoFollow(path string) (*os.File, error) {
 // launch, and the restarted engine decided again under a fresh id. Called
 // once every lane is final, so no launch of this run can still be in
 // flight. Nothing ran there, so an execution directory holds the prompt
-// copy alone and a writer's worktree is unmodified; anything else is left
-// in place and logged. Failures are logged: they never hold up run-final.
+// copy alone (or nothing, when the engine died before writing it) and a
+// writer's worktree is unmodified; anything else is left in place and
+// logged. Failures are logged: they never hold up run-final.
 func (d *driver) removeUnlaunched(ctx context.Context) {
 	e := d.e
 	for i := range d.r.Lanes {
 		lane := events.LaneToken(i)
 		for _, id := range d.unlaunched(filepath.Join(e.runDir(d.run), lane)) {
 			dir := e.executionDir(d.run, i, id)
+			// Empty (the engine died before writing the prompt copy) or the
+			// prompt copy alone.
 			entries, err := os.ReadDir(dir)
-			if err != nil || len(entries) != 1 || entries[0].Name() != promptFile || !entries[0].Type().IsRegular() {
+			if err != nil || len(entries) > 1 || (len(entries) == 1 && (entries[0].Name() != promptFile || !entries[0].Type().IsRegular())) {
 				d.log.Warn("execution directory never launched holds more than its prompt; left in place", "lane", i, "execution", id, "dir", dir)
 				continue
 			}
-			if err := os.Remove(filepath.Join(dir, promptFile)); err == nil {
+			if len(entries) == 1 {
+				err = os.Remove(filepath.Join(dir, promptFile))
+			}
+			if err == nil {
 				err = os.Remove(dir)
 			}
 			if err != nil {

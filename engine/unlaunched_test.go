@@ -39,6 +39,7 @@ func TestUnlaunchedExecutionsAreRemovedBeforeRunFinal(t *testing.T) {
 		}
 	}
 	prepared("x-orphan-clean")
+	require.NoError(t, os.MkdirAll(execDir("x-orphan-empty"), 0o700)) // died before the prompt copy
 	prepared("x-orphan-with-output", "output.md")
 	require.NoError(t, os.MkdirAll(filepath.Dir(worktree("x")), 0o700))
 	gitIn(h.repo, "worktree", "add", "--detach", "--quiet", worktree("x-orphan-clean"), "HEAD")
@@ -52,6 +53,7 @@ func TestUnlaunchedExecutionsAreRemovedBeforeRunFinal(t *testing.T) {
 	launch := ofType(envs, events.TypeLaunch)[0].Payload.(events.Launch)
 
 	require.NoDirExists(t, execDir("x-orphan-clean"), "a prompt copy never launched is removed")
+	require.NoDirExists(t, execDir("x-orphan-empty"), "an empty execution directory never launched is removed")
 	require.NoDirExists(t, worktree("x-orphan-clean"), "an unmodified worktree never launched is removed")
 	require.NotContains(t, gitIn(h.repo, "worktree", "list"), "x-orphan-clean")
 	require.FileExists(t, filepath.Join(execDir("x-orphan-with-output"), "output.md"), "more than a prompt: left in place")

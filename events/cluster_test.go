@@ -43,21 +43,17 @@ func TestClusterR3Conformance(t *testing.T) {
 	t.Run("claims", func(t *testing.T) {
 		eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return j.Claims() })
 	})
+	// Last: it changes the deployment.
+	t.Run("replicas are kept unless forced", func(t *testing.T) {
+		replicasKeptUnlessForced(t, ctx, js, eventstest.ClientURLs(nodes))
+	})
 }
 
-// TestClusterReplicasAreKeptUnlessForced: on a three-node cluster whose
-// streams have three replicas, a client that opens them with the default
-// (one replica: a command given one node's URL) keeps all three replicas
-// and reports them; only ForceReplicas changes an existing deployment.
-func TestClusterReplicasAreKeptUnlessForced(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts a three-node cluster")
-	}
-	nodes := eventstest.StartCluster(t, 3)
-	urls := eventstest.ClientURLs(nodes)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// replicasKeptUnlessForced: on a three-node cluster whose streams have
+// three replicas, a client that opens them with the default (one replica:
+// a command given one node's URL) keeps all three replicas and reports
+// them; only ForceReplicas changes an existing deployment.
+func replicasKeptUnlessForced(t *testing.T, ctx context.Context, js jetstream.JetStream, urls []string) {
 	open := func(cfg events.JetStreamConfig, urls ...string) *events.JetStream {
 		nc, err := events.Connect(urls)
 		require.NoError(t, err)
@@ -66,11 +62,6 @@ func TestClusterReplicasAreKeptUnlessForced(t *testing.T) {
 		require.NoError(t, err)
 		return j
 	}
-	nc, err := events.Connect(urls)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
 	replicas := func() []int {
 		var out []int
 		for _, name := range []string{events.EventsStream, events.JobsStream, events.ReportsStream, "KV_" + events.ClaimsBucket} {
@@ -80,14 +71,12 @@ func TestClusterReplicasAreKeptUnlessForced(t *testing.T) {
 		}
 		return out
 	}
-
-	require.Equal(t, 3, open(events.JetStreamConfig{Replicas: 3}, urls...).Replicas())
 	require.Equal(t, []int{3, 3, 3, 3}, replicas())
 
 	j := open(events.JetStreamConfig{}, urls[1])
 	require.Equal(t, 3, j.Replicas(), "the deployment's count, not the default")
 	require.Equal(t, []int{3, 3, 3, 3}, replicas(), "a default open through one node keeps three replicas")
-	_, err = j.Store().Append(ctx, events.NewEnvelope(eventstest.NewRunID(), 0, time.Now(), events.Audit{Reason: events.AuditLateReport}), 0)
+	_, err := j.Store().Append(ctx, events.NewEnvelope(eventstest.NewRunID(), 0, time.Now(), events.Audit{Reason: events.AuditLateReport}), 0)
 	require.NoError(t, err, "and works")
 
 	require.Equal(t, 1, open(events.JetStreamConfig{Replicas: 1, ForceReplicas: true}, urls...).Replicas())

@@ -194,9 +194,16 @@ func newFaultWorld(t *testing.T, cfg simenv.Config, sheet string) *faultWorld {
 // start runs the binary with args in the background.
 func (w *faultWorld) start(name string, args ...string) *faultProc {
 	w.t.Helper()
-	p := &faultProc{name: name, cmd: exec.Command(binPath, args...), done: make(chan struct{})}
+	return w.startProgram(name, binPath, nil, args...)
+}
+
+// startProgram runs program with args in the background, with the world's
+// environment plus env.
+func (w *faultWorld) startProgram(name, program string, env []string, args ...string) *faultProc {
+	w.t.Helper()
+	p := &faultProc{name: name, cmd: exec.Command(program, args...), done: make(chan struct{})}
 	p.cmd.Dir = w.dir
-	p.cmd.Env = w.env
+	p.cmd.Env = append(append([]string{}, w.env...), env...)
 	p.cmd.Stdout, p.cmd.Stderr = faultWriter{p, true}, faultWriter{p, false}
 	require.NoError(w.t, p.cmd.Start(), "start %s", name)
 	go func() {

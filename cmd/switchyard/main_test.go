@@ -27,6 +27,9 @@ var binPath string
 var repoRoot string
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(envClusterNode); cfg != "" {
+		os.Exit(clusterNodeMain(cfg))
+	}
 	dir, err := os.MkdirTemp("", "switchyard-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mkdtemp:", err)
