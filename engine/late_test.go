@@ -110,13 +110,15 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 	require.Len(t, audits, 5, dump(envs))
 	require.Equal(t, events.AuditRedeliveredJob, audits[4].Reason)
 	require.Equal(t, redo, audits[4].ReportSeq)
-	require.Contains(t, audits[4].Detail, "delivery 2")
+	require.Equal(t, "job (jobs-stream sequence 1) delivered again (delivery 2) after its execution ended; removed by second-worker without starting anything", audits[4].Detail)
 	stop()
 
 	// A third engine records nothing twice: only the report sent after it
 	// started is added.
 	stop = startEngine(t, h)
-	last := h.report(job, events.ReportFinished, func(r *events.Report) { r.WorkerID = "slowest-worker" })
+	last := h.report(job, events.ReportRedelivered, func(r *events.Report) {
+		r.WorkerID, r.JobSeq, r.Delivery = "third-worker", 7, 1 // a copy a restarted engine published again
+	})
 	envs = h.waitType(run, events.TypeAudit, 6)
 	stop()
 	envs, err = h.store.LoadRun(ctx, run)
@@ -124,6 +126,7 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 	audits = lateAudits(t, envs)
 	require.Len(t, audits, 6, dump(envs))
 	require.Equal(t, last, audits[5].ReportSeq)
+	require.Equal(t, "job published again (jobs-stream sequence 7) after its execution ended; removed by third-worker without starting anything", audits[5].Detail)
 	for i := 1; i < len(audits); i++ {
 		require.Greater(t, audits[i].ReportSeq, audits[i-1].ReportSeq, "each report once, in order")
 	}
@@ -134,7 +137,7 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 	require.Equal(t, before, envs[:len(before)], "nothing before run-final changed")
 	st, err := h.eng.Status(ctx, run)
 	require.NoError(t, err)
-	require.Equal(t, map[events.AuditReason]int{events.AuditLateReport: 4, events.AuditMalformedReport: 1, events.AuditRedeliveredJob: 1}, st.Audits)
+	require.Equal(t, map[events.AuditReason]int{events.AuditLateReport: 3, events.AuditMalformedReport: 1, events.AuditRedeliveredJob: 2}, st.Audits)
 	h.verifyReplay(run)
 }
 

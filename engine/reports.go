@@ -205,8 +205,13 @@ func abandoned(l machines.LaneRecord, worker string, seq uint64) events.Finish {
 
 // redeliveredDetail explains a redelivered report.
 func redeliveredDetail(rep events.Report) string {
-	return fmt.Sprintf("job (jobs-stream sequence %d) delivered again (delivery %d) after its execution ended; removed by %s without starting anything",
-		rep.JobSeq, rep.Delivery, rep.WorkerID)
+	what := fmt.Sprintf("job (jobs-stream sequence %d) delivered again (delivery %d)", rep.JobSeq, rep.Delivery)
+	if rep.Delivery == 1 {
+		// The first delivery of a second copy: the job was published again
+		// (a restarted engine re-publishes launching executions).
+		what = fmt.Sprintf("job published again (jobs-stream sequence %d)", rep.JobSeq)
+	}
+	return fmt.Sprintf("%s after its execution ended; removed by %s without starting anything", what, rep.WorkerID)
 }
 
 // reportAudit is the audit of a report that changes nothing.
