@@ -187,6 +187,7 @@ func TestFaultsClusterCLI(t *testing.T) {
 		require.Equal(t, 1, n, "execution %s started %d times", id, n)
 	}
 	require.NotEmpty(t, starts)
+	t.Logf("cluster CLI: 1 run, %d lanes, %d executions launched, %d started, each once", len(rep.Lanes), len(launched), len(starts))
 
 	// The killed node comes back and catches up.
 	restart := time.Now()
