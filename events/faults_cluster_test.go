@@ -482,10 +482,12 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	acked := store.acked
 	store.mu.Unlock()
 	lost := 0
+	var others []string
 	for seq, b := range acked {
 		env, err := events.Decode(b)
 		require.NoError(t, err)
 		if env.Run != run {
+			others = append(others, fmt.Sprintf("%s/%d %s seq %d", env.Run, env.Lane, env.Type, seq))
 			continue
 		}
 		if got, ok := stored[seq]; !ok || string(got) != string(b) {
@@ -532,6 +534,9 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	})
 	require.NoError(t, err)
 	require.True(t, res.Verified, res.Text())
+	if len(others) > 0 {
+		t.Logf("acknowledged appends of other runs: %v", others)
+	}
 	t.Logf("cluster: %d events in the run, %d acknowledged to the engine, %d probe appends acknowledged (%d stored), %d starts; lost 0, duplicated 0; pause %s",
 		len(envs), len(acked), len(probeAcked), len(probeEnvs), len(starts), pause.Round(time.Millisecond))
 	return clusterResult{Events: len(envs), Acked: len(acked), ProbeAcked: len(probeAcked), Starts: len(starts),
