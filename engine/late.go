@@ -158,6 +158,11 @@ func (l *lateReports) loop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, ErrInconsistentLog) || errors.Is(err, ErrUnknownRun) {
+			// Retrying cannot help; its driver reports it too.
+			l.e.log.Error("late reports of a run whose log does not fold are not recorded", "run", run, "err", err)
+			continue
+		}
 		if err != nil {
 			l.e.log.Warn("late reports not recorded yet; retrying", "run", run, "err", err, "in", wait)
 			if !sleep(ctx, wait) {
