@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
-	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // unavailableStore is a store whose appends fail while down is set, as a
@@ -65,11 +64,10 @@ func TestFaultsStorePauseIsReported(t *testing.T) {
 	var logs lockedBuffer
 	h.cfg.Store = store
 	h.cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	stop := startEngine(t, h)
+	stop := h.startEngine()
 	defer stop()
 
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
-	job := h.nextJob(events.JobSubject("codex"))
+	run, job := h.submitOneLane()
 	h.execute(job, "success")
 	h.report(job, events.ReportClaimed)
 	h.waitLane(run, 0, machines.StateRunning)

@@ -356,3 +356,38 @@ func jsonOf(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// submitOneLane submits a one-lane read-only run (codex, then nothing) and
+// takes its job, as a worker would.
+func (h *harness) submitOneLane() (string, events.Job) {
+	h.t.Helper()
+	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
+	return run, h.nextJob(events.JobSubject("codex"))
+}
+
+// startEngine runs another Engine on h's configuration until the returned
+// stop (or the end of the test).
+func (h *harness) startEngine() (stop func()) {
+	h.t.Helper()
+	eng, err := engine.New(h.cfg)
+	require.NoError(h.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(h.t, err)
+		case <-time.After(waitTimeout):
+			h.t.Fatal("engine Run did not return")
+		}
+	}
+	h.t.Cleanup(stop)
+	return stop
+}

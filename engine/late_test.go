@@ -7,10 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
-	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // lateAudits returns the audits recorded after run-final, in log order.
@@ -33,26 +31,6 @@ func lateAudits(t *testing.T, envs []events.Envelope) []events.Audit {
 	return out
 }
 
-// startEngine runs a new Engine on h's store and queue until the returned
-// stop.
-func startEngine(t *testing.T, h *harness) (stop func()) {
-	t.Helper()
-	eng, err := engine.New(h.cfg)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	return func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(waitTimeout):
-			t.Fatal("engine Run did not return")
-		}
-	}
-}
-
 // TestReportsAfterRunFinalAreAudited: once a run is final, every report or
 // control that reaches it — while the engine runs, or while none does —
 // becomes exactly one audit event after run-final, with its reason and
@@ -63,8 +41,7 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 	ctx := context.Background()
 	h, srv := listeningHarness(t)
 	stop := h.run()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
-	job := h.nextJob(events.JobSubject("codex"))
+	run, job := h.submitOneLane()
 	h.execute(job, "success")
 	h.report(job, events.ReportClaimed)
 	finished := h.report(job, events.ReportFinished)
@@ -104,7 +81,7 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 	redo := h.report(job, events.ReportRedelivered, func(r *events.Report) {
 		r.WorkerID, r.JobSeq, r.Delivery = "second-worker", 1, 2
 	})
-	stop = startEngine(t, h)
+	stop = h.startEngine()
 	envs = h.waitType(run, events.TypeAudit, 5)
 	audits = lateAudits(t, envs)
 	require.Len(t, audits, 5, dump(envs))
@@ -115,7 +92,7 @@ func TestReportsAfterRunFinalAreAudited(t *testing.T) {
 
 	// A third engine records nothing twice: only the report sent after it
 	// started is added.
-	stop = startEngine(t, h)
+	stop = h.startEngine()
 	last := h.report(job, events.ReportRedelivered, func(r *events.Report) {
 		r.WorkerID, r.JobSeq, r.Delivery = "third-worker", 7, 1 // a copy a restarted engine published again
 	})
@@ -149,8 +126,7 @@ func TestReportsStoredBeforeRunFinalButUnreadAreAudited(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, jetstream)
 	stop := h.run()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
-	job := h.nextJob(events.JobSubject("codex"))
+	run, job := h.submitOneLane()
 	h.report(job, events.ReportClaimed)
 	h.waitLane(run, 0, machines.StateRunning)
 	stop()
@@ -158,7 +134,7 @@ func TestReportsStoredBeforeRunFinalButUnreadAreAudited(t *testing.T) {
 	h.execute(job, "success")
 	finished := h.report(job, events.ReportFinished)
 	dup := h.report(job, events.ReportClaimed, func(r *events.Report) { r.WorkerID = "other-worker" })
-	stop = startEngine(t, h)
+	stop = h.startEngine()
 	envs := h.waitType(run, events.TypeAudit, 1)
 	stop()
 	r, err := machines.FoldRun(envs)
@@ -179,12 +155,11 @@ func TestLateReportsWithTwoEnginesAreRecordedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t, jetstream)
-	stopA := startEngine(t, h)
+	stopA := h.startEngine()
 	defer stopA()
-	stopB := startEngine(t, h)
+	stopB := h.startEngine()
 	defer stopB()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high"), "bug-fix", policy.ReadOnly)
-	job := h.nextJob(events.JobSubject("codex"))
+	run, job := h.submitOneLane()
 	h.execute(job, "success")
 	h.report(job, events.ReportClaimed)
 	h.report(job, events.ReportFinished)
