@@ -117,10 +117,13 @@ func newHarness(t *testing.T, b backend, opts ...option) *harness {
 
 // run starts the engine's Run until the end of the test (or the returned
 // stop).
-func (h *harness) run() (stop func()) {
+func (h *harness) run() (stop func()) { return h.runEngine(h.eng) }
+
+// runEngine runs eng until the end of the test (or the returned stop).
+func (h *harness) runEngine(eng *engine.Engine) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.eng.Run(ctx) }()
+	go func() { done <- eng.Run(ctx) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -371,23 +374,5 @@ func (h *harness) startEngine() (stop func()) {
 	h.t.Helper()
 	eng, err := engine.New(h.cfg)
 	require.NoError(h.t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(h.t, err)
-		case <-time.After(waitTimeout):
-			h.t.Fatal("engine Run did not return")
-		}
-	}
-	h.t.Cleanup(stop)
-	return stop
+	return h.runEngine(eng)
 }
