@@ -167,6 +167,11 @@ func (d *driver) control(ctx context.Context, c events.Control) error {
 			return drop("operation does not match the request")
 		}
 		return d.appendEvent(ctx, c.Lane, *c.Operation)
+	case events.ControlRecover:
+		if l.Dispatch == nil || l.Dispatch.ExecutionID != c.ExecutionID || !awaitsRecovery(d.r, c.Lane) {
+			return drop("lane is not awaiting a recovery of this execution")
+		}
+		return d.recover(ctx, c.Lane, c)
 	}
 	return drop("unknown kind")
 }

@@ -30,6 +30,11 @@ func (d *driver) decide(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	if awaitingRecovery(st, dec) {
+		// Not recorded: the lane waits for the parent's recover (see
+		// recover.go); its answer makes the next decision.
+		return nil
+	}
 	attempt := -1
 	if dec.AttemptIndex != nil {
 		attempt = *dec.AttemptIndex

@@ -86,6 +86,18 @@
 // final lane's, a job's redelivery after its execution ended) is recorded as
 // audit only.
 //
+// # Same-route continuation
+//
+// Under # continuation, an interrupted execution (a handoff whose operation
+// succeeded, or a permission blockage) may run again on the same
+// descriptor. policy.Next needs the parent's clear inspection and recovery
+// on that outcome first; while none was given, its missing-readiness answer
+// is not recorded and the lane waits (WaitRecovery). Recover sends the
+// parent's answer; the driver prepares the continuation's execution (fresh
+// id and files, for a writer a worktree of the snapshot commit) and records
+// a recover event, which the fold attaches to the interrupted outcome; the
+// next decision continues with exactly that execution, or stops (recover.go).
+//
 // # After run-final
 //
 // run-final records how far its driver read the run's reports

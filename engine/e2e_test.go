@@ -28,13 +28,19 @@ import (
 // directory.
 func (h *harness) startWorker(scenarios map[string]string) string {
 	h.t.Helper()
-	cfg := simenv.Scenarios(scenarios)
+	return h.startWorkerConfig(simenv.Scenarios(scenarios))
+}
+
+// startWorkerConfig is startWorker for a full simulator configuration
+// (scenario queues), for the providers it names.
+func (h *harness) startWorkerConfig(cfg simenv.Config) string {
+	h.t.Helper()
 	cfg.HangCapSeconds = 60
 	bin := simenv.Install(h.t, "", cfg)
 	home := filepath.Join(h.t.TempDir(), "home")
 	require.NoError(h.t, os.Mkdir(home, 0o755))
 	var providers []policy.Provider
-	for p := range scenarios {
+	for p := range cfg.Providers {
 		providers = append(providers, policy.Provider(p))
 	}
 	w, err := activities.NewWorker(activities.WorkerConfig{

@@ -81,7 +81,17 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return events.Paths{}, err
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	err := os.Mkdir(dir, 0o700)
+	if prepared != nil && errors.Is(err, fs.ErrExist) {
+		// A continuation's id is fixed by its recorded recovery: an engine
+		// that died after preparing it and before recording the continue
+		// left this directory, in which nothing ran (the job is published
+		// only after the continue is recorded). Prepare it afresh.
+		if err = clearUnlaunched(dir); err == nil {
+			err = os.Mkdir(dir, 0o700)
+		}
+	}
+	if err != nil {
 		return events.Paths{}, fmt.Errorf("execution directory: %w", err)
 	}
 	prompt, err := readLimited(c.PromptPath, maxPromptBytes, promptLimit)
@@ -100,6 +110,9 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 	}
 	if prepared != nil {
 		p.Output, p.Receipt, p.Cwd = prepared.OutputPath, prepared.ReceiptPath, prepared.WorkspacePath
+		if c.Access == policy.IsolatedWrite {
+			p.Worktree = prepared.WorkspacePath // prepared by the recover
+		}
 		return p, nil
 	}
 	if c.Access == policy.IsolatedWrite {
@@ -115,13 +128,19 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 // addWorktree adds a fresh detached git worktree of repo's HEAD at path.
 // Earlier attempts' worktrees are never touched.
 func (e *Engine) addWorktree(ctx context.Context, repo, path string) error {
+	return e.addWorktreeAt(ctx, repo, path, "HEAD")
+}
+
+// addWorktreeAt adds a fresh detached git worktree of repo's commit rev at
+// path.
+func (e *Engine) addWorktreeAt(ctx context.Context, repo, path, rev string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	e.gitMu.Lock()
 	defer e.gitMu.Unlock()
-	if _, err := git(ctx, repo, "worktree", "add", "--detach", "--quiet", path, "HEAD"); err != nil {
-		return fmt.Errorf("git worktree add %s: %w", path, err)
+	if _, err := git(ctx, repo, "worktree", "add", "--detach", "--quiet", path, rev+"^{commit}"); err != nil {
+		return fmt.Errorf("git worktree add %s %s: %w", path, rev, err)
 	}
 	return nil
 }
@@ -209,20 +228,7 @@ func (d *driver) removeUnlaunched(ctx context.Context) {
 		lane := events.LaneToken(i)
 		for _, id := range d.unlaunched(filepath.Join(e.runDir(d.run), lane)) {
 			dir := e.executionDir(d.run, i, id)
-			// Empty (the engine died before writing the prompt copy) or the
-			// prompt copy alone.
-			entries, err := os.ReadDir(dir)
-			if err != nil || len(entries) > 1 || (len(entries) == 1 && (entries[0].Name() != promptFile || !entries[0].Type().IsRegular())) {
-				d.log.Warn("execution directory never launched holds more than its prompt; left in place", "lane", i, "execution", id, "dir", dir)
-				continue
-			}
-			if len(entries) == 1 {
-				err = os.Remove(filepath.Join(dir, promptFile))
-			}
-			if err == nil {
-				err = os.Remove(dir)
-			}
-			if err != nil {
+			if err := clearUnlaunched(dir); err != nil {
 				d.log.Warn("cannot remove an execution directory never launched", "lane", i, "execution", id, "err", err)
 				continue
 			}
@@ -260,4 +266,23 @@ func (d *driver) unlaunched(dir string) []string {
 		}
 	}
 	return ids
+}
+
+// clearUnlaunched removes an execution directory that was prepared but
+// never launched: empty (the engine died before writing the prompt copy)
+// or holding the prompt copy alone. Anything else is refused.
+func clearUnlaunched(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 1 || (len(entries) == 1 && (entries[0].Name() != promptFile || !entries[0].Type().IsRegular())) {
+		return fmt.Errorf("%s holds more than its prompt copy; left in place", dir)
+	}
+	if len(entries) == 1 {
+		if err := os.Remove(filepath.Join(dir, promptFile)); err != nil {
+			return err
+		}
+	}
+	return os.Remove(dir)
 }

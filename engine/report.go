@@ -195,6 +195,9 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 	for i, l := range r.Lanes {
 		lr := &rep.Lanes[i]
 		lr.State, lr.WaitingFor = l.State, waitingFor(l)
+		if awaitsRecovery(r, i) {
+			lr.WaitingFor = WaitRecovery
+		}
 		if l.State.Final() {
 			lr.Reason = l.Reason
 		}

@@ -33,6 +33,10 @@ const (
 	// WaitOperation: a handoff waits for the parent operation it asked for
 	// (LaneStatus.Operation).
 	WaitOperation WaitKind = "operation"
+	// WaitRecovery: an interrupted execution that # continuation may
+	// resume waits for the parent's inspection and recovery (switchyard
+	// recover).
+	WaitRecovery WaitKind = "recovery"
 )
 
 // LaneStatus is one lane as its log stands.
@@ -129,6 +133,9 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	}
 	for i, l := range r.Lanes {
 		st.Lanes[i] = laneStatus(l)
+		if awaitsRecovery(r, i) {
+			st.Lanes[i].WaitingFor = WaitRecovery
+		}
 	}
 	for _, env := range envs {
 		if a, ok := env.Payload.(events.Audit); ok {

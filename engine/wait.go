@@ -150,6 +150,11 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 			ch.Notice = fmt.Sprintf("lane %d: %s ended %s; the lane stops (%s)", env.Lane, ch.Descriptor, causeOf(fin), p.Decision.Reason)
 		}
 	}
+	if awaitsRecovery(r, env.Lane) {
+		ch.WaitingFor = WaitRecovery
+		ch.Notice = fmt.Sprintf("lane %d: %s was interrupted and # continuation may resume it on the same route once the parent inspects it: switchyard recover --run %s --lane %d --evidence REF --clear --correction TEXT --blockage-id ID --snapshot-ref REF --snapshot-digest SHA256 --partial-work-ref REF --side-effects-ref REF --stopped-writers-ref REF (or --decline)",
+			env.Lane, ch.Descriptor, r.ID, env.Lane)
+	}
 	if ch.Notice == "" && ch.WaitingFor == WaitNative && env.Type != events.TypeClaim {
 		ch.Notice = fmt.Sprintf("lane %d: native attempt %s waits for the parent: switchyard native next --parent %s, then switchyard native report --execution %s --status S",
 			env.Lane, ch.Descriptor, r.Created.Parent, ch.ExecutionID)

@@ -40,13 +40,17 @@ const (
 	// ControlCancel: cancel one lane, or the whole run when Lane is
 	// RunLane (switchyard cancel). Cancel is set.
 	ControlCancel ControlKind = "cancel"
+	// ControlRecover: the parent's answer to an interrupted execution a
+	// continuation could resume (switchyard recover). Recover is set,
+	// without nextExecution.
+	ControlRecover ControlKind = "recover"
 )
 
 // Control is one control input for a run, published by any process
 // (PublishControl) and applied by the engine that drives the run.
 //
 // JSON keys: schema, id, kind, run, lane, executionId, verdict, operation,
-// cancel, time.
+// cancel, recover, time.
 type Control struct {
 	// Schema is JobSchemaVersion; 0 means current when encoding.
 	Schema int `json:"schema"`
@@ -66,6 +70,7 @@ type Control struct {
 	Verdict   *Verdict       `json:"verdict,omitempty"`
 	Operation *OperationDone `json:"operation,omitempty"`
 	Cancel    *Cancel        `json:"cancel,omitempty"`
+	Recover   *Recover       `json:"recover,omitempty"`
 	// Time is when the sender sent it, by its own clock.
 	Time time.Time `json:"time"`
 }
@@ -91,7 +96,7 @@ func (c Control) Validate() error {
 		return invalidf("control time is required")
 	}
 	payloads := 0
-	for _, set := range []bool{c.Verdict != nil, c.Operation != nil, c.Cancel != nil} {
+	for _, set := range []bool{c.Verdict != nil, c.Operation != nil, c.Cancel != nil, c.Recover != nil} {
 		if set {
 			payloads++
 		}
@@ -100,6 +105,20 @@ func (c Control) Validate() error {
 		return invalidf("control carries %d payloads; want exactly one", payloads)
 	}
 	switch c.Kind {
+	case ControlRecover:
+		if c.Lane == RunLane {
+			return invalidf("recover control needs a lane")
+		}
+		if err := ValidateExecutionID(c.ExecutionID); err != nil {
+			return err
+		}
+		if c.Recover == nil {
+			return invalidf("recover control needs recover")
+		}
+		if c.Recover.Recovery != nil && c.Recover.Recovery.NextExecution != nil {
+			return invalidf("recover control carries no nextExecution: the engine prepares it")
+		}
+		return c.Recover.validateInput()
 	case ControlVerdict, ControlOperationDone:
 		if c.Lane == RunLane {
 			return invalidf("%s control needs a lane", c.Kind)
@@ -126,7 +145,7 @@ func (c Control) Validate() error {
 		}
 		return c.Cancel.validate()
 	}
-	return invalidf("control kind %q: want verdict, operation-done or cancel", c.Kind)
+	return invalidf("control kind %q: want verdict, operation-done, cancel or recover", c.Kind)
 }
 
 // EncodeControl validates c and returns its JSON form (schema filled in,

@@ -84,3 +84,51 @@ func (p Cancel) validate() error {
 	}
 	return requireText("by", p.By)
 }
+
+// Recover records the parent's answer to an interrupted execution that a
+// same-route continuation could resume (lane-level): terminal → terminal.
+// State clear with Recovery lets policy.Next decide the continuation;
+// State unsafe (no Recovery) declines it, and the lane stops. The engine
+// prepares Recovery.NextExecution (a fresh execution id, output, receipt
+// and workspace), so the parent never names paths.
+type Recover struct {
+	State VerdictState `json:"state"`
+	// EvidenceRef points at the parent's inspection of partial work and
+	// side effects.
+	EvidenceRef string `json:"evidenceRef"`
+	// Recovery is the continuation the parent prepared; clear only.
+	Recovery *policy.Recovery `json:"recovery,omitempty"`
+	// By names who answered, when known.
+	By string `json:"by,omitempty"`
+}
+
+// EventType returns TypeRecover.
+func (Recover) EventType() Type { return TypeRecover }
+
+func (p Recover) validate() error {
+	if err := p.validateInput(); err != nil {
+		return err
+	}
+	if p.Recovery != nil && p.Recovery.NextExecution == nil {
+		return invalidf("recovery.nextExecution is required in a recorded recover")
+	}
+	return nil
+}
+
+// validateInput checks what the parent supplies (a control carries no
+// nextExecution: the engine prepares it).
+func (p Recover) validateInput() error {
+	switch p.State {
+	case VerdictClear:
+		if p.Recovery == nil {
+			return invalidf("a clear recover needs the recovery")
+		}
+	case VerdictUnsafe:
+		if p.Recovery != nil {
+			return invalidf("an unsafe recover declines the continuation and carries no recovery")
+		}
+	default:
+		return invalidf("state %q: want clear or unsafe", p.State)
+	}
+	return requireText("evidenceRef", p.EvidenceRef)
+}

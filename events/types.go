@@ -54,6 +54,11 @@ const (
 	// state → cancelled (final). Lane-level, or run-level to record a
 	// run-wide cancel before the engine cancels each lane.
 	TypeCancel Type = "cancel"
+	// TypeRecover records the parent's inspection of an interrupted
+	// execution (a handoff whose operation succeeded, or a permission
+	// blockage) and, when clear, the recovery it prepared for a same-route
+	// continuation (Recover): terminal → terminal.
+	TypeRecover Type = "recover"
 	// TypeAudit records a duplicate, late or stale report, a redelivered job
 	// or a malformed report, without changing state (Audit). Lane-level, or
 	// run-level when the report names no usable lane.
@@ -64,7 +69,7 @@ const (
 var Types = []Type{
 	TypeRunCreated, TypeGroupExhausted, TypeRunFinal,
 	TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
-	TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeCancel, TypeAudit,
+	TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeCancel, TypeAudit, TypeRecover,
 }
 
 // Scope says on which subjects an event type may appear.
@@ -83,7 +88,7 @@ func (t Type) Scope() Scope {
 	case TypeRunCreated, TypeGroupExhausted, TypeRunFinal:
 		return ScopeRun
 	case TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
-		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop:
+		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeRecover:
 		return ScopeLane
 	case TypeCancel, TypeAudit:
 		return ScopeAny
@@ -138,6 +143,8 @@ func decodePayload(t Type, raw []byte, strict bool) (Payload, error) {
 		return decodeAs[Cancel](raw, strict)
 	case TypeAudit:
 		return decodeAs[Audit](raw, strict)
+	case TypeRecover:
+		return decodeAs[Recover](raw, strict)
 	}
 	return nil, invalidf("unknown event type %q", t)
 }

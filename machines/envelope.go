@@ -30,7 +30,8 @@ func EventOf(t events.Type) (Event, bool) {
 		return EventStop, true
 	case events.TypeCancel:
 		return EventCancel, true
-	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit:
+
+	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit, events.TypeRecover:
 		return "", false
 	}
 	return "", false
@@ -50,7 +51,7 @@ func RebuildLane(envs []events.Envelope) (State, error) {
 			return s, &FoldError{Index: i, Seq: env.Seq, Err: inconsistent(
 				"%s of run %q lane %d in the log of run %q lane %d", env.Type, env.Run, env.Lane, envs[0].Run, envs[0].Lane)}
 		}
-		if env.Type == events.TypeAudit {
+		if env.Type == events.TypeAudit || env.Type == events.TypeRecover {
 			continue
 		}
 		ev, ok := EventOf(env.Type)

@@ -34,6 +34,21 @@ func (r *Run) applyLane(env events.Envelope) error {
 		cur.Seq = max(cur.Seq, env.Seq)
 		return nil
 	}
+	if env.Type == events.TypeRecover {
+		// Not a transition: the parent's answer is attached to the
+		// interrupted outcome, and the lane stays terminal for the next
+		// decision.
+		if cur.State != StateTerminal {
+			return inconsistent("recover while the lane is %s; only a terminal lane waits for it", cur.State)
+		}
+		next, err := laneEffect(*cur, env.Payload, r.Created)
+		if err != nil {
+			return err
+		}
+		next.Seq = max(cur.Seq, env.Seq)
+		*cur = next
+		return nil
+	}
 	ev, ok := EventOf(env.Type)
 	if !ok {
 		return inconsistent("%s is no lane event", env.Type)
@@ -45,7 +60,7 @@ func (r *Run) applyLane(env events.Envelope) error {
 	if err != nil {
 		return err
 	}
-	next, err := laneEffect(*cur, env.Payload)
+	next, err := laneEffect(*cur, env.Payload, r.Created)
 	if err != nil {
 		return err
 	}
@@ -58,7 +73,7 @@ func (r *Run) applyLane(env events.Envelope) error {
 // laneEffect returns the lane record after p, without the machine state,
 // or why p cannot apply. It works on a copy: History is cloned before an
 // entry changes, so a refused payload leaves the lane untouched.
-func laneEffect(l LaneRecord, p events.Payload) (LaneRecord, error) {
+func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecord, error) {
 	switch p := p.(type) {
 	case events.Launch:
 		return dispatch(l, p, false)
@@ -77,7 +92,45 @@ func laneEffect(l LaneRecord, p events.Payload) (LaneRecord, error) {
 		if p.Event.AttemptIndex != l.Dispatch.AttemptIndex {
 			return l, inconsistent("finish of attempt %d for a dispatch of attempt %d", p.Event.AttemptIndex, l.Dispatch.AttemptIndex)
 		}
-		l.History = append(cloneHistory(l.History), p.Event)
+		ev := p.Event
+		switch {
+		case l.Continued && l.Dispatch.Decision.PreparedExecution != nil:
+			// The continued execution is the one its recovery prepared.
+			x := *l.Dispatch.Decision.PreparedExecution
+			ev.Execution = &x
+		case ev.Status == policy.OutcomePermissionBlocked || ev.Status == policy.OutcomeNeedsParentOp:
+			// An interrupted execution names itself, for the recovery
+			// that may continue it.
+			ev.Execution = executionIdentity(l, c)
+		}
+		l.History = append(cloneHistory(l.History), ev)
+	case events.Recover:
+		a := -1
+		for i := len(l.History) - 1; i >= 0; i-- {
+			if l.History[i].ParentOperation == nil {
+				a = i
+				break
+			}
+		}
+		if a < 0 {
+			return l, inconsistent("recover with no execution outcome to apply it to")
+		}
+		if st := l.History[a].Status; st != policy.OutcomePermissionBlocked && st != policy.OutcomeNeedsParentOp {
+			return l, inconsistent("recover of a %s outcome; only a handoff or a permission blockage is recovered", st)
+		}
+		if l.History[a].Inspection != nil || l.History[a].Recovery != nil {
+			return l, inconsistent("recover of an outcome that was already answered")
+		}
+		l.History = cloneHistory(l.History)
+		l.History[a].Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
+		if p.Recovery != nil {
+			rec := *p.Recovery
+			if rec.NextExecution != nil {
+				x := *rec.NextExecution
+				rec.NextExecution = &x
+			}
+			l.History[a].Recovery = &rec
+		}
 	case events.Verdict:
 		n := len(l.History)
 		if n == 0 || l.History[n-1].ParentOperation != nil {
@@ -161,4 +214,16 @@ func cloneHistory(h []policy.Event) []policy.Event {
 	out := make([]policy.Event, len(h), len(h)+1)
 	copy(out, h)
 	return out
+}
+
+// executionIdentity is the identity of l's current dispatch, as the
+// continuation gate compares it.
+func executionIdentity(l LaneRecord, c *events.RunCreated) *policy.ExecutionIdentity {
+	d := l.Dispatch
+	x := &policy.ExecutionIdentity{ID: d.ExecutionID, OutputPath: d.Paths.Output, ReceiptPath: d.Paths.Receipt,
+		WorkspacePath: d.Paths.Cwd, Descriptor: d.Descriptor, Access: c.Access, Contract: c.Options.Contract}
+	if d.AttemptIndex >= 0 && d.AttemptIndex < len(l.Policy.Attempts) {
+		x.APISpend = l.Policy.Attempts[d.AttemptIndex].APISpend
+	}
+	return x
 }

@@ -1,6 +1,7 @@
 package machines_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -352,5 +353,55 @@ func BenchmarkFoldRun(b *testing.B) {
 		if _, err := machines.FoldRun(l.envs); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunRecover: an interrupted outcome names its execution; a recover
+// attaches the parent's inspection and recovery to it without a
+// transition, once, and only to a terminal lane's handoff or permission
+// blockage; the continued execution's outcome is the prepared one.
+func TestRunRecover(t *testing.T) {
+	t.Parallel()
+	delivered := outcome(0, policy.OutcomeNeedsParentOp, true)
+	delivered.Handoff = &handoff
+	answered := func() *runLog {
+		return newRunLog(t, policy.ReadOnly, lanePolicy("lane#1")).
+			add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, finishP("e1", delivered)).
+			add(0, requestP(0)).add(0, opDoneP(events.OperationSucceeded))
+	}
+	r := fold(t, answered())
+	launch := launchP(0, "e1")
+	assert.Equal(t, &policy.ExecutionIdentity{ID: "e1", OutputPath: launch.Paths.Output, ReceiptPath: launch.Paths.Receipt,
+		WorkspacePath: "/work/repo", Descriptor: launch.Descriptor, APISpend: lanePolicy("lane#1").Attempts[0].APISpend,
+		Access: policy.ReadOnly, Contract: policy.ContractLegacy}, r.Lanes[0].History[0].Execution, "the interrupted execution names itself")
+
+	next := &policy.ExecutionIdentity{ID: "e2", OutputPath: "/data/runs/e2/output.md", ReceiptPath: "/data/runs/e2/receipt.json",
+		WorkspacePath: "/work/repo", Descriptor: launch.Descriptor, Access: policy.ReadOnly, Contract: policy.ContractLegacy}
+	rec := events.Recover{State: events.VerdictClear, EvidenceRef: "review.md", Recovery: &policy.Recovery{
+		Correction: "c", BlockageID: "b", SnapshotRef: "s", SnapshotDigest: strings.Repeat("a", 64),
+		PartialWorkRef: "p", SideEffectsRef: "e", StoppedWritersRef: "w", NextExecution: next}}
+	r = fold(t, answered().add(0, rec))
+	lane := r.Lanes[0]
+	assert.Equal(t, machines.StateTerminal, lane.State, "no transition")
+	assert.Equal(t, uint64(7), lane.Seq)
+	assert.Equal(t, &policy.Inspection{State: "clear", EvidenceRef: "review.md"}, lane.History[0].Inspection)
+	assert.Equal(t, next, lane.History[0].Recovery.NextExecution)
+	assert.Nil(t, lane.History[1].Inspection, "the operation record is not the interrupted outcome")
+
+	cont := continueP(0, "e2", 2)
+	cont.Decision.PreparedExecution = next
+	r = fold(t, answered().add(0, rec).add(0, cont).add(0, claimP("e2")).add(0, finishP("e2", outcome(0, policy.OutcomeComplete, true))))
+	assert.Equal(t, next, r.Lanes[0].History[2].Execution, "the continued execution is the prepared one")
+
+	declined := events.Recover{State: events.VerdictUnsafe, EvidenceRef: "no.md"}
+	for name, l := range map[string]*runLog{
+		"twice": answered().add(0, declined).add(0, declined),
+		"while awaiting the operation": newRunLog(t, policy.ReadOnly, lanePolicy("lane#1")).
+			add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, finishP("e1", delivered)).add(0, requestP(0)).add(0, declined),
+		"of a complete outcome": newRunLog(t, policy.ReadOnly, lanePolicy("lane#1")).
+			add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, finishP("e1", outcome(0, policy.OutcomeUsageExhausted, true))).add(0, declined),
+	} {
+		_, err := machines.FoldRun(l.envs)
+		assert.ErrorIs(t, err, machines.ErrInconsistent, name)
 	}
 }

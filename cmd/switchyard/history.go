@@ -164,6 +164,15 @@ func eventDetail(p events.Payload) string {
 			d += ", ref " + p.Ref
 		}
 		return d
+	case events.Recover:
+		if p.Recovery == nil {
+			return "continuation declined, evidence " + p.EvidenceRef
+		}
+		d := fmt.Sprintf("continuation cleared, evidence %s; blockage %s, snapshot %s", p.EvidenceRef, p.Recovery.BlockageID, p.Recovery.SnapshotRef)
+		if x := p.Recovery.NextExecution; x != nil {
+			d += ", next execution " + x.ID
+		}
+		return d
 	case events.Complete:
 		return "lane complete"
 	case events.Stop:

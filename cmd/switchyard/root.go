@@ -37,5 +37,6 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newCancelCmd(stdout, stderr))
 	root.AddCommand(newNativeCmd(stdout, stderr))
 	root.AddCommand(newOperationCmd(stdout, stderr))
+	root.AddCommand(newRecoverCmd(stdout, stderr))
 	return root
 }

@@ -61,6 +61,7 @@ parent it prints the exact command to run:
   a native attempt:       switchyard native next --parent P
   a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
   a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
+  a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
 says); 64 usage error or unreadable input; 65 invalid sheet or role; 130

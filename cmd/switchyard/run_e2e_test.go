@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
 // The end-to-end tests of the engine commands: the real binary, a real
@@ -337,6 +338,67 @@ bug-fix: claude:opus@high
 	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "failed")
 	require.Equal(t, 1, r.code, r.stdout)
 	require.Contains(t, r.stderr, "run handoff lane 0 is ")
+}
+
+// TestRunHandoffContinuesAfterRecover: under # continuation for handoffs,
+// a writer whose handoff operation succeeded waits for the parent's
+// recovery; run prints the recover command; `switchyard recover --clear`
+// from another process makes the same descriptor run again in a fresh
+// worktree of the reviewed snapshot, and the run completes.
+func TestRunHandoffContinuesAfterRecover(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandboxConfig(t, simenv.Config{Providers: map[string]simenv.ProviderConfig{
+		"claude": {Queue: []string{"handoff", "handoff"}, Scenario: "success"}, // a writer's probe, then its workload
+	}}, `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# continuation: {"on":["handoff"]}
+bug-fix: claude:opus@high
+`)
+	gitInit(t, s.checkout)
+	out, err := exec.Command("git", "-C", s.checkout, "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	snapshot := strings.TrimSpace(string(out))
+	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write")
+	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
+	p := s.start(t, args...)
+	waitOutput(t, p, "waiting for the parent: switchyard operation done --run resume --lane 0")
+	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--result", "succeeded", "--ref", snapshot)
+	require.Equal(t, 0, r.code, r.stderr)
+	waitOutput(t, p, "waiting for the parent: switchyard recover --run resume --lane 0 --evidence REF --clear")
+
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "resume", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"waitingFor": "recovery"`)
+	r = s.run(t, 30*time.Second, "recover", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--evidence", "review/lane0.md", "--clear",
+		"--correction", "checkpoint committed", "--blockage-id", "handoff-C-1", "--snapshot-ref", "not-a-commit",
+		"--snapshot-digest", strings.Repeat("0f", 32), "--partial-work-ref", "p.md", "--side-effects-ref", "e.md", "--stopped-writers-ref", "s.md")
+	require.Equal(t, 64, r.code, "a writer's snapshot must be a commit: %s", r.stdout)
+	require.Contains(t, r.stderr, `snapshot ref "not-a-commit" is not a commit`)
+	r = s.run(t, 30*time.Second, "recover", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--evidence", "review/lane0.md", "--clear",
+		"--correction", "checkpoint committed", "--blockage-id", "handoff-C-1", "--snapshot-ref", snapshot,
+		"--snapshot-digest", strings.Repeat("0f", 32), "--partial-work-ref", "p.md", "--side-effects-ref", "e.md", "--stopped-writers-ref", "s.md")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "continuation requested for run resume lane 0\n", r.stdout)
+
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not finish after the recovery")
+	}
+	stdout, stderr := p.output()
+	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Contains(t, stdout, "bug-fix#1 (lane 0): complete claude:opus@high")
+
+	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "resume", "--type", "continue", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	env, err := events.Decode([]byte(strings.TrimSpace(r.stdout)))
+	require.NoError(t, err, r.stdout)
+	cont := env.Payload.(events.Continue)
+	require.NotEmpty(t, cont.Paths.Worktree)
+	head, err := exec.Command("git", "-C", cont.Paths.Worktree, "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	require.Equal(t, snapshot, strings.TrimSpace(string(head)), "the continuation's worktree is the snapshot")
+	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "resume", "--verify")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 }
 
 // gitInit makes dir a git work tree with one commit.

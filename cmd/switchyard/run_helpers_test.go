@@ -39,8 +39,14 @@ type engineSandbox struct {
 // scenario; absent providers replay success) and writes sheet.
 func newEngineSandbox(t *testing.T, scenarios map[string]string, sheet string) *engineSandbox {
 	t.Helper()
+	return newEngineSandboxConfig(t, simenv.Scenarios(scenarios), sheet)
+}
+
+// newEngineSandboxConfig is newEngineSandbox with a full simulator
+// configuration (scenario queues).
+func newEngineSandboxConfig(t *testing.T, cfg simenv.Config, sheet string) *engineSandbox {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := simenv.Scenarios(scenarios)
 	cfg.HangCapSeconds = 60 // a failed test never leaves a simulator behind for long
 	s := &engineSandbox{
 		dir: dir, data: filepath.Join(dir, "data"), checkout: filepath.Join(dir, "checkout"),

@@ -67,6 +67,8 @@ func parentCommand(w engine.WaitKind, run string, lane int, parent policy.Parent
 		return fmt.Sprintf("switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF%s", run, lane, conn)
 	case engine.WaitNative:
 		return fmt.Sprintf("switchyard native next --parent %s%s", parent, conn)
+	case engine.WaitRecovery:
+		return fmt.Sprintf("switchyard recover --run %s --lane %d --evidence REF --clear --correction TEXT --blockage-id ID --snapshot-ref REF --snapshot-digest SHA256 --partial-work-ref REF --side-effects-ref REF --stopped-writers-ref REF (or --decline)%s", run, lane, conn)
 	}
 	return ""
 }

@@ -333,7 +333,7 @@ func runState(r engine.RunStatus) string {
 	}
 	for _, l := range r.Lanes {
 		switch l.WaitingFor {
-		case engine.WaitNative, engine.WaitVerdict, engine.WaitOperation:
+		case engine.WaitNative, engine.WaitVerdict, engine.WaitOperation, engine.WaitRecovery:
 			return "waiting-for-parent"
 		}
 	}

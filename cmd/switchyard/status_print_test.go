@@ -57,6 +57,9 @@ func TestHistoryDetail(t *testing.T) {
 		{events.Stop{Decision: policy.Decision{Kind: policy.DecidePolicyDenied, Reason: "missing-readiness"}}, "lane stopped: policy-denied missing-readiness"},
 		{events.Cancel{Reason: "parent moved on", By: "claude"}, "cancelled by claude: parent moved on"},
 		{events.Verdict{State: events.VerdictClear, EvidenceRef: "diff.md"}, "verdict clear, evidence diff.md"},
+		{events.Recover{State: events.VerdictUnsafe, EvidenceRef: "review.md"}, "continuation declined, evidence review.md"},
+		{events.Recover{State: events.VerdictClear, EvidenceRef: "review.md", Recovery: &policy.Recovery{BlockageID: "b1", SnapshotRef: "c0ffee",
+			NextExecution: &policy.ExecutionIdentity{ID: "x3"}}}, "continuation cleared, evidence review.md; blockage b1, snapshot c0ffee, next execution x3"},
 		{events.Continue{AttemptIndex: 1, Descriptor: "grok:grok-4.7@high", ExecutionID: "x2", Route: policy.RouteExternal},
 			"same route again: attempt 1 grok:grok-4.7@high, execution x2, external"},
 	} {

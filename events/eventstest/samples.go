@@ -134,6 +134,17 @@ func SamplePayload(t events.Type) events.Payload {
 		r.Schema = events.JobSchemaVersion
 		return events.Audit{Reason: events.AuditDuplicateReport, ExecutionID: "x1", ReportSeq: 5, Report: &r,
 			Detail: "finish already recorded at seq 9"}
+	case events.TypeRecover:
+		return events.Recover{State: events.VerdictClear, EvidenceRef: "review/handoff-x1.md", By: "claude",
+			Recovery: &policy.Recovery{
+				Correction: "commit the checkpoint first, then continue from it", BlockageID: "handoff-C-1",
+				SnapshotRef: "refs/switchyard/R/L0/C-1", SnapshotDigest: "4a7d1ed414474e4033ac29ccb8653d9b4a7d1ed414474e4033ac29ccb8653d9b",
+				PartialWorkRef: "review/partial-x1.md", SideEffectsRef: "review/effects-x1.md", StoppedWritersRef: "review/stopped-x1.md",
+				NextExecution: &policy.ExecutionIdentity{ID: "x2", OutputPath: SamplePaths("R", 0, "x2").Output,
+					ReceiptPath: SamplePaths("R", 0, "x2").Receipt, WorkspacePath: "/srv/checkout",
+					Descriptor: sampleAttempt.Descriptor, APISpend: sampleAttempt.APISpend, Access: policy.ReadOnly,
+					Contract: policy.ContractLegacy},
+			}}
 	}
 	panic(fmt.Sprintf("eventstest: no sample for event type %q", t))
 }

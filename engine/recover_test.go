@@ -1,0 +1,196 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+)
+
+// handoffThenSuccess makes claude's first invocation (its workload: no probe) hand
+// off and every later invocation succeed.
+var handoffThenSuccess = simenv.Config{Providers: map[string]simenv.ProviderConfig{
+	"claude": {Queue: []string{"handoff"}, Scenario: "success"},
+}}
+
+const continuation = `# continuation: {"on":["handoff"]}`
+
+// recovery is a complete clear answer.
+func recovery() engine.RecoverInput {
+	return engine.RecoverInput{Clear: true, EvidenceRef: "review/lane0.md",
+		Correction: "checkpoint C-1 committed as c0ffee", BlockageID: "handoff-C-1", SnapshotRef: "c0ffee",
+		SnapshotDigest: strings.Repeat("ab", 32), PartialWorkRef: "review/partial.md",
+		SideEffectsRef: "review/effects.md", StoppedWritersRef: "review/stopped.md"}
+}
+
+// waitWaiting polls run's status until lane waits for kind.
+func (h *harness) waitWaiting(run string, lane int, kind engine.WaitKind) engine.RunStatus {
+	h.t.Helper()
+	var st engine.RunStatus
+	require.Eventually(h.t, func() bool {
+		var err error
+		st, err = h.eng.Status(context.Background(), run)
+		require.NoError(h.t, err)
+		return st.Lanes[lane].WaitingFor == kind
+	}, waitTimeout, 20*time.Millisecond, "lane %d waiting for %s", lane, kind)
+	return st
+}
+
+// TestE2EHandoffContinuesOnTheSameRoute: under # continuation for
+// handoffs, a handoff whose operation succeeded waits for the parent's
+// recovery (not a stop); the recover is recorded with the execution the
+// engine prepared; policy.Next continues on the same descriptor with
+// exactly that execution, which runs and completes; replay verifies.
+func TestE2EHandoffContinuesOnTheSameRoute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, jetstream)
+	h.run()
+	h.startWorkerConfig(handoffThenSuccess)
+	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
+	h.waitLane(run, 0, machines.StateAwaitingOperation)
+	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
+
+	st := h.waitWaiting(run, 0, engine.WaitRecovery)
+	require.Equal(t, machines.StateTerminal, st.Lanes[0].State)
+	envs, err := h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	require.Empty(t, ofType(envs, events.TypeStop), "waiting, not stopped")
+	err = h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "again")
+	require.ErrorIs(t, err, engine.ErrNotWaiting, "the lane waits for a recover, not an operation")
+
+	require.NoError(t, h.eng.Recover(ctx, run, 0, recovery()))
+	rep, changes := h.wait(run)
+	require.Equal(t, machines.StateComplete, rep.Lanes[0].State)
+	var notice bool
+	for _, c := range changes {
+		notice = notice || (c.WaitingFor == engine.WaitRecovery && strings.Contains(c.Notice, "switchyard recover --run "+run+" --lane 0"))
+	}
+	require.True(t, notice, "the wait for the recovery is announced with its command")
+
+	envs, err = h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	recs := ofType(envs, events.TypeRecover)
+	require.Len(t, recs, 1)
+	rec := recs[0].Payload.(events.Recover)
+	require.Equal(t, events.VerdictClear, rec.State)
+	next := rec.Recovery.NextExecution
+	require.NotNil(t, next, "the engine prepared the continuation")
+	launches := ofType(envs, events.TypeLaunch)
+	require.Len(t, launches, 1)
+	first := launches[0].Payload.(events.Launch)
+	conts := ofType(envs, events.TypeContinue)
+	require.Len(t, conts, 1)
+	cont := conts[0].Payload.(events.Continue)
+	require.Equal(t, next.ID, cont.ExecutionID, "the continue runs the prepared execution")
+	require.Equal(t, policy.DecideContinue, cont.Decision.Kind)
+	require.Equal(t, 2, cont.Decision.Execution, "the attempt's second execution")
+	require.Equal(t, first.AttemptIndex, cont.AttemptIndex)
+	require.Equal(t, first.Descriptor, cont.Descriptor, "the same route")
+	require.NotEqual(t, first.ExecutionID, cont.ExecutionID)
+	require.Equal(t, next.OutputPath, cont.Paths.Output)
+	require.Equal(t, next.ReceiptPath, cont.Paths.Receipt)
+	require.FileExists(t, next.ReceiptPath, "the continuation ran and wrote its receipt")
+	h.verifyReplay(run)
+
+	// Answering again is refused: the lane is final.
+	err = h.eng.Recover(ctx, run, 0, recovery())
+	require.ErrorIs(t, err, engine.ErrFinal)
+}
+
+// TestE2EHandoffContinuationDeclined: a declined recovery stops the lane
+// (policy.Next: missing-readiness), with nothing launched again.
+func TestE2EHandoffContinuationDeclined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, jetstream)
+	h.run()
+	h.startWorkerConfig(handoffThenSuccess)
+	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
+	h.waitLane(run, 0, machines.StateAwaitingOperation)
+	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
+	h.waitWaiting(run, 0, engine.WaitRecovery)
+
+	bad := recovery()
+	bad.SnapshotDigest = "not-a-digest"
+	require.ErrorIs(t, h.eng.Recover(ctx, run, 0, bad), engine.ErrInvalidRequest)
+	require.ErrorIs(t, h.eng.Recover(ctx, run, 0, engine.RecoverInput{Clear: true}), engine.ErrInvalidRequest, "evidence required")
+
+	require.NoError(t, h.eng.Recover(ctx, run, 0, engine.RecoverInput{EvidenceRef: "review/unsafe.md"}))
+	rep, _ := h.wait(run)
+	require.Equal(t, machines.StateStopped, rep.Lanes[0].State)
+	require.Equal(t, string(policy.DenyMissingReadiness), rep.Lanes[0].Reason)
+	envs, err := h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	require.Empty(t, ofType(envs, events.TypeContinue))
+	require.Len(t, ofType(envs, events.TypeRecover), 1)
+	h.verifyReplay(run)
+}
+
+// TestRecoverRefusedWhenNotWaiting: a lane that waits for something else
+// refuses a recover, naming what it waits for.
+func TestRecoverRefusedWhenNotWaiting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run, _ := h.submitOneLane()
+	h.waitLane(run, 0, machines.StateLaunching)
+	err := h.eng.Recover(ctx, run, 0, recovery())
+	var le *engine.LaneError
+	require.True(t, errors.As(err, &le), "%v", err)
+	require.ErrorIs(t, err, engine.ErrNotWaiting)
+	require.Equal(t, machines.StateLaunching, le.State)
+}
+
+// refuseOnce fails the first append of one event type, as an engine that
+// died after preparing its files and before recording it would leave
+// them.
+type refuseOnce struct {
+	events.Store
+	typ     events.Type
+	refused atomic.Bool
+}
+
+func (s *refuseOnce) Append(ctx context.Context, env events.Envelope, expected uint64) (uint64, error) {
+	if env.Type == s.typ && s.refused.CompareAndSwap(false, true) {
+		return 0, errors.New("connection lost")
+	}
+	return s.Store.Append(ctx, env, expected)
+}
+
+// TestContinuationPreparedTwice: the continue's execution id is fixed by
+// the recorded recovery, so when its first launch is not recorded (the
+// files were prepared, the append failed) the next session prepares the
+// same execution again over the files nothing ran in, and it completes.
+func TestContinuationPreparedTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, jetstream)
+	store := &refuseOnce{Store: h.store, typ: events.TypeContinue}
+	h.cfg.Store = store
+	h.startEngine()
+	h.startWorkerConfig(handoffThenSuccess)
+	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
+	h.waitLane(run, 0, machines.StateAwaitingOperation)
+	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
+	h.waitWaiting(run, 0, engine.WaitRecovery)
+	require.NoError(t, h.eng.Recover(ctx, run, 0, recovery()))
+	rep, _ := h.wait(run)
+	require.True(t, store.refused.Load(), "the first continue was refused")
+	require.Equal(t, machines.StateComplete, rep.Lanes[0].State)
+	envs, err := h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	require.Len(t, ofType(envs, events.TypeContinue), 1)
+	h.verifyReplay(run)
+}
