@@ -194,3 +194,36 @@ func TestContinuationPreparedTwice(t *testing.T) {
 	require.Len(t, ofType(envs, events.TypeContinue), 1)
 	h.verifyReplay(run)
 }
+
+// TestE2EPermissionBlockageContinues: a Devin attempt whose write the CLI
+// denied ends permission-blocked (a verified provider-owned denial); under
+// # continuation for permission it waits for the parent's recovery, and
+// the continued execution on the same route completes.
+func TestE2EPermissionBlockageContinues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, jetstream)
+	h.run()
+	h.startWorkerConfig(simenv.Config{Providers: map[string]simenv.ProviderConfig{
+		"devin": {Queue: []string{"write-denied", "write-denied"}, Scenario: "success"}, // probe, workload
+	}})
+	directive := `# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# continuation: {"on":["permission"]}`
+	run := h.submit(sheet(directive, "bug-fix: devin:swe-2@high"), "bug-fix", policy.ReadOnly)
+	h.waitWaiting(run, 0, engine.WaitRecovery)
+	envs, err := h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	fins := ofType(envs, events.TypeFinish)
+	require.Len(t, fins, 1)
+	require.Equal(t, policy.OutcomePermissionBlocked, fins[0].Payload.(events.Finish).Event.Status)
+
+	in := recovery()
+	in.Correction, in.BlockageID = "write access granted for docs/", "devin-write-denied-1"
+	require.NoError(t, h.eng.Recover(ctx, run, 0, in))
+	rep, _ := h.wait(run)
+	require.Equal(t, machines.StateComplete, rep.Lanes[0].State)
+	envs, err = h.store.Load(ctx, run, 0)
+	require.NoError(t, err)
+	require.Len(t, ofType(envs, events.TypeContinue), 1)
+	h.verifyReplay(run)
+}
