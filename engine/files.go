@@ -76,7 +76,10 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 // the execution's paths. Output, receipt and progress are only named: the
 // runner creates them exclusively. A continue decision's prepared
 // execution supplies the output, receipt and workspace it names.
-func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity) (events.Paths, error) {
+//
+// A continuation's prompt copy ends with a note naming the parent's
+// correction and the snapshot it continues from (continuationNote).
+func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string) (events.Paths, error) {
 	dir := e.executionDir(run, lane, id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return events.Paths{}, err
@@ -104,6 +107,9 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 	p := events.Paths{
 		Prompt: filepath.Join(dir, promptFile), Output: filepath.Join(dir, outputFile),
 		Receipt: filepath.Join(dir, receiptFile), Progress: filepath.Join(dir, progressFile), Cwd: c.Cwd,
+	}
+	if note != "" {
+		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
 	}
 	if err := writeExclusive(p.Prompt, prompt); err != nil {
 		return events.Paths{}, err

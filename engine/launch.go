@@ -30,7 +30,11 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	if err := events.ValidateExecutionID(id); err != nil {
 		return fmt.Errorf("lane %d: execution id: %w", i, err)
 	}
-	paths, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution)
+	note := ""
+	if dec.Kind == policy.DecideContinue {
+		note = continuationNote(d.r.Lanes[i].History)
+	}
+	paths, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note)
 	if err != nil {
 		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
 	}

@@ -190,3 +190,17 @@ func (d *driver) prepareContinuation(ctx context.Context, i int, prior *policy.E
 	}
 	return next, nil
 }
+
+// continuationNote is what a continued execution is told after the task:
+// that it continues an interrupted execution, the parent's correction and
+// the snapshot to continue from (the recovery on the interrupted outcome).
+func continuationNote(history []policy.Event) string {
+	a := anchorOf(history)
+	if a < 0 || history[a].Recovery == nil {
+		return ""
+	}
+	r := history[a].Recovery
+	return fmt.Sprintf("Continuation: an earlier execution of this task was interrupted (%s) and the parent has dealt with it.\n"+
+		"Correction: %s\nContinue from the reviewed snapshot %s; do not redo work it already contains.\n",
+		history[a].Status, r.Correction, r.SnapshotRef)
+}

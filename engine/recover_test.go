@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,6 +102,13 @@ func TestE2EHandoffContinuesOnTheSameRoute(t *testing.T) {
 	require.Equal(t, next.OutputPath, cont.Paths.Output)
 	require.Equal(t, next.ReceiptPath, cont.Paths.Receipt)
 	require.FileExists(t, next.ReceiptPath, "the continuation ran and wrote its receipt")
+	firstPrompt, err := os.ReadFile(first.Paths.Prompt)
+	require.NoError(t, err)
+	contPrompt, err := os.ReadFile(cont.Paths.Prompt)
+	require.NoError(t, err)
+	require.NotContains(t, string(firstPrompt), "Continuation:")
+	require.True(t, strings.HasPrefix(string(contPrompt), string(firstPrompt)), "the task first")
+	require.Contains(t, string(contPrompt), "Correction: checkpoint C-1 committed as c0ffee\nContinue from the reviewed snapshot c0ffee;")
 	h.verifyReplay(run)
 
 	// Answering again is refused: the lane is final.
