@@ -33,7 +33,7 @@ func awaitingRecovery(st policy.LaneState, dec policy.Decision) bool {
 	if dec.Kind != policy.DecidePolicyDenied || dec.Reason != string(policy.DenyMissingReadiness) {
 		return false
 	}
-	a := anchorOf(st.Events)
+	a := policy.Anchor(st.Events)
 	if a < 0 {
 		return false
 	}
@@ -54,17 +54,6 @@ func awaitsRecovery(r *machines.Run, i int) bool {
 		return false
 	}
 	return awaitingRecovery(st, policy.Next(l.Policy, st, nil))
-}
-
-// anchorOf is the index of the last execution outcome (not a parent
-// operation) in events, or -1.
-func anchorOf(evs []policy.Event) int {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].ParentOperation == nil {
-			return i
-		}
-	}
-	return -1
 }
 
 // RecoverInput is the parent's answer to an interrupted execution.
@@ -153,7 +142,7 @@ func (d *driver) recover(ctx context.Context, i int, c events.Control) error {
 		if err != nil {
 			return err
 		}
-		a := anchorOf(st.Events)
+		a := policy.Anchor(st.Events)
 		prior := st.Events[a].Execution
 		if prior == nil {
 			return fmt.Errorf("lane %d: the interrupted outcome names no execution: %w", i, ErrInconsistentLog)
@@ -195,7 +184,7 @@ func (d *driver) prepareContinuation(ctx context.Context, i int, prior *policy.E
 // that it continues an interrupted execution, the parent's correction and
 // the snapshot to continue from (the recovery on the interrupted outcome).
 func continuationNote(history []policy.Event) string {
-	a := anchorOf(history)
+	a := policy.Anchor(history)
 	if a < 0 || history[a].Recovery == nil {
 		return ""
 	}

@@ -157,11 +157,8 @@ func laneStatus(l machines.LaneRecord) LaneStatus {
 	if l.Claim != nil {
 		ls.WorkerID = l.Claim.WorkerID
 	}
-	for j := len(l.History) - 1; j >= 0; j-- {
-		if l.History[j].ParentOperation == nil {
-			ls.Outcome = l.History[j].Status
-			break
-		}
+	if a := policy.Anchor(l.History); a >= 0 {
+		ls.Outcome = l.History[a].Status
 	}
 	if l.State == machines.StateAwaitingOperation && l.Request != nil {
 		ls.Operation = l.Request.Decision.Operation

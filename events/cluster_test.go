@@ -17,9 +17,6 @@ import (
 // list, where conflicts may come back as 10164 instead of 10071.
 func TestClusterR3Conformance(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts a three-node cluster")
-	}
 	nodes := eventstest.StartCluster(t, 3)
 	nc, err := events.Connect(eventstest.ClientURLs(nodes))
 	require.NoError(t, err)

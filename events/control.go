@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // controlToken is the last token of a run's control subject. It can never be
@@ -195,12 +193,7 @@ func (q *JetStreamQueue) PublishControl(ctx context.Context, c Control) (uint64,
 	if err != nil {
 		return 0, err
 	}
-	subj := ControlSubject(c.Run)
-	ack, err := q.j.publish(ctx, subj, data, jetstream.WithMsgID(ControlMsgID(c)), jetstream.WithExpectStream(ReportsStream))
-	if err != nil {
-		return 0, translate("publish control on "+subj, err)
-	}
-	return ack.Sequence, nil
+	return q.publishReportsStream(ctx, "control", ControlSubject(c.Run), ControlMsgID(c), data)
 }
 
 // PublishControl implements ControlQueue: the control joins the run's
@@ -210,19 +203,5 @@ func (q *MemoryQueue) PublishControl(ctx context.Context, c Control) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	id := ControlMsgID(c)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if seq, dup := q.reportIDs[id]; dup {
-		return seq, nil
-	}
-	seq := uint64(len(q.reports) + 1)
-	q.reports = append(q.reports, memReport{seq: seq, run: c.Run, data: data})
-	q.reportIDs[id] = seq
-	close(q.changed)
-	q.changed = make(chan struct{})
-	return seq, nil
+	return q.storeReport(ctx, c.Run, ControlMsgID(c), data)
 }

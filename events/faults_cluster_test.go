@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,23 +39,10 @@ import (
 
 func init() { faultHelpers["node"] = nodeMain }
 
-// nodeMain runs one cluster node until SIGTERM (a graceful Shutdown) or
-// SIGKILL. It prints "READY" once it accepts clients.
+// nodeMain runs one cluster node process; it prints "READY" once it
+// accepts clients.
 func nodeMain(raw []byte) error {
-	var cfg events.EmbeddedConfig
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return err
-	}
-	e, err := events.StartEmbedded(cfg)
-	if err != nil {
-		return err
-	}
-	defer e.Shutdown()
-	stdoutLine("READY")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	<-ctx.Done()
-	return nil
+	return eventstest.RunClusterNode(raw, func() { stdoutLine("READY") })
 }
 
 // processCluster is three node processes on fixed loopback ports.
@@ -70,32 +54,14 @@ type processCluster struct {
 
 func startProcessCluster(t *testing.T, n int) *processCluster {
 	t.Helper()
-	ports := make([]int, 2*n)
-	var ls []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range ls {
-		require.NoError(t, l.Close())
-	}
 	c := &processCluster{t: t}
 	logs := t.TempDir()
 	if d := os.Getenv("SY_FAULTS_LOGS"); d != "" {
 		logs = d
 	}
-	var routes []string
-	for i := range n {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
-	}
-	for i := range n {
-		c.cfgs = append(c.cfgs, events.EmbeddedConfig{
-			DataDir: t.TempDir(), ServerName: fmt.Sprintf("sy-node-%d", i+1), LogFile: filepath.Join(logs, fmt.Sprintf("sy-node-%d.log", i+1)),
-			Listen:  fmt.Sprintf("127.0.0.1:%d", ports[i]),
-			Cluster: &events.ClusterConfig{Name: "sy-faults", Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]), Routes: routes},
-		})
+	c.cfgs = eventstest.ProcessClusterConfigs(t, n, "sy-faults", func(int) string { return t.TempDir() })
+	for i := range c.cfgs {
+		c.cfgs[i].LogFile = filepath.Join(logs, c.cfgs[i].ServerName+".log")
 		c.nodes = append(c.nodes, nil)
 	}
 	for i := range n {
@@ -291,9 +257,6 @@ func streamLeader(ctx context.Context, js jetstream.JetStream, stream string) (s
 // stream current) and, made the events stream's leader, serves the same
 // log.
 func TestFaultsClusterLeaderCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a three-process cluster through a leader crash")
-	}
 	rounds := 1
 	if v := os.Getenv("SY_CHAOS_CLUSTER_ROUNDS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -118,10 +118,15 @@ func (q *JetStreamQueue) PublishReport(ctx context.Context, r Report) (uint64, e
 	if err != nil {
 		return 0, err
 	}
-	subj := ReportSubject(r.Run, r.Lane)
-	ack, err := q.j.publish(ctx, subj, data, jetstream.WithMsgID(ReportMsgID(r)), jetstream.WithExpectStream(ReportsStream))
+	return q.publishReportsStream(ctx, "report", ReportSubject(r.Run, r.Lane), ReportMsgID(r), data)
+}
+
+// publishReportsStream publishes a report or control (what) on subj in the
+// reports stream with message id id.
+func (q *JetStreamQueue) publishReportsStream(ctx context.Context, what, subj, id string, data []byte) (uint64, error) {
+	ack, err := q.j.publish(ctx, subj, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(ReportsStream))
 	if err != nil {
-		return 0, translate("publish report on "+subj, err)
+		return 0, translate("publish "+what+" on "+subj, err)
 	}
 	return ack.Sequence, nil
 }

@@ -201,17 +201,22 @@ func (q *MemoryQueue) PublishReport(ctx context.Context, r Report) (uint64, erro
 	if err != nil {
 		return 0, err
 	}
+	return q.storeReport(ctx, r.Run, ReportMsgID(r), data)
+}
+
+// storeReport appends a report or control of run to the reports, once per
+// message id, and wakes the readers.
+func (q *MemoryQueue) storeReport(ctx context.Context, run, id string, data []byte) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	id := ReportMsgID(r)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if seq, dup := q.reportIDs[id]; dup {
 		return seq, nil
 	}
 	seq := uint64(len(q.reports) + 1)
-	q.reports = append(q.reports, memReport{seq: seq, run: r.Run, data: data})
+	q.reports = append(q.reports, memReport{seq: seq, run: run, data: data})
 	q.reportIDs[id] = seq
 	close(q.changed)
 	q.changed = make(chan struct{})

@@ -105,13 +105,7 @@ func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecor
 		}
 		l.History = append(cloneHistory(l.History), ev)
 	case events.Recover:
-		a := -1
-		for i := len(l.History) - 1; i >= 0; i-- {
-			if l.History[i].ParentOperation == nil {
-				a = i
-				break
-			}
-		}
+		a := policy.Anchor(l.History)
 		if a < 0 {
 			return l, inconsistent("recover with no execution outcome to apply it to")
 		}

@@ -39,7 +39,7 @@ func Next(lane LanePolicy, st LaneState, fs FileFacts) Decision {
 	if len(st.Events) == 0 {
 		return scanAttempts(lane, st, 0)
 	}
-	a := anchorOf(st.Events)
+	a := Anchor(st.Events)
 	if a < 0 {
 		return Deny(DenyAmbiguousState)
 	}
@@ -161,8 +161,9 @@ func scanAttempts(lane LanePolicy, st LaneState, from int) Decision {
 // execution of an attempt.
 func isOperation(e Event) bool { return e.ParentOperation != nil }
 
-// anchorOf returns the index of the last execution event, or -1.
-func anchorOf(events []Event) int {
+// Anchor returns the index of the last execution event of a lane's
+// history (not a parent operation), the one Next decides from, or -1.
+func Anchor(events []Event) int {
 	for i := len(events) - 1; i >= 0; i-- {
 		if !isOperation(events[i]) {
 			return i

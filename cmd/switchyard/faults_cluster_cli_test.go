@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
@@ -25,24 +23,13 @@ import (
 // binary run one cluster node (see TestMain) instead of the tests.
 const envClusterNode = "SY_TEST_CLUSTER_NODE"
 
-// clusterNodeMain runs one JetStream node until SIGTERM or SIGKILL,
-// printing READY once it accepts clients.
+// clusterNodeMain runs one cluster node process, printing READY once it
+// accepts clients.
 func clusterNodeMain(raw string) int {
-	var cfg events.EmbeddedConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "node config:", err)
-		return 2
-	}
-	e, err := events.StartEmbedded(cfg)
-	if err != nil {
+	if err := eventstest.RunClusterNode([]byte(raw), func() { fmt.Println("READY") }); err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
 	}
-	defer e.Shutdown()
-	fmt.Println("READY")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	<-ctx.Done()
 	return 0
 }
 
@@ -56,20 +43,8 @@ type cliCluster struct {
 func startCLICluster(t *testing.T, w *faultWorld) *cliCluster {
 	t.Helper()
 	const n = 3
-	ports := freeLoopbackPorts(t, 2*n)
-	var routes []string
-	for i := range n {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
-	}
-	c := &cliCluster{w: w}
-	for i := range n {
-		c.cfgs = append(c.cfgs, events.EmbeddedConfig{
-			DataDir: filepath.Join(w.dir, fmt.Sprintf("node-%d", i+1)), ServerName: fmt.Sprintf("sy-node-%d", i+1),
-			Listen:  fmt.Sprintf("127.0.0.1:%d", ports[i]),
-			Cluster: &events.ClusterConfig{Name: "sy-cli", Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]), Routes: routes},
-		})
-		c.nodes = append(c.nodes, nil)
-	}
+	c := &cliCluster{w: w, nodes: make([]*faultProc, n)}
+	c.cfgs = eventstest.ProcessClusterConfigs(t, n, "sy-cli", func(i int) string { return filepath.Join(w.dir, fmt.Sprintf("node-%d", i+1)) })
 	for i := range n {
 		c.start(t, i)
 	}
@@ -218,21 +193,4 @@ func TestFaultsClusterCLI(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 3, s.CachedInfo().Config.Replicas, "%s after a one-URL command", name)
 	}
-}
-
-// freeLoopbackPorts returns n distinct free TCP ports on 127.0.0.1.
-func freeLoopbackPorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		require.NoError(t, l.Close())
-	}
-	return out
 }

@@ -5,8 +5,11 @@ package eventstest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,7 +75,7 @@ func Open(t testing.TB, e *events.Embedded, cfg events.JetStreamConfig) *events.
 func StartCluster(t testing.TB, n int) []*events.Embedded {
 	t.Helper()
 	require.GreaterOrEqual(t, n, 1)
-	ports := freePorts(t, 2*n)
+	ports := FreePorts(t, 2*n)
 	clientPorts, routePorts := ports[:n], ports[n:]
 	routes := make([]string, n)
 	for i := range routes {
@@ -104,9 +107,9 @@ func ClientURLs(nodes []*events.Embedded) []string {
 	return urls
 }
 
-// freePorts reserves n distinct free loopback ports by listening on them
+// FreePorts reserves n distinct free loopback ports by listening on them
 // together, then releases them for the servers to take.
-func freePorts(t testing.TB, n int) []int {
+func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports := make([]int, n)
 	ls := make([]net.Listener, n)
@@ -119,4 +122,47 @@ func freePorts(t testing.TB, n int) []int {
 		require.NoError(t, l.Close())
 	}
 	return ports
+}
+
+// ProcessClusterConfigs returns the configurations of an n-node cluster
+// named name on free loopback ports, for tests that run each node in a
+// process of its own (RunClusterNode) so they can SIGKILL one: node i is
+// sy-node-<i+1> with data directory dataDir(i).
+func ProcessClusterConfigs(t testing.TB, n int, name string, dataDir func(i int) string) []events.EmbeddedConfig {
+	t.Helper()
+	ports := FreePorts(t, 2*n)
+	routes := make([]string, n)
+	for i := range routes {
+		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i])
+	}
+	cfgs := make([]events.EmbeddedConfig, n)
+	for i := range cfgs {
+		cfgs[i] = events.EmbeddedConfig{
+			DataDir: dataDir(i), ServerName: fmt.Sprintf("sy-node-%d", i+1),
+			Listen:  fmt.Sprintf("127.0.0.1:%d", ports[i]),
+			Cluster: &events.ClusterConfig{Name: name, Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]), Routes: routes},
+		}
+	}
+	return cfgs
+}
+
+// RunClusterNode is the main of a cluster node process: it starts the
+// embedded server of cfg (an events.EmbeddedConfig in JSON), calls ready
+// once it accepts clients, and serves until SIGTERM or SIGINT (a graceful
+// Shutdown) or SIGKILL.
+func RunClusterNode(cfg []byte, ready func()) error {
+	var c events.EmbeddedConfig
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		return fmt.Errorf("node config: %w", err)
+	}
+	e, err := events.StartEmbedded(c)
+	if err != nil {
+		return err
+	}
+	defer e.Shutdown()
+	ready()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	return nil
 }
