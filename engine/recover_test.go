@@ -47,6 +47,18 @@ func (h *harness) waitWaiting(run string, lane int, kind engine.WaitKind) engine
 	return st
 }
 
+// handoffAwaitingRecovery starts a worker replaying handoffThenSuccess,
+// submits a one-lane handoff run under # continuation, answers its
+// operation and waits until the lane waits for the recovery.
+func (h *harness) handoffAwaitingRecovery() (string, engine.RunStatus) {
+	h.t.Helper()
+	h.startWorkerConfig(handoffThenSuccess)
+	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
+	h.waitLane(run, 0, machines.StateAwaitingOperation)
+	require.NoError(h.t, h.eng.OperationDone(context.Background(), run, 0, events.OperationSucceeded, "commit c0ffee"))
+	return run, h.waitWaiting(run, 0, engine.WaitRecovery)
+}
+
 // TestE2EHandoffContinuesOnTheSameRoute: under # continuation for
 // handoffs, a handoff whose operation succeeded waits for the parent's
 // recovery (not a stop); the recover is recorded with the execution the
@@ -57,12 +69,7 @@ func TestE2EHandoffContinuesOnTheSameRoute(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, jetstream)
 	h.run()
-	h.startWorkerConfig(handoffThenSuccess)
-	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
-	h.waitLane(run, 0, machines.StateAwaitingOperation)
-	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
-
-	st := h.waitWaiting(run, 0, engine.WaitRecovery)
+	run, st := h.handoffAwaitingRecovery()
 	require.Equal(t, machines.StateTerminal, st.Lanes[0].State)
 	envs, err := h.store.Load(ctx, run, 0)
 	require.NoError(t, err)
@@ -123,11 +130,7 @@ func TestE2EHandoffContinuationDeclined(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, jetstream)
 	h.run()
-	h.startWorkerConfig(handoffThenSuccess)
-	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
-	h.waitLane(run, 0, machines.StateAwaitingOperation)
-	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
-	h.waitWaiting(run, 0, engine.WaitRecovery)
+	run, _ := h.handoffAwaitingRecovery()
 
 	bad := recovery()
 	bad.SnapshotDigest = "not-a-digest"
@@ -188,11 +191,7 @@ func TestContinuationPreparedTwice(t *testing.T) {
 	store := &refuseOnce{Store: h.store, typ: events.TypeContinue}
 	h.cfg.Store = store
 	h.startEngine()
-	h.startWorkerConfig(handoffThenSuccess)
-	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
-	h.waitLane(run, 0, machines.StateAwaitingOperation)
-	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
-	h.waitWaiting(run, 0, engine.WaitRecovery)
+	run, _ := h.handoffAwaitingRecovery()
 	require.NoError(t, h.eng.Recover(ctx, run, 0, recovery()))
 	rep, _ := h.wait(run)
 	require.True(t, store.refused.Load(), "the first continue was refused")
