@@ -232,16 +232,17 @@ func TestRunnerPreflightRetry(t *testing.T) {
 }
 
 // TestRunnerRetryWaitHonoursDeadline proves the retry delay shares the
-// absolute deadline: a 5 s wait under a 3 s timeout ends at the deadline,
-// after the first probe and before the second.
+// absolute deadline: a 60 s wait under a 3 s timeout ends at the deadline,
+// after the first probe and before the second. The bound is far from both
+// (3 s deadline, 60 s wait) so a loaded machine cannot decide the outcome.
 func TestRunnerRetryWaitHonoursDeadline(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "ok")
 	l.fake.Preflight, l.fake.Retry = "unauth", true
 	start := time.Now()
-	code := l.run(func(c *Config) { c.RetryDelay = 5 * time.Second }, "--timeout", "3")
+	code := l.run(func(c *Config) { c.RetryDelay = 60 * time.Second }, "--timeout", "3")
 	require.Equal(t, 124, code)
-	require.Less(t, time.Since(start), 5*time.Second, "the 5 s retry wait was cut short")
+	require.Less(t, time.Since(start), 30*time.Second, "the 60 s retry wait was cut short")
 	rc := l.receiptFile()
 	require.Equal(t, policy.StatusTimedOut, rc.Status)
 	require.Equal(t, "fake CLI reported no login", rc.Preflight.Evidence, "one probe ran, the retry never did")
@@ -276,14 +277,16 @@ func TestRunnerTimeout(t *testing.T) {
 	})
 	t.Run("preflight and workload share one deadline", func(t *testing.T) {
 		t.Parallel()
-		// The probe takes at least 1.5 s, so a fresh allowance per child
-		// would end no sooner than 5.5 s.
+		// The probe takes at least 3 s, so a fresh allowance per child
+		// would end no sooner than 3 s + 8 s = 11 s; the shared deadline
+		// ends at 8 s. The bound sits between them with room for a loaded
+		// machine on both sides.
 		l := newLane(t, "hang")
-		l.fake.Preflight = "sleep:1500ms"
+		l.fake.Preflight = "sleep:3s"
 		start := time.Now()
-		code := l.run(nil, "--timeout", "4")
+		code := l.run(nil, "--timeout", "8")
 		require.Equal(t, 124, code, "stderr: %s", l.stderr)
-		require.Less(t, time.Since(start), 5300*time.Millisecond, "the deadline is absolute, not per child")
+		require.Less(t, time.Since(start), 10500*time.Millisecond, "the deadline is absolute, not per child")
 		rc := l.receiptFile()
 		require.Equal(t, policy.PreflightPassed, rc.Preflight.Status)
 		require.Equal(t, policy.PhaseInvocation, *rc.FailurePhase)
