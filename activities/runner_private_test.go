@@ -93,7 +93,7 @@ func TestExitedUnreaped(t *testing.T) {
 	require.NoError(t, sleeper.Start())
 	require.False(t, exitedUnreaped(sleeper.Process.Pid))
 	require.NoError(t, sleeper.Process.Kill())
-	require.Eventually(t, func() bool { return exitedUnreaped(sleeper.Process.Pid) }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return exitedUnreaped(sleeper.Process.Pid) }, 30*time.Second, time.Millisecond)
 	require.Error(t, sleeper.Wait(), "the exit status was left for Wait")
 	ws, ok := sleeper.ProcessState.Sys().(syscall.WaitStatus)
 	require.True(t, ok && ws.Signaled(), "Wait saw the real status: killed by a signal")
