@@ -10,7 +10,8 @@ import (
 //
 // Provider-specific rules enforced here are the sheet parser's: OpenCode
 // takes provider/model paths at @default only, Antigravity takes @default
-// only, and "auto" is never a model. Cursor and Devin effort rules belong
+// only, and "auto" is never a model (for OpenCode, in any letter case and
+// in any path segment; for Antigravity, in any letter case). Cursor and Devin effort rules belong
 // to the runner (see RunnerModel), as in the reference helper.
 func ParseAttempt(s string) (Attempt, error) {
 	switch Alias(s) {
@@ -39,6 +40,11 @@ func ParseAttempt(s string) (Attempt, error) {
 	}
 	switch prov {
 	case OpenCode:
+		for _, seg := range strings.Split(model, "/") {
+			if strings.EqualFold(seg, "auto") {
+				return Attempt{}, fmt.Errorf("attempt %q: opencode has no auto provider or model (only the parent aliases auto and inherit-parent choose for you); name an exact <provider>/<model>", s)
+			}
+		}
 		if !validOpenCodeModel(model) {
 			return Attempt{}, fmt.Errorf("attempt %q: opencode models are <provider>/<model>[/...] with non-empty segments", s)
 		}
@@ -48,6 +54,9 @@ func ParseAttempt(s string) (Attempt, error) {
 	default:
 		if !validModel(model) {
 			return Attempt{}, fmt.Errorf("attempt %q: model must start with a letter or digit and use only letters, digits, '.', '_' and '-'", s)
+		}
+		if prov == Antigravity && strings.EqualFold(model, "auto") {
+			return Attempt{}, fmt.Errorf("attempt %q: antigravity has no auto model (only the parent aliases auto and inherit-parent choose for you); name an exact model slug", s)
 		}
 		if prov == Antigravity && effort != EffortDefault {
 			return Attempt{}, fmt.Errorf("attempt %q: antigravity slugs carry their variant; use @default", s)

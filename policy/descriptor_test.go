@@ -47,6 +47,12 @@ func TestParseAttempt(t *testing.T) {
 		{"opencode non-default effort", "opencode:openai/gpt@high", "opencode takes @default only"},
 		{"antigravity non-default", "antigravity:gemini-3.1-pro@high", "use @default"},
 		{"antigravity auto", "antigravity:auto@default", "auto is not a model"},
+		// Section 4: no auto model or provider on OpenCode or Antigravity,
+		// whatever its letter case.
+		{"antigravity Auto", "antigravity:Auto@default", "antigravity has no auto model"},
+		{"antigravity AUTO", "antigravity:AUTO@default", "antigravity has no auto model"},
+		{"opencode auto provider", "opencode:auto/gpt-5@default", "opencode has no auto provider or model"},
+		{"opencode Auto model", "opencode:openai/Auto@default", "opencode has no auto provider or model"},
 		{"space inside", "grok: grok@high", "model must start"},
 	}
 	for _, tc := range bad {

@@ -23,6 +23,10 @@ func receiptSeeds(tb testing.TB) [][]byte {
 		v2(tb, eligible(StatusChildFailed), obj{"toolDenial": permissionDenial}),
 		v1(tb, obj{"processStarted": absent, "apiSpend": absent, "timeoutMs": absent}),
 		v2(tb, obj{"provider": "gemini"}),
+		// Section 4: schema 2 fields that may be absent.
+		v2(tb, obj{"processStarted": absent, "contract": absent, "timeoutMs": absent}),
+		v2(tb, eligible(StatusTimedOut), obj{"exitCode": 124, "signal": nil, "terminalSuccess": absent, "processStarted": absent}),
+		v2(tb, eligible(StatusNeedsParentOperation), obj{"handoff.summary": absent}),
 		v2(tb, obj{"receiptPath": "", "executionId": "", "cwd": "", "model": "0"}),
 		[]byte(`{}`), []byte(`[]`), []byte(`null`), []byte(`{"schemaVersion":2`),
 		[]byte(`{"schemaVersion":1,"schemaVersion":2}`))

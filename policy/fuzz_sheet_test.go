@@ -8,7 +8,8 @@ import (
 
 func FuzzParseAttempt(f *testing.F) {
 	for _, s := range []string{"auto", "inherit-parent", "grok:grok-4.7@xhigh", "opencode:a/b:c@default",
-		"claude:claude-opus-4-5@max", "devin:swe-2@low", "antigravity:x@high", "codex:@", ":", "@", "a:b@c@d"} {
+		"claude:claude-opus-4-5@max", "devin:swe-2@low", "antigravity:x@high", "codex:@", ":", "@", "a:b@c@d",
+		"antigravity:Auto@default", "opencode:auto/gpt-5@default", "opencode:openai/AUTO@default"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -34,6 +35,12 @@ func FuzzParseSheet(f *testing.F) {
 	f.Add([]byte("bug-fix: grok:g@high -> auto\r\n# fallback: {\"on\":[]}\n"))
 	f.Add([]byte(`# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}`))
 	f.Add([]byte("# continuation: {\"on\":[\"handoff\"],\"max\":2}\narena runners: a, b"))
+	// Section 4's validate rules: a non-integer max, indented headers and
+	// comments, auto on OpenCode and Antigravity.
+	f.Add([]byte("# continuation: {\"on\":[\"handoff\"],\"max\":\"3\"}\n"))
+	f.Add([]byte("# continuation: {\"on\":[\"handoff\"],\"max\":3.0}\n"))
+	f.Add([]byte("bug-fix: auto\n  how explorer: auto\n\t# fallback: {\"on\":[]}\n  # plain note\n"))
+	f.Add([]byte("how explorer: opencode:auto/gpt-5@default\nbug-fix: antigravity:Auto@default\n"))
 	opt := DefaultOptions()
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := ParseSheet(src, opt)

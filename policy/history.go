@@ -23,7 +23,9 @@ import (
 //     proven unstarted carries a clear inspection); after permission-blocked
 //     with deniedCause permission, the same attempt under a # continuation
 //     allowing permission; after needs-parent-operation, exactly the parent
-//     operation it asked for; after a completed parent operation, the
+//     operation it asked for, once the handoff's execution matched the
+//     attempt and the writer gate passed (else ErrUnadvanceableHistory);
+//     after a completed parent operation, the
 //     handoff's attempt under a # continuation allowing handoff. Nothing
 //     follows complete, failed, an outcome outside # fallback, or a failed
 //     parent operation;
@@ -84,7 +86,7 @@ func nextStep(lane LanePolicy, st LaneState, i int) error {
 	case prev.Status == OutcomeComplete:
 		return Usagef("%s: nothing may follow events[%d], which is complete", at, i-1)
 	case prev.Status == OutcomeNeedsParentOp:
-		return afterHandoff(st, i)
+		return afterHandoff(lane, st, i)
 	case prev.Status == OutcomePermissionBlocked:
 		return afterPermission(lane, st, i)
 	case prev.Status == OutcomeFailed:
@@ -109,11 +111,23 @@ func nextStep(lane LanePolicy, st LaneState, i int) error {
 	return checkSkips(lane, st, i, prev.AttemptIndex+1, cur.AttemptIndex)
 }
 
+// ErrUnadvanceableHistory is the reference helper's one message for a
+// parent operation recorded where the saved policy would not have asked for
+// it: after a handoff whose execution does not match the attempt, whose
+// writer was inspected unsafe, or whose started isolated-write writer has no
+// clear inspection.
+const ErrUnadvanceableHistory = "events contain a continuation the saved policy could not advance, a parent operation that does not match its request, or a started writer without a clear inspection"
+
 // afterHandoff checks that st.Events[i] is exactly the operation the
-// handoff at st.Events[i-1] asked for.
-func afterHandoff(st LaneState, i int) error {
+// handoff at st.Events[i-1] asked for, and that the policy would have asked
+// for it: the handoff passed its identity check and the writer gate, as in
+// Next's handoff decision.
+func afterHandoff(lane LanePolicy, st LaneState, i int) error {
 	prev, cur := st.Events[i-1], st.Events[i]
 	at := fmt.Sprintf("state events[%d]", i)
+	if _, held := writerGate(st, prev); held || !handoffIdentityMatches(lane.Attempts[prev.AttemptIndex], st, prev) {
+		return Usagef("%s", ErrUnadvanceableHistory)
+	}
 	if !handoffWellFormed(prev.Handoff) {
 		return Usagef("%s: the handoff on events[%d] is malformed (it needs an operation, taskId and checkpointId)", at, i-1)
 	}

@@ -39,6 +39,10 @@ func TestValidateHistory(t *testing.T) {
 			state: fxState(iw, nil, fxBlockedRun(1, iw, fxOrdinal(0)), fxEvent(0, OutcomeComplete, fxOrdinal(1), fxExecOpt(fxExec(2, iw))))},
 		{name: "handoff, operation and continuation", lane: both,
 			state: fxState(iw, nil, fxHandoffRun(1, iw), runChecks(0, OutcomeComplete), fxEvent(0, OutcomeComplete, fxOrdinal(1), fxExecOpt(fxExec(2, iw))))},
+		{name: "clear-inspected writer handoff answered", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxClear, fxHandoff(OpRunChecks, "task-7", "cp-3", "")), runChecks(0, OutcomeComplete))},
+		{name: "unstarted writer handoff answered uninspected", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(false), fxHandoff(OpRunChecks, "task-7", "cp-3", "")), runChecks(0, OutcomeComplete))},
 		{name: "handoff then failed operation", lane: lane,
 			state: fxState(ro, nil, fxHandoffRun(1, ro), runChecks(0, OutcomeFailed))},
 		{name: "operation ordinal is ignored", lane: lane,
@@ -144,6 +148,19 @@ func TestValidateHistory(t *testing.T) {
 		{name: "handoff followed by an execution", lane: both,
 			state: fxState(ro, nil, fxHandoffRun(1, ro), fxEvent(0, OutcomeComplete, fxExecOpt(fxExec(2, ro)))),
 			want:  "state events[1]: needs-parent-operation at events[0] must be followed by its parentOperation (run-checks task-7/cp-3)"},
+		// Section 4: a parent operation the policy would not have asked for.
+		{name: "started writer handoff answered uninspected", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxHandoff(OpRunChecks, "task-7", "cp-3", "")), runChecks(0, OutcomeComplete)),
+			want:  ErrUnadvanceableHistory},
+		{name: "writer handoff of unknown start answered with inspection none", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxInspected(InspectionNone, "pending"), fxHandoff(OpRunChecks, "task-7", "cp-3", "")), runChecks(0, OutcomeFailed)),
+			want:  ErrUnadvanceableHistory},
+		{name: "unsafe handoff answered", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomeNeedsParentOp, fxInspected(InspectionUnsafe, "x"), fxHandoff(OpRunChecks, "task-7", "cp-3", "")), runChecks(0, OutcomeComplete)),
+			want:  ErrUnadvanceableHistory},
+		{name: "handoff of another descriptor answered", lane: lane,
+			state: fxState(ro, nil, fxHandoffRun(1, ro, func(e *Event) { e.Execution.Descriptor = fxCursor }), runChecks(0, OutcomeComplete)),
+			want:  ErrUnadvanceableHistory},
 		{name: "handoff answered by another operation kind", lane: both,
 			state: fxState(ro, nil, fxHandoffRun(1, ro), fxOp(0, OutcomeComplete, OpCommitCheckpoint, "task-7", "cp-3")),
 			want:  "state events[1]: parentOperation commit-checkpoint task-7/cp-3 on attempt 0 is not the operation events[0] asked for (run-checks task-7/cp-3 on attempt 0)"},
@@ -188,6 +205,9 @@ func TestValidateHistory(t *testing.T) {
 			require.Error(t, err)
 			require.True(t, IsUsage(err), "want a *UsageError, got %T", err)
 			require.Contains(t, err.Error(), tc.want)
+			if tc.want == ErrUnadvanceableHistory {
+				require.Equal(t, ErrUnadvanceableHistory, err.Error(), "the reference's exact message")
+			}
 		})
 	}
 }

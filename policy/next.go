@@ -19,12 +19,14 @@ import "slices"
 //     attemptIndex is not on the lane.
 //  3. By the anchor's status: failed stops not-eligible; needs-parent-operation
 //     goes to the handoff decision; parent operations after any other anchor
-//     are policy-denied conflicting-operation; permission-blocked goes to the
-//     denial decision; an outcome outside lane.Fallback stops not-eligible.
+//     are policy-denied conflicting-operation; permission-blocked passes the
+//     writer gate (step 4) and then goes to the denial decision; an outcome
+//     outside lane.Fallback stops not-eligible.
 //  4. The writer gate: an unsafe inspection stops unsafe-writer in any access
 //     mode; an isolated-write anchor not proven unstarted
 //     (processStarted != false) needs a clear inspection with a non-blank
-//     evidenceRef, else inspect.
+//     evidenceRef, else inspect. The handoff decision applies the same gate
+//     after its identity check.
 //  5. Scan the attempts after the anchor (from 0 for an empty history): a
 //     blocked attempt stops unauthorized, even if its group is exhausted; an
 //     attempt whose exhaustion group is in st.ExhaustedGroups is skipped; the
@@ -55,24 +57,68 @@ func Next(lane LanePolicy, st LaneState, fs FileFacts) Decision {
 	case a != len(st.Events)-1:
 		return Deny(DenyConflictingOperation)
 	case last.Status == OutcomePermissionBlocked:
+		if d, held := writerGate(st, last); held {
+			return d
+		}
 		return deniedDecision(lane, st, a, fs)
 	case !lane.Fallback.Allows(last.Status):
 		return Stop(StopNotEligible)
 	}
-	if last.Inspection != nil && last.Inspection.State == InspectionUnsafe {
-		return Stop(StopUnsafeWriter)
-	}
-	if st.Access == IsolatedWrite && !provenUnstarted(last) && !clearlyInspected(last) {
-		return Decision{Kind: DecideInspect, Reason: InspectReasonStartedWriter}
+	if d, held := writerGate(st, last); held {
+		return d
 	}
 	return scanAttempts(lane, st, last.AttemptIndex+1)
 }
 
+// writerGate holds a lane at its anchor e when the writer cannot be trusted
+// yet: an unsafe verdict stops unsafe-writer in any access mode, and an
+// isolated-write execution not proven unstarted needs a clear inspection
+// with a non-blank evidenceRef, else inspect. held is false when the lane
+// may go on to the anchor's own rules.
+func writerGate(st LaneState, e Event) (d Decision, held bool) {
+	if e.Inspection != nil && e.Inspection.State == InspectionUnsafe {
+		return Stop(StopUnsafeWriter), true
+	}
+	if st.Access == IsolatedWrite && !provenUnstarted(e) && !clearlyInspected(e) {
+		return Decision{Kind: DecideInspect, Reason: InspectReasonStartedWriter}, true
+	}
+	return Decision{}, false
+}
+
+// handoffIdentityMatches reports whether the execution identity recorded
+// with a handoff event e (if any) is a run of the lane's attempt as frozen:
+// same descriptor, the saved apiSpend (a legacy sheet's unset accepts a
+// legacy run), the lane's access mode, and, when the parent already
+// prepared the continuation, the same contract as that prepared execution.
+// An event without a recorded execution has nothing to contradict.
+func handoffIdentityMatches(attempt AttemptPolicy, st LaneState, e Event) bool {
+	x := e.Execution
+	if x == nil {
+		return true
+	}
+	if x.Descriptor != attempt.Descriptor || !spendMatches(attempt.APISpend, x.APISpend) || x.Access != st.Access {
+		return false
+	}
+	if e.Recovery != nil && e.Recovery.NextExecution != nil && e.Recovery.NextExecution.Contract != x.Contract {
+		return false
+	}
+	return true
+}
+
 // handoffDecision handles a needs-parent-operation anchor at st.Events[a]:
 // ask for the operation, or after it continue the same attempt when the
-// operation completed and # continuation allows handoff.
+// operation completed and # continuation allows handoff. Before any
+// operation rule, the execution recorded with the handoff must be the
+// frozen attempt's (else missing-readiness, even over an unsafe verdict),
+// and then the writer gate applies.
 func handoffDecision(lane LanePolicy, st LaneState, a int, fs FileFacts) Decision {
 	last := st.Events[a]
+	if !handoffIdentityMatches(lane.Attempts[last.AttemptIndex], st, last) {
+		return Deny(DenyMissingReadiness)
+	}
+	if d, held := writerGate(st, last); held {
+		return d
+	}
 	if !handoffWellFormed(last.Handoff) {
 		return Deny(DenyHandoffMalformed)
 	}

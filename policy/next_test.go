@@ -267,7 +267,7 @@ func nextCases() []nextCase {
 
 		// parent-operation
 		{name: "handoff asks for its parent operation", golden: "parent-operation", lane: lane,
-			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxHandoff(OpCommitCheckpoint, "task-7", "cp-3", "summary.md"))),
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxClear, fxHandoff(OpCommitCheckpoint, "task-7", "cp-3", "summary.md"))),
 			want: Decision{Kind: DecideParentOperation, AttemptIndex: intPtr(0),
 				Operation: &Operation{Kind: OpCommitCheckpoint, TaskID: "task-7", CheckpointID: "cp-3", Ref: "summary.md"}}},
 		{name: "handoff without ref omits it", lane: lane,
@@ -341,11 +341,101 @@ func nextCases() []nextCase {
 			state: fxState(ro, nil, fxBlockedRun(1, ro)), want: Deny(DenyExhaustedAllowance)},
 		{name: "missing recovery is missing-readiness", golden: "policy-denied-missing-readiness", lane: both,
 			state: fxState(ro, nil, fxBlockedRun(1, ro, func(e *Event) { e.Recovery = nil })), want: Deny(DenyMissingReadiness)},
-		{name: "unsafe blocked writer is missing-readiness", lane: both,
-			state: fxState(iw, nil, fxBlockedRun(1, iw, fxInspected(InspectionUnsafe, "x"))), want: Deny(DenyMissingReadiness)},
 		{name: "repeated blockage id is missing-readiness, never repeat-denial", lane: fxLaneWith(fxContinue(3, ContinuePermission)),
 			state: fxState(ro, nil, fxBlockedRun(1, ro), fxBlockedRun(2, ro, func(e *Event) { e.Recovery.BlockageID = "blk-1" })),
 			want:  Deny(DenyMissingReadiness)},
+		{name: "repeated correction of the execution before is missing-readiness", lane: fxLaneWith(fxContinue(3, ContinuePermission)),
+			state: fxState(ro, nil, fxBlockedRun(1, ro), fxBlockedRun(2, ro, func(e *Event) { e.Recovery.Correction = fxRecovery(1, ro).Correction })),
+			want:  Deny(DenyMissingReadiness)},
+		// Section 4: only the execution immediately before counts.
+		{name: "an older execution's blockage and correction may come back", lane: fxLaneWith(fxContinue(4, ContinuePermission)),
+			state: fxState(ro, nil, fxBlockedRun(1, ro), fxBlockedRun(2, ro, fxOrdinal(1)),
+				fxBlockedRun(3, ro, fxOrdinal(2), func(e *Event) {
+					e.Recovery.BlockageID, e.Recovery.Correction = "blk-1", fxRecovery(1, ro).Correction
+				})),
+			want: fxContinued(fxLane(), 0, 4, fxExec(4, ro))},
+		{name: "a prepared workspace that is a file continues", lane: both,
+			state: fxState(iw, nil, fxBlockedRun(1, iw)),
+			fs: func() FileFacts {
+				f := fxPrepared(2, iw)
+				delete(f.dirs, fxExec(2, iw).WorkspacePath)
+				f.files = map[string]bool{fxExec(2, iw).WorkspacePath: true}
+				return f
+			}(),
+			want: fxContinued(both, 0, 2, fxExec(2, iw))},
+		{name: "a missing prepared workspace is missing-readiness", lane: both,
+			state: fxState(iw, nil, fxBlockedRun(1, iw)),
+			fs: func() FileFacts {
+				f := fxPrepared(2, iw)
+				delete(f.dirs, fxExec(2, iw).WorkspacePath)
+				return f
+			}(),
+			want: Deny(DenyMissingReadiness)},
+		{name: "a prior workspace linking to the next one is reuse, missing-readiness", lane: both,
+			state: fxState(iw, nil, fxBlockedRun(1, iw)),
+			fs: func() FileFacts {
+				f := fxPrepared(2, iw)
+				f.links = map[string]string{fxExec(1, iw).WorkspacePath: fxExec(2, iw).WorkspacePath}
+				return f
+			}(),
+			want: Deny(DenyMissingReadiness)},
+		{name: "a prior receipt linking to the next output is reuse, missing-readiness", lane: both,
+			state: fxState(iw, nil, fxBlockedRun(1, iw)),
+			fs: func() FileFacts {
+				f := fxPrepared(2, iw)
+				f.links = map[string]string{fxExec(1, iw).ReceiptPath: fxExec(2, iw).OutputPath}
+				return f
+			}(),
+			want: Deny(DenyMissingReadiness)},
+
+		// Section 4 gate order: the writer gate runs inside the
+		// permission-blocked branch before the cause and continuation rules.
+		{name: "unsafe blocked writer stops unsafe-writer", lane: both,
+			state: fxState(iw, nil, fxBlockedRun(1, iw, fxInspected(InspectionUnsafe, "x"))), want: Stop(StopUnsafeWriter)},
+		{name: "unsafe read-only permission block without continuation stops unsafe-writer", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomePermissionBlocked, fxDenied(DeniedPermission), fxInspected(InspectionUnsafe, "x"))),
+			want:  Stop(StopUnsafeWriter)},
+		{name: "unsafe guard denial stops unsafe-writer before unsupported-tool", lane: both,
+			state: fxState(ro, nil, fxEvent(0, OutcomePermissionBlocked, fxDenied(DeniedGuard), fxInspected(InspectionUnsafe, "x"))),
+			want:  Stop(StopUnsafeWriter)},
+		{name: "started blocked writer without inspection inspects before no-continuation", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomePermissionBlocked, fxStarted(true), fxDenied(DeniedPermission))), want: fxInspect},
+		{name: "started changed-files writer without inspection inspects", lane: both,
+			state: fxState(iw, nil, fxEvent(0, OutcomePermissionBlocked, fxDenied(DeniedChangedFiles))), want: fxInspect},
+		{name: "unstarted blocked writer goes on to the cause rules", lane: both,
+			state: fxState(iw, nil, fxEvent(0, OutcomePermissionBlocked, fxStarted(false), fxDenied(DeniedGuard))), want: Deny(DenyUnsupportedTool)},
+
+		// Section 4 gate order in the handoff branch: identity, then the
+		// writer gate, then the operation rules.
+		{name: "handoff execution with another descriptor is missing-readiness", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomeNeedsParentOp, fxHandoff(OpRunChecks, "t", "c", ""),
+				fxExecOpt(func() ExecutionIdentity { x := fxExec(1, ReadOnly); x.Descriptor = fxCursor; return x }()))),
+			want: Deny(DenyMissingReadiness)},
+		{name: "handoff identity mismatch is missing-readiness even when unsafe", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxHandoff(OpRunChecks, "t", "c", ""),
+				fxInspected(InspectionUnsafe, "x"),
+				fxExecOpt(func() ExecutionIdentity { x := fxExec(1, IsolatedWrite); x.APISpend = APISpendApproved; return x }()))),
+			want: Deny(DenyMissingReadiness)},
+		{name: "handoff execution under another access mode is missing-readiness", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomeNeedsParentOp, fxHandoff(OpRunChecks, "t", "c", ""), fxExecOpt(fxExec(1, IsolatedWrite)))),
+			want:  Deny(DenyMissingReadiness)},
+		{name: "handoff execution whose contract differs from the prepared one is missing-readiness", lane: both,
+			state: fxState(iw, nil, fxHandoffRun(1, iw, func(e *Event) { e.Recovery.NextExecution.Contract = ContractLegacy }),
+				fxOp(0, OutcomeComplete, OpRunChecks, "task-7", "cp-3")),
+			want: Deny(DenyMissingReadiness), rejected: true},
+		{name: "unsafe handoff stops unsafe-writer", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomeNeedsParentOp, fxHandoff(OpRunChecks, "t", "c", ""), fxInspected(InspectionUnsafe, "x"))),
+			want:  Stop(StopUnsafeWriter)},
+		{name: "unsafe handoff with a matching execution stops unsafe-writer", lane: lane,
+			state: fxState(ro, nil, fxEvent(0, OutcomeNeedsParentOp, fxHandoff(OpRunChecks, "t", "c", ""), fxInspected(InspectionUnsafe, "x"), fxExecOpt(fxExec(1, ReadOnly)))),
+			want:  Stop(StopUnsafeWriter)},
+		{name: "started writer handoff without inspection inspects", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxStarted(true), fxHandoff(OpRunChecks, "t", "c", ""))), want: fxInspect},
+		{name: "started writer handoff without inspection inspects before handoff-malformed", lane: lane,
+			state: fxState(iw, nil, fxEvent(0, OutcomeNeedsParentOp, fxHandoff(OpRunChecks, " ", "c", ""))), want: fxInspect},
+		{name: "completed operation for an uninspected writer handoff inspects", lane: both,
+			state: fxState(iw, nil, fxHandoffRun(1, iw, func(e *Event) { e.Inspection = nil }), fxOp(0, OutcomeComplete, OpRunChecks, "task-7", "cp-3")),
+			want:  fxInspect, rejected: true},
 		{name: "existing output file is missing-readiness", lane: both,
 			state: fxState(iw, nil, fxBlockedRun(1, iw)),
 			fs: func() FileFacts {
@@ -456,6 +546,33 @@ func TestNextNeverEmitsDeclaredOnlyDenials(t *testing.T) {
 		for _, r := range []DenyReason{DenyRepeatDenial, DenyLiveWriter, DenyMissingCorrection, DenyMissingOperation} {
 			require.False(t, d.Kind == DecidePolicyDenied && d.Reason == string(r), "%s: emitted %s", tc.name, r)
 		}
+	}
+}
+
+// TestNextHeldDecisionsCarryOnlyKindAndReason checks section 4's rule for
+// every table case: inspect, stop and policy-denied decisions serialize to
+// exactly {"kind","reason"}, never an attemptIndex.
+func TestNextHeldDecisionsCarryOnlyKindAndReason(t *testing.T) {
+	t.Parallel()
+	kinds := map[DecisionKind]int{}
+	for _, tc := range nextCases() {
+		d := Next(tc.lane, tc.state, tc.fs)
+		if d.Kind != DecideInspect && d.Kind != DecideStop && d.Kind != DecidePolicyDenied {
+			continue
+		}
+		kinds[d.Kind]++
+		b, err := json.Marshal(d)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		require.ElementsMatch(t, []string{"kind", "reason"}, keys, "%s: %s", tc.name, b)
+	}
+	for _, k := range []DecisionKind{DecideInspect, DecideStop, DecidePolicyDenied} {
+		require.Positive(t, kinds[k], "no table case decides %s", k)
 	}
 }
 

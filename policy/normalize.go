@@ -58,7 +58,7 @@ var receiptOutcome = map[ReceiptStatus]Outcome{
 // Outcomes that cannot prove their eligibility become failed: a recorded
 // terminal success on a failure, a started failure with no settled child
 // (exitCode and signal both null), timed-out without an explicit timeoutMs
-// or a settled, assessed child, usage-exhausted outside the invocation or
+// or a settled child (an exit code, or a signal with terminalSuccess false), usage-exhausted outside the invocation or
 // postprocess phase, a route status unless processStarted is false,
 // child-failed or malformed-output without terminalSuccess false, and
 // unsupported-capability. A verified permission toolDenial on an assessed
@@ -188,8 +188,9 @@ func cleanAbs(p string) bool {
 }
 
 // executionOf checks a schema 2 receipt's execution identity and returns it
-// with the canonical paths, the frozen descriptor and apiSpend, the mode and
-// the receipt's contract.
+// with the canonical output and workspace paths, the receipt path exactly as
+// the caller gave it, the frozen descriptor and apiSpend, the mode and the
+// receipt's contract.
 func executionOf(r *Receipt, in NormalizeInput, contract Contract) (*ExecutionIdentity, error) {
 	if strings.TrimSpace(r.ExecutionID) == "" {
 		return nil, Policyf("receipt executionId must be nonempty")
@@ -225,7 +226,7 @@ func executionOf(r *Receipt, in NormalizeInput, contract Contract) (*ExecutionId
 	return &ExecutionIdentity{
 		ID:            r.ExecutionID,
 		OutputPath:    c.Output,
-		ReceiptPath:   c.Receipt,
+		ReceiptPath:   in.ReceiptPath, // as given, like the event's receiptPath
 		WorkspacePath: c.Cwd,
 		Descriptor:    in.Attempt.Descriptor,
 		APISpend:      in.Attempt.APISpend,
@@ -294,7 +295,10 @@ func outcomeOf(r *Receipt) (Outcome, DeniedCause, error) {
 	case needsSettled && !settled:
 		out = OutcomeFailed
 	case r.Status == StatusTimedOut:
-		if r.TimeoutMs == nil || (!settled && !notStarted) || (!notStarted && !successFalse) {
+		// An explicit deadline and a settled owned process (or none
+		// started). A recorded exit code settles it without a terminalSuccess
+		// assessment, as in the reference; a signal alone still needs one.
+		if r.TimeoutMs == nil || (!settled && !notStarted) || (!notStarted && !successFalse && r.ExitCode == nil) {
 			out = OutcomeFailed
 		}
 	case r.Status == StatusUsageExhausted:

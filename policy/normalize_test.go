@@ -158,6 +158,15 @@ func TestNormalizeDowngradesToFailed(t *testing.T) {
 		{"timed-out with null timeoutMs", 2, []obj{eligible(StatusTimedOut), {"timeoutMs": nil}}, OutcomeFailed},
 		{"timed-out schema 1 without timeoutMs", 1, []obj{eligible(StatusTimedOut), {"timeoutMs": absent}}, OutcomeFailed},
 		{"timed-out started without assessment", 2, []obj{eligible(StatusTimedOut), {"terminalSuccess": absent}}, OutcomeFailed},
+		// Section 4: an exit code settles a timed-out receipt without an
+		// assessment; without timeoutMs it is still failed.
+		{"timed-out with an exit code without assessment", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "signal": nil, "terminalSuccess": absent}}, OutcomeDeadlineExceeded},
+		{"timed-out with an exit code of unknown start", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "signal": nil, "terminalSuccess": absent, "processStarted": absent}}, OutcomeDeadlineExceeded},
+		{"timed-out schema 2 without the timeoutMs key", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "timeoutMs": absent}}, OutcomeFailed},
+		// Section 4: a schema 2 receipt may lack processStarted; the route
+		// rule then reads it as not proven unstarted.
+		{"usage-exhausted schema 2 of unknown start", 2, []obj{eligible(StatusUsageExhausted), {"processStarted": absent}}, OutcomeUsageExhausted},
+		{"unauthenticated schema 2 of unknown start", 2, []obj{preflightFailure, {"status": "unauthenticated", "processStarted": absent}}, OutcomeFailed},
 		{"timed-out in preflight needs no assessment", 2, []obj{preflightFailure, {"status": "timed-out", "timeoutMs": 60000}}, OutcomeDeadlineExceeded},
 		{"timed-out in preflight of unknown start", 1, []obj{preflightFailure, {"status": "timed-out", "timeoutMs": 60000, "processStarted": absent}}, OutcomeFailed},
 		// Quota is only knowable after the workload ran.
@@ -304,7 +313,7 @@ func TestNormalizeSchema2Execution(t *testing.T) {
 	require.Equal(t, &ExecutionIdentity{
 		ID:            "run-7/lane-1/exec-1",
 		OutputPath:    "/srv/real/out.md",
-		ReceiptPath:   "/srv/real/receipt.json",
+		ReceiptPath:   fixtureReceiptPath, // section 4: the --receipt path as given, not the canonical one
 		WorkspacePath: "/srv/real/worktree",
 		Descriptor:    "codex:gpt-5.6-sol@max",
 		APISpend:      APISpendDeny,
@@ -440,6 +449,7 @@ func TestNormalizeHandoff(t *testing.T) {
 	}{
 		{"summary becomes ref", "ready for checks", &Handoff{Operation: OpRunChecks, TaskID: "task-42", CheckpointID: "cp-3", Ref: "ready for checks"}},
 		{"blank summary has no ref", "  ", &Handoff{Operation: OpRunChecks, TaskID: "task-42", CheckpointID: "cp-3"}},
+		{"absent summary has no ref", absent, &Handoff{Operation: OpRunChecks, TaskID: "task-42", CheckpointID: "cp-3"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -459,12 +469,46 @@ func TestNormalizeProcessStarted(t *testing.T) {
 	require.NotNil(t, ev.ProcessStarted)
 	require.False(t, *ev.ProcessStarted)
 
-	ev, err = Normalize(solInput(v1(t, obj{"processStarted": absent})))
+	for _, b := range [][]byte{v1(t, obj{"processStarted": absent}), v2(t, obj{"processStarted": absent})} {
+		ev, err = Normalize(solInput(b))
+		require.NoError(t, err)
+		require.Nil(t, ev.ProcessStarted)
+		out, err := json.Marshal(ev)
+		require.NoError(t, err)
+		require.NotContains(t, string(out), "processStarted", "section 4: an absent processStarted stays absent")
+	}
+}
+
+// TestNormalizeSchema2ContractAbsent: a schema 2 receipt without contract
+// ran the legacy contract (section 4).
+func TestNormalizeSchema2ContractAbsent(t *testing.T) {
+	t.Parallel()
+	in := solInput(v2(t, obj{"contract": absent}))
+	in.Contract = ContractLegacy
+	ev, err := Normalize(in)
 	require.NoError(t, err)
-	require.Nil(t, ev.ProcessStarted)
-	out, err := json.Marshal(ev)
+	require.Equal(t, ContractLegacy, ev.Execution.Contract)
+
+	in.Contract = ContractStrict
+	_, err = Normalize(in)
+	require.ErrorContains(t, err, "receipt identity mismatch on contract")
+}
+
+// TestNormalizeRelativeReceiptPath: the event keeps --receipt exactly as
+// given (section 4); a schema 2 receipt, whose own receiptPath is absolute,
+// cannot match a relative argument.
+func TestNormalizeRelativeReceiptPath(t *testing.T) {
+	t.Parallel()
+	in := solInput(v1(t))
+	in.ReceiptPath = "runs/r1/receipt.json"
+	ev, err := Normalize(in)
 	require.NoError(t, err)
-	require.NotContains(t, string(out), "processStarted")
+	require.Equal(t, "runs/r1/receipt.json", ev.ReceiptPath)
+
+	in = solInput(v2(t, obj{"receiptPath": "/srv/runs/r1/receipt.json"}))
+	in.ReceiptPath = "runs/r1/receipt.json"
+	_, err = Normalize(in)
+	require.ErrorContains(t, err, `expected receipt path must be a normalized absolute path, found "runs/r1/receipt.json"`)
 }
 
 func TestNormalizeUsageErrors(t *testing.T) {
@@ -571,6 +615,48 @@ func TestNormalizeGolden(t *testing.T) {
 			out, err := json.MarshalIndent(ev, "", "  ")
 			require.NoError(t, err)
 			golden(t, "normalize/"+tc.name+".golden", append(out, '\n'))
+		})
+	}
+}
+
+// TestNormalizeLegacyAntigravity: on a legacy sheet an Antigravity attempt
+// has apiSpend unset and normalizes like any other external attempt: the
+// receipt records legacy, or (schema 1) no apiSpend at all (section 4).
+func TestNormalizeLegacyAntigravity(t *testing.T) {
+	t.Parallel()
+	s, err := ParseSheet([]byte("how explorer: antigravity:gemini-3.1-pro@default\n"), DefaultOptions())
+	require.NoError(t, err)
+	rp, err := Resolve(s, "how explorer", ParentClaude, DefaultOptions())
+	require.NoError(t, err)
+	att := rp.Lanes[0].Attempts[0]
+	require.Equal(t, APISpendUnset, att.APISpend)
+	require.Equal(t, RouteExternal, att.Route)
+
+	ag := obj{"provider": "antigravity", "model": "gemini-3.1-pro", "effort": "default"}
+	for _, tc := range []struct {
+		name    string
+		receipt []byte
+		want    string // error substring; "" means it normalizes
+	}{
+		{"schema 2 legacy", v2(t, ag, obj{"apiSpend": "legacy"}), ""},
+		{"schema 1 legacy", v1(t, ag, obj{"apiSpend": "legacy"}), ""},
+		{"schema 1 without apiSpend", v1(t, ag, obj{"apiSpend": absent}), ""},
+		{"schema 2 deny", v2(t, ag, obj{"apiSpend": "deny"}), "receipt identity mismatch on apiSpend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := solInput(tc.receipt)
+			in.Attempt, in.AttemptIndex = att, 0
+			ev, err := Normalize(in)
+			if tc.want != "" {
+				require.ErrorContains(t, err, tc.want)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, OutcomeComplete, ev.Status)
+			if ev.Execution != nil {
+				require.Equal(t, APISpendUnset, ev.Execution.APISpend)
+				require.Equal(t, "antigravity:gemini-3.1-pro@default", ev.Execution.Descriptor)
+			}
 		})
 	}
 }

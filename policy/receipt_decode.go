@@ -34,11 +34,13 @@ var receiptKeys = []string{"schemaVersion", "status", "parent", "provider", "mod
 // schema2OnlyKeys may not appear on a schema 1 receipt.
 var schema2OnlyKeys = []string{"receiptPath", "executionId", "canonicalPaths"}
 
-// optionalKeys may be absent on any receipt; schema1OptionalKeys may be
-// absent on schema 1 receipts written before the runner recorded them.
+// optionalKeys may be absent on any receipt: processStarted (then unknown),
+// contract (then legacy) and timeoutMs (then none) included, as the
+// reference accepts them missing on schema 2 too. schema1OptionalKeys may be
+// absent only on schema 1 receipts written before the runner recorded them.
 var (
-	optionalKeys        = []string{"toolDenial", "handoff", "handoffMalformed", "terminalSuccess"}
-	schema1OptionalKeys = []string{"processStarted", "apiSpend", "contract", "timeoutMs"}
+	optionalKeys        = []string{"toolDenial", "handoff", "handoffMalformed", "terminalSuccess", "processStarted", "contract", "timeoutMs"}
+	schema1OptionalKeys = []string{"apiSpend"}
 )
 
 // DecodeReceipt strictly decodes a runner receipt of schema 1 or 2.
@@ -238,7 +240,7 @@ func (d *fieldDecoder) handoff() *ReceiptHandoff {
 	if !d.present("handoff") {
 		return nil
 	}
-	h := d.object("handoff", []string{"task", "checkpoint", "operation", "files", "checks", "summary"}, nil)
+	h := d.object("handoff", []string{"task", "checkpoint", "operation", "files", "checks", "summary"}, []string{"summary"})
 	if h == nil {
 		d.fail("handoff", "must be an object")
 		return nil
@@ -252,7 +254,9 @@ func (d *fieldDecoder) handoff() *ReceiptHandoff {
 		`must be "commit-checkpoint" or "run-checks"`)
 	out.Files = h.strs("files")
 	out.Checks = h.strs("checks")
-	out.Summary = h.str("summary")
+	if h.present("summary") {
+		out.Summary = h.str("summary")
+	}
 	d.adopt(h)
 	return out
 }

@@ -168,6 +168,21 @@ func TestDecodeReceiptAccepts(t *testing.T) {
 				require.Equal(t, Contract(""), r.Contract)
 				require.Nil(t, r.TimeoutMs)
 			}},
+		// Section 4: schema 2 fields that may be absent.
+		{"schema 2 without processStarted, contract and timeoutMs", v2,
+			obj{"processStarted": absent, "contract": absent, "timeoutMs": absent},
+			func(t *testing.T, r *Receipt) {
+				require.Nil(t, r.ProcessStarted)
+				require.Equal(t, Contract(""), r.Contract)
+				require.Nil(t, r.TimeoutMs)
+				require.Equal(t, APISpendDeny, r.APISpend)
+			}},
+		{"schema 2 handoff without summary", v2,
+			obj{"status": "needs-parent-operation", "handoff": obj{"task": "t", "checkpoint": "c", "operation": "run-checks", "files": []any{}, "checks": []any{}}},
+			func(t *testing.T, r *Receipt) {
+				require.Equal(t, "t", r.Handoff.Task)
+				require.Equal(t, "", r.Handoff.Summary)
+			}},
 		{"schema 1 with contract", v1, obj{"contract": "strict"}, func(t *testing.T, r *Receipt) {
 			require.Equal(t, ContractStrict, r.Contract)
 		}},
@@ -245,10 +260,9 @@ func TestDecodeReceiptRejects(t *testing.T) {
 		{"schema 2 missing canonicalPaths", v2, obj{"canonicalPaths": absent}, "receipt canonicalPaths is required on a schema 2 receipt"},
 		{"schema 2 empty receiptPath", v2, obj{"receiptPath": ""}, "receipt receiptPath must be a non-empty string"},
 		{"schema 2 empty executionId", v2, obj{"executionId": ""}, "receipt executionId must be a non-empty string"},
-		{"schema 2 missing processStarted", v2, obj{"processStarted": absent}, "receipt processStarted is required on a schema 2 receipt"},
 		{"schema 2 missing apiSpend", v2, obj{"apiSpend": absent}, "receipt apiSpend is required on a schema 2 receipt"},
-		{"schema 2 missing contract", v2, obj{"contract": absent}, "receipt contract is required on a schema 2 receipt"},
-		{"schema 2 missing timeoutMs", v2, obj{"timeoutMs": absent}, "receipt timeoutMs is required on a schema 2 receipt"},
+		{"schema 2 handoff missing task", v2, obj{"status": "needs-parent-operation", "handoff": obj{"checkpoint": "c", "operation": "run-checks", "files": []any{}, "checks": []any{}}}, "receipt handoff.task is required"},
+		{"schema 2 handoff with a numeric summary", v2, obj{"status": "needs-parent-operation", "handoff": obj{"task": "t", "checkpoint": "c", "operation": "run-checks", "files": []any{}, "checks": []any{}, "summary": 1}}, "receipt handoff.summary must be a string"},
 		{"unknown status", v2, obj{"status": "succeeded"}, `receipt status must be one of "complete", "needs-parent-operation"`},
 		{"status number", v2, obj{"status": 0}, "receipt status must be a string"},
 		{"unknown parent", v2, obj{"parent": "gemini"}, `receipt parent must be "claude" or "codex"`},

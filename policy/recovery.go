@@ -34,9 +34,13 @@ var snapshotDigestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 //     from a legacy sheet has apiSpend unset and accepts a legacy execution);
 //   - no id or path already used in the history (a read-only lane may reuse
 //     its workspace, the shared checkout; a writer needs a fresh worktree);
-//   - no earlier recovery with the same blockageId or correction: a repeated
-//     blockage or an unchanged correction never replays automatically;
-//   - with fs, live preparation: the workspace is an existing directory at
+//     with fs, history paths are also compared after resolving symlinks, so
+//     a prior workspace that links to the next one is reuse;
+//   - the execution immediately before the anchor did not record the same
+//     blockageId or correction: a repeated blockage or an unchanged
+//     correction never replays automatically (an older execution's blockage
+//     may come back);
+//   - with fs, live preparation: the workspace exists (any kind of file) at
 //     its canonical path, the output and receipt do not exist yet and their
 //     directories are canonical.
 //
@@ -109,17 +113,14 @@ func recoveryReady(lane LanePolicy, st LaneState, anchor int, fs FileFacts) erro
 		return fmt.Errorf("contract differs: prior %q, next %q", prior.Contract, next.Contract)
 	}
 
-	if err := checkFresh(st, anchor, next); err != nil {
+	if err := checkFresh(st, anchor, next, fs); err != nil {
 		return err
 	}
-	for j, e := range st.Events[:anchor] {
-		if e.Recovery == nil {
-			continue
-		}
-		if e.Recovery.BlockageID == r.BlockageID {
+	if j := previousExecution(st.Events, anchor); j >= 0 && st.Events[j].Recovery != nil {
+		switch prev := st.Events[j].Recovery; {
+		case prev.BlockageID == r.BlockageID:
 			return fmt.Errorf("blockageId %q repeats the blockage of events[%d]", r.BlockageID, j)
-		}
-		if e.Recovery.Correction == r.Correction {
+		case prev.Correction == r.Correction:
 			return fmt.Errorf("correction repeats the one recorded on events[%d]", j)
 		}
 	}
@@ -129,21 +130,41 @@ func recoveryReady(lane LanePolicy, st LaneState, anchor int, fs FileFacts) erro
 	return nil
 }
 
+// previousExecution returns the index of the last execution event (not a
+// parent operation) before events[anchor], or -1.
+func previousExecution(events []Event, anchor int) int {
+	for j := anchor - 1; j >= 0; j-- {
+		if !isOperation(events[j]) {
+			return j
+		}
+	}
+	return -1
+}
+
 // checkFresh refuses a prepared execution that reuses an id or path already
 // named in the history: earlier executions, earlier prepared executions and
-// event receipt paths.
-func checkFresh(st LaneState, anchor int, next *ExecutionIdentity) error {
+// event receipt paths. With fs, each history path also counts as its
+// resolved real path, so a symlink to the prepared path is reuse.
+func checkFresh(st LaneState, anchor int, next *ExecutionIdentity, fs FileFacts) error {
 	ids := map[string]bool{}
 	files := map[string]bool{}      // outputs, receipts
 	workspaces := map[string]bool{} // worktrees and checkouts
+	mark := func(set map[string]bool, p string) {
+		set[p] = true
+		if fs != nil && p != "" {
+			if real, err := fs.Realpath(p); err == nil {
+				set[real] = true
+			}
+		}
+	}
 	add := func(x *ExecutionIdentity) {
 		if x == nil {
 			return
 		}
 		ids[x.ID] = true
-		files[x.OutputPath] = true
-		files[x.ReceiptPath] = true
-		workspaces[x.WorkspacePath] = true
+		mark(files, x.OutputPath)
+		mark(files, x.ReceiptPath)
+		mark(workspaces, x.WorkspacePath)
 	}
 	for j, e := range st.Events {
 		add(e.Execution)
@@ -151,7 +172,7 @@ func checkFresh(st LaneState, anchor int, next *ExecutionIdentity) error {
 			add(e.Recovery.NextExecution)
 		}
 		if e.ReceiptPath != "" {
-			files[e.ReceiptPath] = true
+			mark(files, e.ReceiptPath)
 		}
 	}
 	switch {
@@ -168,10 +189,10 @@ func checkFresh(st LaneState, anchor int, next *ExecutionIdentity) error {
 }
 
 // checkLive applies the live preparation facts: a canonical existing
-// workspace, and output and receipt paths that do not exist yet under
+// workspace (a directory or not: the reference only asks that it exist), and output and receipt paths that do not exist yet under
 // canonical directories (so no symlink can redirect the new run's files).
 func checkLive(fs FileFacts, next *ExecutionIdentity) error {
-	if !fs.IsDir(next.WorkspacePath) {
+	if !fs.Exists(next.WorkspacePath) {
 		return fmt.Errorf("workspace %q does not exist", next.WorkspacePath)
 	}
 	if real, err := fs.Realpath(next.WorkspacePath); err != nil || real != next.WorkspacePath {

@@ -108,15 +108,16 @@ func (s *Sheet) findRole(role string, opt Options) (*Row, error) {
 	return nil, Policyf("role %q is ambiguous; name its row header: %s", role, strings.Join(headers, " | "))
 }
 
-// authorize applies the access-fact authorization rules.
+// authorize applies the access-fact authorization rules. A blocked reason
+// is the reference helper's fixed sentence for its cause.
 func authorize(f AccessFact) Authorization {
 	switch {
 	case f.Funding == FundingUnknown:
-		return Authorization{State: "blocked", Reason: fmt.Sprintf("funding for %s is unknown; confirm it through setup", f.Provider)}
+		return Authorization{State: "blocked", Reason: fmt.Sprintf("provider %s funding is unknown; unknown funding is not autoauthorized", f.Provider)}
 	case f.Provenance != "user":
-		return Authorization{State: "blocked", Reason: fmt.Sprintf("the access fact for %s has %s provenance; binding choices need the user's confirmation", f.Provider, f.Provenance)}
+		return Authorization{State: "blocked", Reason: fmt.Sprintf("provider %s access is provider-observed; funding and API spending require operator confirmation", f.Provider)}
 	case f.Funding == FundingMetered && f.APISpend != APISpendApproved:
-		return Authorization{State: "blocked", Reason: fmt.Sprintf("%s is metered and apiSpend is %s; metered routes need apiSpend approved", f.Provider, f.APISpend)}
+		return Authorization{State: "blocked", Reason: fmt.Sprintf(`provider %s funding is metered; metered routes require apiSpend "approved"`, f.Provider)}
 	}
 	return Authorization{State: "allowed"}
 }
@@ -157,10 +158,10 @@ func ValidateSheet(s *Sheet, parent Parent, opt Options) (int, error) {
 			issues = append(issues, fmt.Sprintf("line %d: %s: %v", row.Line, cat.Header, err))
 			continue
 		}
-		for li, lane := range rp.Lanes {
+		for _, lane := range rp.Lanes {
 			for _, ap := range lane.Attempts {
 				if !ap.Authorization.Allowed() {
-					issues = append(issues, fmt.Sprintf("line %d: %s seat %d: %s is not authorized: %s", row.Line, cat.Header, li+1, ap.Descriptor, ap.Authorization.Reason))
+					issues = append(issues, fmt.Sprintf("%s: %s is not authorized: %s", lane.ID, ap.Descriptor, ap.Authorization.Reason))
 				}
 			}
 		}

@@ -98,9 +98,11 @@ func TestResolveAuthorization(t *testing.T) {
 	}{
 		{"included user deny allowed", fact("included", "deny", "user"), "allowed", ""},
 		{"metered approved allowed", fact("metered", "approved", "user"), "allowed", ""},
-		{"unknown funding blocked", fact("unknown", "approved", "user"), "blocked", "funding for grok is unknown"},
-		{"provider provenance blocked", fact("included", "deny", "provider"), "blocked", "provider provenance"},
-		{"metered without approval blocked", fact("metered", "deny", "user"), "blocked", "metered routes need apiSpend approved"},
+		// Section 4: the reference's fixed sentence per cause.
+		{"unknown funding blocked", fact("unknown", "approved", "user"), "blocked", "provider grok funding is unknown; unknown funding is not autoauthorized"},
+		{"unknown funding blocked whatever the provenance", fact("unknown", "deny", "provider"), "blocked", "provider grok funding is unknown; unknown funding is not autoauthorized"},
+		{"provider provenance blocked", fact("included", "deny", "provider"), "blocked", "provider grok access is provider-observed; funding and API spending require operator confirmation"},
+		{"metered without approval blocked", fact("metered", "deny", "user"), "blocked", `provider grok funding is metered; metered routes require apiSpend "approved"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,7 +111,7 @@ func TestResolveAuthorization(t *testing.T) {
 			require.NoError(t, err)
 			a := rp.Lanes[0].Attempts[0].Authorization
 			require.Equal(t, tc.state, a.State)
-			require.Contains(t, a.Reason, tc.reason)
+			require.Equal(t, tc.reason, a.Reason)
 		})
 	}
 	t.Run("legacy sheet without facts is allowed and unset", func(t *testing.T) {
@@ -230,7 +232,10 @@ func TestValidateSheet(t *testing.T) {
 	t.Run("unauthorized attempt", func(t *testing.T) {
 		s := strings.Replace(src, `"provider":"grok","funding":"included"`, `"provider":"grok","funding":"unknown"`, 1)
 		_, err := ValidateSheet(mustParse(t, s), ParentClaude, DefaultOptions())
-		require.ErrorContains(t, err, "grok:grok-4.7@xhigh is not authorized: funding for grok is unknown")
+		var pe *PolicyError
+		require.ErrorAs(t, err, &pe)
+		// Section 4: "<seat id>: <descriptor> is not authorized: <reason>".
+		require.Contains(t, pe.Issues, "swarm workers#1: grok:grok-4.7@xhigh is not authorized: provider grok funding is unknown; unknown funding is not autoauthorized")
 	})
 	t.Run("parent-dependent group clash", func(t *testing.T) {
 		s := strings.Replace(src, "bug-fix: codex:gpt-5.6-sol@max", "bug-fix: codex:gpt-5.6-sol@max -> auto", 1)

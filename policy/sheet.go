@@ -3,7 +3,9 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
+	"unicode"
 )
 
 // MaxSheetBytes caps the size of a sheet the parser accepts.
@@ -87,10 +89,17 @@ func ParseSheet(src []byte, opt Options) (*Sheet, error) {
 	for i, raw := range strings.Split(text, "\n") {
 		n := i + 1
 		ln := Line{Number: n, Raw: raw}
-		body := strings.TrimSpace(strings.TrimSuffix(raw, "\r"))
+		// Only trailing space is insignificant: a row header or a comment
+		// starts at the beginning of its line, as in the reference helper.
+		body := strings.TrimRightFunc(strings.TrimSuffix(raw, "\r"), unicode.IsSpace)
 		switch {
-		case body == "":
+		case strings.TrimSpace(body) == "":
 			ln.Kind = LineBlank
+		case body != strings.TrimLeftFunc(body, unicode.IsSpace):
+			ln.Kind = LineText
+			if name, ok := rowLike(body); ok {
+				fail(n, "unknown role row header %q: the line is indented, and a row header or comment starts at the beginning of its line", name)
+			}
 		case body[0] == '#':
 			ln.Kind = LineComment
 			if err := s.directive(body); err != nil {
@@ -297,13 +306,16 @@ func parseContinuation(raw []byte) (ContinuationPolicy, error) {
 		c.On = append(c.On, x)
 	}
 	if raw, ok := m["max"]; ok {
-		var n json.Number
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return ContinuationPolicy{}, fmt.Errorf(`"max" must be an integer from 1 to %d`, ContinuationMaxExecutions)
+		// A JSON number only: encoding/json would also read the string "3"
+		// into a json.Number, which the reference rejects. As in
+		// JavaScript, 2.0 and 2e0 are the integer 2.
+		raw = []byte(strings.TrimSpace(string(raw)))
+		var v float64
+		if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &v) != nil {
+			return ContinuationPolicy{}, fmt.Errorf(`"max" must be an integer from 1 to %d, got %s`, ContinuationMaxExecutions, clip(string(raw)))
 		}
-		v, err := n.Int64()
-		if err != nil || v < 1 || v > ContinuationMaxExecutions {
-			return ContinuationPolicy{}, fmt.Errorf(`"max" must be an integer from 1 to %d, got %s`, ContinuationMaxExecutions, n)
+		if v != math.Trunc(v) || v < 1 || v > ContinuationMaxExecutions {
+			return ContinuationPolicy{}, fmt.Errorf(`"max" must be an integer from 1 to %d, got %s`, ContinuationMaxExecutions, clip(string(raw)))
 		}
 		c.MaxExecutions = int(v)
 	}
@@ -363,6 +375,14 @@ func parseAccessFact(raw []byte) (AccessFact, error) {
 	}
 	f.Provider, f.Funding, f.APISpend = Provider(provider), Funding(funding), APISpend(apiSpend)
 	return f, nil
+}
+
+// clip shortens a raw value for an error message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 func stringsOf[T ~string](list []T) []string {

@@ -107,6 +107,19 @@ func TestParseSheetDirectives(t *testing.T) {
 	}, s.Access, "access facts match anywhere in a comment")
 	c := mustParse(t, `# continuation: {"on":["permission","handoff"],"max":4}`)
 	require.Equal(t, 4, c.Continuation.MaxExecutions)
+	c = mustParse(t, `# continuation: {"on":["handoff"],"max":3.0}`)
+	require.Equal(t, 3, c.Continuation.MaxExecutions, "an integral number is an integer, as in JavaScript")
+}
+
+// TestParseSheetIndentedProse: an indented line without the "name:" shape
+// is neither a row nor a comment, so it is prose kept verbatim; trailing
+// space never matters.
+func TestParseSheetIndentedProse(t *testing.T) {
+	t.Parallel()
+	src := "  # plain indented note\n\tsee https://example.com/x\nbug-fix: auto  \t\n   \n"
+	s := mustParse(t, src)
+	require.Equal(t, []LineKind{LineText, LineText, LineRow, LineBlank}, []LineKind{s.Lines[0].Kind, s.Lines[1].Kind, s.Lines[2].Kind, s.Lines[3].Kind})
+	require.Equal(t, src, string(s.Render()))
 }
 
 func TestParseSheetErrors(t *testing.T) {
@@ -142,6 +155,16 @@ func TestParseSheetErrors(t *testing.T) {
 		{"continuation max zero", `# continuation: {"on":["handoff"],"max":0}`, "from 1 to 4"},
 		{"continuation max fraction", `# continuation: {"on":["handoff"],"max":1.5}`, "from 1 to 4"},
 		{"continuation unknown cause", `# continuation: {"on":["guard"]}`, `cause "guard"`},
+		// Section 4: validate strictness the first implementation lacked.
+		{"continuation max as a string", `# continuation: {"on":["handoff"],"max":"3"}`, `"max" must be an integer from 1 to 4, got "3"`},
+		{"continuation max null", `# continuation: {"on":["handoff"],"max":null}`, `"max" must be an integer from 1 to 4, got null`},
+		{"continuation max boolean", `# continuation: {"on":["handoff"],"max":true}`, `"max" must be an integer from 1 to 4, got true`},
+		{"indented row header", "bug-fix: auto\n  how explorer: auto", `line 2: unknown role row header "  how explorer": the line is indented`},
+		{"tab-indented row header", "\tbug-fix: auto", `line 1: unknown role row header "\tbug-fix"`},
+		{"indented directive comment", `  # fallback: {"on":[]}`, `line 1: unknown role row header "  # fallback"`},
+		{"indented comment with a colon", "  # note: keep grok first", `unknown role row header "  # note"`},
+		{"opencode auto provider in a row", "how explorer: opencode:auto/gpt-5@default", "opencode has no auto provider or model"},
+		{"antigravity Auto model in a row", "how explorer: antigravity:Auto@default", "antigravity has no auto model"},
 		{"access unknown key", `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user","token":"x"}`, `unknown key "token"`},
 		{"access missing provenance", `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"deny"}`, `missing key "provenance"`},
 		{"access bad funding", `# access: {"provider":"grok","funding":"free","capacity":"standard","apiSpend":"deny","provenance":"user"}`, `funding "free" is not one of`},

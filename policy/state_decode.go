@@ -55,10 +55,15 @@ var (
 // defaults to [] and accepts only the seven provider names. Per event,
 // attemptIndex (a non-negative integer) and status are required; status,
 // inspection.state, deniedCause and the execution vocabularies are closed;
-// inspection.evidenceRef is a non-empty string; an execution identity names
-// all eight of its fields and a recovery all eight of its own (their content
-// is judged later, by the continuation readiness gate, so that an unprepared
-// recovery is a policy-denied decision rather than a usage error);
+// inspection.evidenceRef and the handoff's taskId, checkpointId and ref
+// (when given) are non-empty strings ("events[i].inspection.evidenceRef must
+// be a nonempty string"); an execution identity (the event's, and the
+// recovery's nextExecution) names all eight of its fields with a non-blank
+// id and known vocabularies, else "events[i].execution has invalid
+// execution identity"; a recovery names all eight of its fields, else
+// "events[i].recovery is incomplete" (their content is judged later, by the
+// continuation readiness gate, so that an unprepared recovery is a
+// policy-denied decision rather than a usage error);
 // permission-blocked needs a deniedCause other than none;
 // needs-parent-operation needs a handoff; a parentOperation event has status
 // complete or failed and no handoff. An event-level "correction" key is
@@ -225,16 +230,28 @@ func decodeInspection(raw json.RawMessage, path string) (*Inspection, error) {
 	if in.State, err = stateEnum(v, o.child("state"), "inspection state", inspectionStates); err != nil {
 		return nil, err
 	}
-	if in.EvidenceRef, err = o.requiredString("evidenceRef"); err != nil {
+	if in.EvidenceRef, err = o.nonemptyString("evidenceRef"); err != nil {
 		return nil, err
-	}
-	if in.EvidenceRef == "" {
-		return nil, Usagef("%s: must be a non-empty string", o.child("evidenceRef"))
 	}
 	return &in, nil
 }
 
+// decodeExecution decodes an execution identity. Any defect (not an
+// object, an unknown, missing or mistyped key, a value outside its
+// vocabulary, a blank id) is the reference's one message
+// "<path> has invalid execution identity".
 func decodeExecution(raw json.RawMessage, path string) (*ExecutionIdentity, error) {
+	x, err := decodeExecutionFields(raw, path)
+	if err != nil {
+		return nil, Usagef("%s has invalid execution identity", refPath(path))
+	}
+	if blank(x.ID) {
+		return nil, Usagef("%s has invalid execution identity", refPath(path))
+	}
+	return x, nil
+}
+
+func decodeExecutionFields(raw json.RawMessage, path string) (*ExecutionIdentity, error) {
 	o, err := stateObjectOf(raw, path, executionKeys)
 	if err != nil {
 		return nil, err
@@ -282,6 +299,12 @@ func decodeRecovery(raw json.RawMessage, path string) (*Recovery, error) {
 		return nil, err
 	}
 	var r Recovery
+	for _, key := range recoveryKeys {
+		v, ok := o.members[key]
+		if !ok || (key != "nextExecution" && stateKind(v) != "a string") {
+			return nil, Usagef("%s is incomplete", refPath(path))
+		}
+	}
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -321,14 +344,14 @@ func decodeHandoff(raw json.RawMessage, path string) (*Handoff, error) {
 	if h.Operation, err = stateEnum(v, o.child("operation"), "operation", stateOperations); err != nil {
 		return nil, err
 	}
-	if h.TaskID, err = o.requiredString("taskId"); err != nil {
+	if h.TaskID, err = o.nonemptyString("taskId"); err != nil {
 		return nil, err
 	}
-	if h.CheckpointID, err = o.requiredString("checkpointId"); err != nil {
+	if h.CheckpointID, err = o.nonemptyString("checkpointId"); err != nil {
 		return nil, err
 	}
-	if v, ok := o.members["ref"]; ok {
-		if h.Ref, err = stateString(v, o.child("ref")); err != nil {
+	if _, ok := o.members["ref"]; ok {
+		if h.Ref, err = o.nonemptyString("ref"); err != nil {
 			return nil, err
 		}
 	}
@@ -420,6 +443,24 @@ func (o *stateObject) requiredString(key string) (string, error) {
 	}
 	return stateString(v, o.child(key))
 }
+
+// nonemptyString reads a required string member that must not be empty,
+// failing with the reference's message "<path> must be a nonempty string"
+// when it is missing, not a string, or "". (Whitespace is left to the
+// decision rules, which treat a blank value as missing evidence.)
+func (o *stateObject) nonemptyString(key string) (string, error) {
+	v, ok := o.members[key]
+	if ok && stateKind(v) == "a string" {
+		if s, err := stateString(v, o.child(key)); err == nil && s != "" {
+			return s, nil
+		}
+	}
+	return "", Usagef("%s must be a nonempty string", refPath(o.child(key)))
+}
+
+// refPath renders a value's path the way the reference helper's state
+// messages name it: "events[2].inspection", without the "state " prefix.
+func refPath(path string) string { return strings.TrimPrefix(path, "state ") }
 
 func (o *stateObject) requiredInt(key string) (int, error) {
 	v, err := o.required(key)

@@ -131,33 +131,50 @@ func decodeRejects() []decodeReject {
 		{"inspection as string", fxWithEvent(`,"inspection":"clear"`), "state events[0].inspection: must be a JSON object, got a string"},
 		{"inspection without state", fxWithEvent(`,"inspection":{"evidenceRef":"e"}`), `state events[0].inspection: missing required key "state"`},
 		{"unknown inspection state", fxWithEvent(`,"inspection":{"state":"ok","evidenceRef":"e"}`), `state events[0].inspection.state: unknown inspection state "ok" (want clear|unsafe|none)`},
-		{"inspection without evidenceRef", fxWithEvent(`,"inspection":{"state":"clear"}`), `state events[0].inspection: missing required key "evidenceRef"`},
-		{"empty evidenceRef", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":""}`), "state events[0].inspection.evidenceRef: must be a non-empty string"},
+		// Section 4: the reference's exact wording.
+		{"inspection without evidenceRef", fxWithEvent(`,"inspection":{"state":"clear"}`), "events[0].inspection.evidenceRef must be a nonempty string"},
+		{"empty evidenceRef", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":""}`), "events[0].inspection.evidenceRef must be a nonempty string"},
+		{"numeric evidenceRef", fxWithEvent(`,"inspection":{"state":"unsafe","evidenceRef":7}`), "events[0].inspection.evidenceRef must be a nonempty string"},
 		{"correction inside inspection", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":"e","correction":"x"}`), `state events[0].inspection: unknown key "correction"`},
 
 		// execution
-		{"null execution", fxWithEvent(`,"execution":null`), "state events[0].execution: must be a JSON object, got null"},
-		{"execution without id", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"id":"exec-1",`, "", 1)), `state events[0].execution: missing required key "id"`},
-		{"unknown execution key", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `{`, `{"pid":1,`, 1)), `state events[0].execution: unknown key "pid"`},
-		{"unknown execution apiSpend", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"apiSpend":"deny"`, `"apiSpend":"allow"`, 1)), `state events[0].execution.apiSpend: unknown apiSpend "allow"`},
-		{"unknown execution access", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"access":"isolated-write"`, `"access":"rw"`, 1)), `state events[0].execution.access: unknown access mode "rw"`},
-		{"unknown execution contract", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"contract":"strict"`, `"contract":"loose"`, 1)), `state events[0].execution.contract: unknown contract "loose"`},
+		// Section 4: every defect of an execution identity is one message.
+		{"null execution", fxWithEvent(`,"execution":null`), "events[0].execution has invalid execution identity"},
+		{"execution without id", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"id":"exec-1",`, "", 1)), "events[0].execution has invalid execution identity"},
+		{"execution with an empty id", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"id":"exec-1"`, `"id":""`, 1)), "events[0].execution has invalid execution identity"},
+		{"execution with a blank id", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"id":"exec-1"`, `"id":" \t"`, 1)), "events[0].execution has invalid execution identity"},
+		{"unknown execution key", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `{`, `{"pid":1,`, 1)), "events[0].execution has invalid execution identity"},
+		{"unknown execution apiSpend", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"apiSpend":"deny"`, `"apiSpend":"allow"`, 1)), "events[0].execution has invalid execution identity"},
+		{"unknown execution access", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"access":"isolated-write"`, `"access":"rw"`, 1)), "events[0].execution has invalid execution identity"},
+		{"unknown execution contract", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"contract":"strict"`, `"contract":"loose"`, 1)), "events[0].execution has invalid execution identity"},
+		{"numeric execution outputPath", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `{`, `{"outputPath":1,`, 1)), "events[0].execution has invalid execution identity"},
 
 		// recovery
 		{"null recovery", fxWithEvent(`,"recovery":null`), "state events[0].recovery: must be a JSON object, got null"},
-		{"recovery without nextExecution", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `,"nextExecution":`+fxNextJSON, "", 1)), `state events[0].recovery: missing required key "nextExecution"`},
-		{"null nextExecution", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, "null", 1)), "state events[0].recovery.nextExecution: must be a JSON object, got null"},
-		{"unknown nextExecution key", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `{`, `{"x":1,`, 1), 1)), `state events[0].recovery.nextExecution: unknown key "x"`},
-		{"recovery without blockageId", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"blockageId":"blk-1",`, "", 1)), `state events[0].recovery: missing required key "blockageId"`},
-		{"numeric snapshotDigest", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"`+fxDigest+`"`, "12", 1)), "state events[0].recovery.snapshotDigest: must be a string, got a number"},
+		// Section 4: a recovery missing a field is incomplete; its prepared
+		// execution is an execution identity like any other.
+		{"recovery without nextExecution", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `,"nextExecution":`+fxNextJSON, "", 1)), "events[0].recovery is incomplete"},
+		{"empty recovery", fxWithEvent(`,"recovery":{}`), "events[0].recovery is incomplete"},
+		{"null nextExecution", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, "null", 1)), "events[0].recovery.nextExecution has invalid execution identity"},
+		{"unknown nextExecution key", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `{`, `{"x":1,`, 1), 1)), "events[0].recovery.nextExecution has invalid execution identity"},
+		{"nextExecution with an unknown apiSpend", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `"apiSpend":"deny"`, `"apiSpend":"yes"`, 1), 1)), "events[0].recovery.nextExecution has invalid execution identity"},
+		{"recovery without blockageId", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"blockageId":"blk-1",`, "", 1)), "events[0].recovery is incomplete"},
+		{"numeric snapshotDigest", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"`+fxDigest+`"`, "12", 1)), "events[0].recovery is incomplete"},
+		{"unknown recovery key", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `{`, `{"note":"x",`, 1)), `state events[0].recovery: unknown key "note"`},
 
 		// handoff and parent operations
 		{"unknown handoff operation", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"push","taskId":"t","checkpointId":"c"}}`),
 			`state events[0].handoff.operation: unknown operation "push" (want commit-checkpoint|run-checks)`},
 		{"handoff without taskId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","checkpointId":"c"}}`),
-			`state events[0].handoff: missing required key "taskId"`},
+			"events[0].handoff.taskId must be a nonempty string"},
+		{"empty handoff taskId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"","checkpointId":"c"}}`),
+			"events[0].handoff.taskId must be a nonempty string"},
+		{"empty handoff checkpointId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":""}}`),
+			"events[0].handoff.checkpointId must be a nonempty string"},
+		{"empty handoff ref", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":"c","ref":""}}`),
+			"events[0].handoff.ref must be a nonempty string"},
 		{"numeric handoff ref", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":"c","ref":1}}`),
-			"state events[0].handoff.ref: must be a string, got a number"},
+			"events[0].handoff.ref must be a nonempty string"},
 		{"unknown parentOperation kind", fxDoc(`{"attemptIndex":0,"status":"complete","parentOperation":{"kind":"deploy","taskId":"t","checkpointId":"c"}}`),
 			`state events[0].parentOperation.kind: unknown operation kind "deploy"`},
 		{"parentOperation with a ref", fxDoc(`{"attemptIndex":0,"status":"complete","parentOperation":{"kind":"run-checks","taskId":"t","checkpointId":"c","ref":"r"}}`),
@@ -188,6 +205,9 @@ func TestDecodeLaneStateRejects(t *testing.T) {
 			require.Error(t, err)
 			require.True(t, IsUsage(err), "want a *UsageError, got %T: %v", err, err)
 			require.Contains(t, err.Error(), tc.want)
+			if strings.HasPrefix(tc.want, "events[") {
+				require.Equal(t, tc.want, err.Error(), "section 4 fixes the reference's exact message")
+			}
 		})
 	}
 }

@@ -45,8 +45,8 @@ Options:
   -h, --help     show this help; "switchyard policy <command> --help"
                  shows a command's examples
 
-A value that starts with "--" counts as missing. Files larger than 4 MiB are
-refused.
+A value that starts with "--" counts as missing; an empty value ("") is a
+value. Files larger than 4 MiB are refused.
 
 Exit codes:
   0   success, including {"status":"unconfigured",...}
@@ -63,7 +63,7 @@ var (
 	optState    = flagSpec{name: "state", arg: "F", required: true, help: "the lane-state JSON file"}
 	optLane     = flagSpec{name: "lane", arg: "N", help: "zero-based lane (seat) index; default 0"}
 	optAttempt  = flagSpec{name: "attempt", arg: "I", help: "zero-based attempt index within the lane; default 0"}
-	optReceipt  = flagSpec{name: "receipt", arg: "F", required: true, help: "the runner receipt (made absolute before checking)"}
+	optReceipt  = flagSpec{name: "receipt", arg: "F", required: true, help: "the runner receipt; the event records this path as given"}
 	optMode     = flagSpec{name: "mode", arg: "M", required: true, help: "the attempt's access mode: read-only or isolated-write"}
 	optContract = flagSpec{name: "contract", arg: "C", help: "the expected worker contract: legacy or strict"}
 )

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,11 @@ const (
 	invalidSheet = "cmd/switchyard/testdata/sheets/invalid.sheet"
 	emptyState   = "testdata/states/empty.json"
 	receiptsDir  = "policy/testdata/receipts"
+	statesDir    = "cmd/switchyard/testdata/states"
+
+	unauthorizedSheet      = "cmd/switchyard/testdata/sheets/unauthorized.sheet"
+	strictSheet            = "cmd/switchyard/testdata/sheets/strict.sheet"
+	legacyAntigravitySheet = "cmd/switchyard/testdata/sheets/legacy-antigravity.sheet"
 )
 
 // cliCase is one golden run of the binary. "$TMP" in args is replaced with
@@ -52,6 +58,40 @@ func schema2Receipt(name string) func(t *testing.T, tmp string) {
 	}
 }
 
+// editedReceipt writes the receipt fixture name to tmp/receipt.json after
+// moving its run paths into tmp (as schema2Receipt does) and applying edit
+// to its top-level object; a nil value in set deletes the key.
+func editedReceipt(name string, set map[string]any) func(t *testing.T, tmp string) {
+	return func(t *testing.T, tmp string) {
+		src, err := os.ReadFile(filepath.Join(repoRoot, receiptsDir, name))
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(string(src), "/srv/switchyard/runs/run-7/lane-1", tmp)), &m))
+		for k, v := range set {
+			if v == nil {
+				delete(m, k)
+				continue
+			}
+			if sub, ok := v.(map[string]any); ok && m[k] != nil {
+				// Edit one level down: {"handoff": {"summary": nil}}.
+				inner := m[k].(map[string]any)
+				for ik, iv := range sub {
+					if iv == nil {
+						delete(inner, ik)
+					} else {
+						inner[ik] = iv
+					}
+				}
+				continue
+			}
+			m[k] = v
+		}
+		out, err := json.MarshalIndent(m, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, "receipt.json"), out, 0o600))
+	}
+}
+
 // oversized makes tmp/name one byte over the input limit (sparse, so cheap).
 func oversized(name string) func(t *testing.T, tmp string) {
 	return func(t *testing.T, tmp string) {
@@ -81,6 +121,11 @@ func TestCLIGolden(t *testing.T) {
 		{name: "validate-invalid-grammar", args: []string{"policy", "validate", "--sheet", invalidSheet, "--parent", "claude"}},
 		{name: "validate-missing-sheet", args: []string{"policy", "validate", "--sheet", "missing.sheet", "--parent", "claude"}},
 		{name: "validate-help", args: []string{"policy", "validate", "--help"}},
+		// Section 4: authorization wording after "<seat id>: <descriptor> is
+		// not authorized: "; indented headers and comments, auto on
+		// OpenCode/Antigravity and a string max are invalid.
+		{name: "validate-unauthorized-wording", args: []string{"policy", "validate", "--sheet", unauthorizedSheet, "--parent", "claude"}},
+		{name: "validate-strict-grammar", args: []string{"policy", "validate", "--sheet", strictSheet, "--parent", "claude"}},
 
 		// resolve
 		{name: "resolve-resolved", args: []string{"policy", "resolve", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude"}},
@@ -95,6 +140,10 @@ func TestCLIGolden(t *testing.T) {
 		{name: "resolve-invalid-sheet", args: []string{"policy", "resolve", "--sheet", invalidSheet, "--role", "how explorer", "--parent", "claude"}},
 		{name: "resolve-sheet-too-large", args: []string{"policy", "resolve", "--sheet", "$TMP/huge.sheet", "--role", "bug-fix", "--parent", "claude"}, setup: oversized("huge.sheet")},
 		{name: "resolve-help", args: []string{"policy", "resolve", "-h"}},
+		// Section 4: --role "" on a legacy sheet is unconfigured; blocked
+		// attempts carry the reference's reasons.
+		{name: "resolve-empty-role-legacy", args: []string{"policy", "resolve", "--sheet", legacySheet, "--role", "", "--parent", "claude"}},
+		{name: "resolve-blocked-reasons", args: []string{"policy", "resolve", "--sheet", unauthorizedSheet, "--role", "swarm workers", "--parent", "claude"}},
 
 		// next: decisions
 		{name: "next-launch-empty", args: nextArgs(emptyState, "--lane", "0")},
@@ -109,6 +158,18 @@ func TestCLIGolden(t *testing.T) {
 		{name: "next-stop-chain-exhausted", args: nextArgs("testdata/states/chain-exhausted.json")},
 		{name: "next-parent-operation", args: nextArgs("testdata/states/handoff.json")},
 		{name: "next-policy-denied-no-continuation", args: nextArgs("testdata/states/handoff-done.json")},
+		// next: section 4 gate order and decision shapes
+		{name: "next-permission-unsafe-stops-before-cause", args: nextArgs(statesDir + "/permission-unsafe.json")},
+		{name: "next-permission-started-writer-inspects", args: nextArgs(statesDir + "/permission-started-writer.json")},
+		{name: "next-handoff-identity-mismatch-over-unsafe", args: nextArgs(statesDir + "/handoff-identity-mismatch.json")},
+		{name: "next-handoff-started-writer-inspects", args: nextArgs(statesDir + "/handoff-started-writer.json")},
+		// next: section 4 state validation (exit 64, nothing on stdout)
+		{name: "next-state-empty-evidence-ref", args: nextArgs(statesDir + "/empty-evidence-ref.json")},
+		{name: "next-state-empty-handoff-task", args: nextArgs(statesDir + "/empty-handoff-task.json")},
+		{name: "next-state-invalid-execution", args: nextArgs(statesDir + "/invalid-execution.json")},
+		{name: "next-state-invalid-next-execution", args: nextArgs(statesDir + "/invalid-next-execution.json")},
+		{name: "next-state-recovery-incomplete", args: nextArgs(statesDir + "/recovery-incomplete.json")},
+		{name: "next-history-uninspected-writer-handoff-answered", args: nextArgs(statesDir + "/handoff-writer-answered.json")},
 		{name: "next-unconfigured-missing-sheet", args: []string{"policy", "next", "--sheet", "missing.sheet", "--role", "bug-fix", "--parent", "claude", "--state", emptyState}},
 		{name: "next-unconfigured-legacy", args: []string{"policy", "next", "--sheet", legacySheet, "--role", "bug-fix", "--parent", "claude", "--state", emptyState}},
 		// next: errors
@@ -143,6 +204,16 @@ func TestCLIGolden(t *testing.T) {
 		{name: "normalize-receipt-too-large", args: normalizeArgs("$TMP/huge.json", "--mode", "isolated-write"), setup: oversized("huge.json")},
 		{name: "normalize-unconfigured-role", args: []string{"policy", "normalize", "--sheet", legacySheet, "--role", "bug-fix", "--parent", "claude", "--receipt", receiptsDir + "/complete-v1.json", "--mode", "read-only"}},
 		{name: "normalize-help", args: []string{"policy", "normalize", "--help"}},
+		// normalize: section 4
+		{name: "normalize-unconfigured-missing-sheet", args: []string{"policy", "normalize", "--sheet", "missing.sheet", "--role", "bug-fix", "--parent", "claude", "--receipt", "missing.json", "--mode", "read-only"}},
+		{name: "normalize-relative-receipt-kept", args: normalizeArgs("./"+receiptsDir+"/../receipts/complete-v1.json", "--mode", "isolated-write")},
+		{name: "normalize-v2-optional-fields-absent", args: normalizeArgs("$TMP/receipt.json", "--mode", "isolated-write"),
+			setup: editedReceipt("complete-v2.json", map[string]any{"processStarted": nil, "contract": nil, "timeoutMs": nil})},
+		{name: "normalize-v2-handoff-without-summary", args: normalizeArgs("$TMP/receipt.json", "--mode", "isolated-write"),
+			setup: editedReceipt("needs-parent-operation-v2.json", map[string]any{"handoff": map[string]any{"summary": nil}})},
+		{name: "normalize-legacy-antigravity", args: []string{"policy", "normalize", "--sheet", legacyAntigravitySheet, "--role", "how explorer", "--parent", "claude",
+			"--receipt", "$TMP/receipt.json", "--mode", "isolated-write"},
+			setup: editedReceipt("complete-v1.json", map[string]any{"provider": "antigravity", "model": "gemini-3.1-pro", "effort": "default", "apiSpend": nil})},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {

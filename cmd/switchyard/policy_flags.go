@@ -38,7 +38,8 @@ func (f parsedFlags) index(name string, def int) (int, error) {
 
 // parsePolicyFlags parses args strictly against specs, the way the reference
 // helper reads them: options are "--name value" (or "--name=value"); a value
-// that is empty or starts with "--" counts as missing; unknown options,
+// that starts with "--" counts as missing, while an empty value is a value
+// (--role "" is a role that no row has); unknown options,
 // repeated options and positional arguments are usage errors. help is true
 // when --help or -h appears where an option may, whatever else is wrong.
 func parsePolicyFlags(specs []flagSpec, args []string) (vals parsedFlags, help bool, err error) {
@@ -73,11 +74,12 @@ func parsePolicyFlags(specs []flagSpec, args []string) (vals parsedFlags, help b
 			fail(policy.Usagef("unknown option --%s", name))
 			continue
 		}
+		given := inline
 		if !inline && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
 			i++
-			val = args[i]
+			val, given = args[i], true
 		}
-		if val == "" || strings.HasPrefix(val, "--") {
+		if !given || strings.HasPrefix(val, "--") {
 			fail(policy.Usagef("option --%s needs a value", name))
 			continue
 		}

@@ -27,7 +27,9 @@ func TestParsePolicyFlags(t *testing.T) {
 		{name: "single-dash value is a value", args: []string{"--sheet", "s", "--role", "-x"}, want: parsedFlags{"sheet": "s", "role": "-x"}},
 		{name: "value starting with -- is missing", args: []string{"--sheet", "--role", "r"}, wantErr: "option --sheet needs a value"},
 		{name: "inline value starting with -- is missing", args: []string{"--sheet=--x", "--role", "r"}, wantErr: "option --sheet needs a value"},
-		{name: "empty value is missing", args: []string{"--sheet", "", "--role", "r"}, wantErr: "option --sheet needs a value"},
+		// Section 4: --role "" is a value (a role no row has), not a missing one.
+		{name: "empty value is a value", args: []string{"--sheet", "s", "--role", ""}, want: parsedFlags{"sheet": "s", "role": ""}},
+		{name: "empty inline value is a value", args: []string{"--sheet", "s", "--role="}, want: parsedFlags{"sheet": "s", "role": ""}},
 		{name: "trailing option without value", args: []string{"--role", "r", "--sheet"}, wantErr: "option --sheet needs a value"},
 		{name: "required missing", args: []string{"--sheet", "s"}, wantErr: "missing required option --role"},
 		{name: "unknown long option", args: []string{"--sheet", "s", "--role", "r", "--verbose"}, wantErr: "unknown option --verbose"},

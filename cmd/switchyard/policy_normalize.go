@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -20,9 +19,11 @@ next again, or exits 65 naming what the receipt fails. Unproven outcomes are
 downgraded to "failed".
 
 Native attempts (aliases, or descriptors routed native for this parent) have
-no runner receipt and are refused (exit 64). An unconfigured role has no
-attempt to check the receipt against, so it is a usage error too. --receipt
-is made absolute before checking; a schema-2 receipt must name that path.`,
+no runner receipt and are refused (exit 64). A missing sheet, or a role absent
+from a legacy sheet, prints {"status":"unconfigured",...} (exit 0) without
+reading the receipt. The event's receiptPath (and a schema-2 execution's) is
+--receipt exactly as given, relative or not; a schema-2 receipt must record
+that same path, so give it the absolute path the runner wrote.`,
 		example: `  $ switchyard policy normalize --sheet testdata/sheets/panel.sheet --role "swarm workers" \
       --parent claude --lane 0 --attempt 0 --receipt /runs/r1/grok.receipt.json --mode read-only
   {
@@ -71,20 +72,13 @@ func runNormalize(_ context.Context, f parsedFlags) (output, error) {
 			return nil, policy.Usagef("--contract must be legacy or strict, got %q", f["contract"])
 		}
 	}
-	receiptPath, err := filepath.Abs(f["receipt"])
-	if err != nil {
-		return nil, policy.Usagef("cannot resolve --receipt %s: %v", f["receipt"], err)
-	}
+	receiptPath := f["receipt"]
 	rp, unconfigured, err := resolveRole(f["sheet"], f["role"], parent)
 	if err != nil {
 		return nil, err
 	}
 	if unconfigured != nil {
-		reason := "it has no row in the sheet"
-		if unconfigured.Reason != "" {
-			reason = unconfigured.Reason
-		}
-		return nil, policy.Usagef("role %q is unconfigured (%s); there is no attempt to normalize against", f["role"], reason)
+		return *unconfigured, nil
 	}
 	lane, err := laneAt(rp, laneIndex)
 	if err != nil {
