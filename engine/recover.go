@@ -38,8 +38,10 @@ func awaitingRecovery(st policy.LaneState, dec policy.Decision) bool {
 		return false
 	}
 	ev := st.Events[a]
+	// A started writer was inspected before (the writer gate comes first):
+	// a clear verdict still leaves the recovery to the parent.
 	return (ev.Status == policy.OutcomePermissionBlocked || ev.Status == policy.OutcomeNeedsParentOp) &&
-		ev.Inspection == nil && ev.Recovery == nil
+		(ev.Inspection == nil || ev.Inspection.State == string(events.VerdictClear)) && ev.Recovery == nil
 }
 
 // awaitsRecovery reports whether lane i of r waits for the parent's

@@ -123,8 +123,10 @@ func TestE2EHandoffContinuesOnTheSameRoute(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrFinal)
 }
 
-// TestE2EHandoffContinuationDeclined: a declined recovery stops the lane
-// (policy.Next: missing-readiness), with nothing launched again.
+// TestE2EHandoffContinuationDeclined: a declined recovery is recorded as
+// an unsafe inspection of the handoff, so policy.Next stops the lane
+// unsafe-writer (POLICY-CLI.md section 4: the unsafe gate precedes the
+// handoff's operation and continuation rules), with nothing launched again.
 func TestE2EHandoffContinuationDeclined(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -140,7 +142,7 @@ func TestE2EHandoffContinuationDeclined(t *testing.T) {
 	require.NoError(t, h.eng.Recover(ctx, run, 0, engine.RecoverInput{EvidenceRef: "review/unsafe.md"}))
 	rep, _ := h.wait(run)
 	require.Equal(t, machines.StateStopped, rep.Lanes[0].State)
-	require.Equal(t, string(policy.DenyMissingReadiness), rep.Lanes[0].Reason)
+	require.Equal(t, string(policy.StopUnsafeWriter), rep.Lanes[0].Reason)
 	envs, err := h.store.Load(ctx, run, 0)
 	require.NoError(t, err)
 	require.Empty(t, ofType(envs, events.TypeContinue))

@@ -112,7 +112,11 @@ func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecor
 		if st := l.History[a].Status; st != policy.OutcomePermissionBlocked && st != policy.OutcomeNeedsParentOp {
 			return l, inconsistent("recover of a %s outcome; only a handoff or a permission blockage is recovered", st)
 		}
-		if l.History[a].Inspection != nil || l.History[a].Recovery != nil {
+		// A started writer's outcome carries the verdict the parent gave
+		// before its operation (POLICY-CLI.md section 4: the writer gate
+		// comes first); a clear one still waits for the recovery, which
+		// replaces it with the parent's answer.
+		if prior := l.History[a].Inspection; l.History[a].Recovery != nil || (prior != nil && prior.State != string(events.VerdictClear)) {
 			return l, inconsistent("recover of an outcome that was already answered")
 		}
 		l.History = cloneHistory(l.History)

@@ -393,9 +393,24 @@ func TestRunRecover(t *testing.T) {
 	r = fold(t, answered().add(0, rec).add(0, cont).add(0, claimP("e2")).add(0, finishP("e2", outcome(0, policy.OutcomeComplete, true))))
 	assert.Equal(t, next, r.Lanes[0].History[2].Execution, "the continued execution is the prepared one")
 
+	// A started writer's handoff is inspected before its operation
+	// (POLICY-CLI.md section 4); its clear verdict still waits for the
+	// recovery, which replaces the inspection with the parent's answer.
+	inspectedWriter := func(v events.VerdictState) *runLog {
+		return newRunLog(t, policy.IsolatedWrite, lanePolicy("lane#1")).
+			add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, finishP("e1", delivered)).
+			add(0, inspectP()).add(0, verdictP(v))
+	}
+	r = fold(t, inspectedWriter(events.VerdictClear).add(0, requestP(0)).add(0, opDoneP(events.OperationSucceeded)).add(0, rec))
+	assert.Equal(t, &policy.Inspection{State: "clear", EvidenceRef: "review.md"}, r.Lanes[0].History[0].Inspection, "the recover's inspection")
+	assert.Equal(t, next, r.Lanes[0].History[0].Recovery.NextExecution)
+
 	declined := events.Recover{State: events.VerdictUnsafe, EvidenceRef: "no.md"}
 	for name, l := range map[string]*runLog{
-		"twice": answered().add(0, declined).add(0, declined),
+		"twice":                         answered().add(0, declined).add(0, declined),
+		"after a clear recover":         answered().add(0, rec).add(0, declined),
+		"of a writer judged unsafe":     inspectedWriter(events.VerdictUnsafe).add(0, declined),
+		"of an inspected writer, twice": inspectedWriter(events.VerdictClear).add(0, requestP(0)).add(0, opDoneP(events.OperationSucceeded)).add(0, rec).add(0, rec),
 		"while awaiting the operation": newRunLog(t, policy.ReadOnly, lanePolicy("lane#1")).
 			add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, finishP("e1", delivered)).add(0, requestP(0)).add(0, declined),
 		"of a complete outcome": newRunLog(t, policy.ReadOnly, lanePolicy("lane#1")).

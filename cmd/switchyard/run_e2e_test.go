@@ -305,9 +305,11 @@ swarm workers: grok:grok-4.7@xhigh, grok:grok-4.7@high
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 }
 
-// TestRunHandoffWaitsForOperation: a writer that hands off a parent
-// operation waits for it; run prints the operation command and the result
-// recorded from another process reaches the report.
+// TestRunHandoffWaitsForOperation: a started writer that hands off a
+// parent operation is inspected first (POLICY-CLI.md section 4: the writer
+// gate precedes the operation rules), then waits for the operation; run
+// prints each command and the result recorded from another process
+// reaches the report.
 func TestRunHandoffWaitsForOperation(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"claude": "handoff"}, `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
@@ -318,9 +320,14 @@ bug-fix: claude:opus@high
 	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
+	waitOutput(t, p, "waiting for the parent: switchyard inspect --run handoff --lane 0 --state clear|unsafe --evidence REF --data-dir "+s.data+"\n")
+	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
+	require.Equal(t, 1, r.code, "no operation before the writer's verdict: %s", r.stdout)
+	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
+	require.Equal(t, 0, r.code, r.stderr)
 	waitOutput(t, p, "waiting for the parent: switchyard operation done --run handoff --lane 0 --result succeeded|failed --ref REF --data-dir "+s.data+"\n")
 
-	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
+	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "operation succeeded recorded for run handoff lane 0\n", r.stdout)
 
@@ -360,8 +367,11 @@ bug-fix: claude:opus@high
 	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
+	waitOutput(t, p, "waiting for the parent: switchyard inspect --run resume --lane 0")
+	r := s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
+	require.Equal(t, 0, r.code, r.stderr)
 	waitOutput(t, p, "waiting for the parent: switchyard operation done --run resume --lane 0")
-	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--result", "succeeded", "--ref", snapshot)
+	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--result", "succeeded", "--ref", snapshot)
 	require.Equal(t, 0, r.code, r.stderr)
 	waitOutput(t, p, "waiting for the parent: switchyard recover --run resume --lane 0 --evidence REF --clear")
 
