@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -249,6 +250,14 @@ func (e *Engine) NativeReport(ctx context.Context, executionID string, status po
 	r, lane, err := e.findNative(ctx, executionID)
 	if err != nil {
 		return err
+	}
+	if status == policy.OutcomeComplete {
+		// A complete attempt delivered its final response; without it
+		// the lane would be complete with nothing to show.
+		out := r.Lanes[lane].Dispatch.Paths.Output
+		if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
+			return invalidf("status complete needs the attempt's final response at its output path %s, and there is no such file; write the subagent's final response there first, or report the status the attempt ended with", out)
+		}
 	}
 	rep := events.Report{ExecutionID: executionID, Run: r.ID, Lane: lane, Kind: events.ReportFinished,
 		WorkerID: nativeWorker(r.Created.Parent), Time: e.cfg.Now(),

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -45,6 +46,11 @@ func TestNativeLaneWaitsForHostMetadata(t *testing.T) {
 	require.ErrorIs(t, h.eng.NativeReport(ctx, "no-such-execution", policy.OutcomeComplete, nil, "x"), engine.ErrUnknownExecution)
 	require.ErrorIs(t, h.eng.NativeReport(ctx, job.ExecutionID, "done", nil, "x"), engine.ErrInvalidRequest)
 	notStarted := false
+	// complete needs the final response at the output path.
+	err = h.eng.NativeReport(ctx, job.ExecutionID, policy.OutcomeComplete, &notStarted, "host envelope 42")
+	require.ErrorIs(t, err, engine.ErrInvalidRequest)
+	require.ErrorContains(t, err, job.Paths.Output)
+	require.NoError(t, os.WriteFile(job.Paths.Output, []byte("The README describes the checkout.\n"), 0o600))
 	require.NoError(t, h.eng.NativeReport(ctx, job.ExecutionID, policy.OutcomeComplete, &notStarted, "host envelope 42"))
 	r, envs := h.waitFinal(run)
 	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
