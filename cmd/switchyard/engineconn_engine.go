@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
@@ -68,11 +69,17 @@ func engineError(err error, run string, lane int, f engineFlags, conn *engineCon
 	case errors.As(err, &le):
 		return failf("%v; see `switchyard status --run %s%s`", err, run, flags)
 	case errors.Is(err, engine.ErrInvalidRequest), policy.IsUsage(err):
-		return usagef("%v", err)
+		return usagef("%s", invalidReason(err))
 	case errors.Is(err, engine.ErrInconsistentLog):
 		return failf("%v; `switchyard replay --run %s --verify%s` shows where the log breaks", err, run, flags)
 	}
 	return failf("%v", err)
+}
+
+// invalidReason is the engine's reason for refusing a request, without
+// the "engine: invalid request: " its errors start with.
+func invalidReason(err error) string {
+	return strings.TrimPrefix(err.Error(), engine.ErrInvalidRequest.Error()+": ")
 }
 
 // pendingNote is appended to a control command's confirmation when no
