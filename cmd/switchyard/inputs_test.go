@@ -248,3 +248,71 @@ func TestRunPrefixAndLaneRange(t *testing.T) {
 	usage(cli("operation", "done", "--run", "beta", "--lane", "2", "--result", "failed"), "operation done", laneErr("2"))
 	usage(cli("recover", "--run", "beta", "--lane", "3", "--evidence", "x", "--decline"), "recover", laneErr("3"))
 }
+
+// TestRunHelpFirstExampleWorks runs the first example of `run --help` (on
+// the sample sheet it names, with the simulated CLIs, in a sandbox) and
+// requires every lane to complete: a new user's first try must not end
+// blocked by billing policy.
+func TestRunHelpFirstExampleWorks(t *testing.T) {
+	t.Parallel()
+	help := runBinary(t, "run", "--help")
+	require.Equal(t, 0, help.code, help.stderr)
+	_, examples, ok := strings.Cut(help.stdout, "Examples:\n")
+	require.True(t, ok, help.stdout)
+	var line string
+	for _, l := range strings.Split(examples, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		line += strings.TrimSuffix(l, `\`) + " "
+		if !strings.HasSuffix(l, `\`) {
+			break
+		}
+	}
+	args := splitWords(line)
+	require.Equal(t, []string{"switchyard", "run"}, args[:2], line)
+	s := newEngineSandbox(t, nil, "")
+	args = args[1:]
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--sheet":
+			args[i+1] = filepath.Join(repoRoot, args[i+1])
+		case "--prompt":
+			args[i+1] = s.prompt
+		case "--cwd":
+			args[i+1] = s.checkout
+		}
+	}
+	r := s.run(t, 90*time.Second, append(args, "--data-dir", s.data, "--run-id", "example")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Regexp(t, `\n(\d+) lanes?: \d+ complete; `, r.stdout)
+	require.NotRegexp(t, `lanes?: [^\n]*(stopped|cancelled)`, r.stdout, "every lane completes")
+}
+
+// splitWords splits a command line on spaces, keeping "double-quoted"
+// words whole.
+func splitWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}
