@@ -66,8 +66,10 @@ func engineError(err error, run string, lane int, f engineFlags, conn *engineCon
 		return usagef("no run %q%s; list runs with `switchyard status%s`", run, where, flags)
 	case errors.Is(err, engine.ErrUnknownLane):
 		return usagef("run %s has no lane %d; its lanes are listed by `switchyard status --run %s%s`", run, lane, run, flags)
+	case errors.As(err, &le) && le.Lane == events.RunLane:
+		return failf("run %s is final: nothing in it waits for input any more; see `switchyard status --run %s%s`", run, run, flags)
 	case errors.As(err, &le):
-		return failf("%v; see `switchyard status --run %s%s`", err, run, flags)
+		return failf("%s; see `switchyard status --run %s%s`", strings.Replace(err.Error(), "engine: ", "", 1), run, flags)
 	case errors.Is(err, engine.ErrInvalidRequest), policy.IsUsage(err):
 		return usagef("%s", invalidReason(err))
 	case errors.Is(err, engine.ErrInconsistentLog):

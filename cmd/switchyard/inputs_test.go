@@ -247,6 +247,14 @@ func TestRunPrefixAndLaneRange(t *testing.T) {
 	usage(cli("inspect", "--run", "beta", "--lane", "1", "--state", "clear", "--evidence", "x"), "inspect", laneErr("1"))
 	usage(cli("operation", "done", "--run", "beta", "--lane", "2", "--result", "failed"), "operation done", laneErr("2"))
 	usage(cli("recover", "--run", "beta", "--lane", "3", "--evidence", "x", "--decline"), "recover", laneErr("3"))
+
+	// In range on a final run: said plainly, without the engine's prefix.
+	r = cli("cancel", "--run", "be")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Equal(t, "error: run beta is final: nothing in it waits for input any more; see `switchyard status --run beta --data-dir "+s.data+"`\n", r.stderr)
+	r = cli("inspect", "--run", "beta", "--lane", "0", "--state", "clear", "--evidence", "x")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Equal(t, "error: run beta lane 0 is complete, not inspecting: lane is final; see `switchyard status --run beta --data-dir "+s.data+"`\n", r.stderr)
 }
 
 // TestRunHelpFirstExampleWorks runs the first example of `run --help` (on
