@@ -277,8 +277,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 
 	runID, err := eng.Submit(ctx, in.req)
 	if err != nil {
-		if policy.IsPolicy(err) || policy.IsUsage(err) {
+		switch {
+		case policy.IsPolicy(err) || policy.IsUsage(err):
 			return err
+		case errors.Is(err, engine.ErrRunExists):
+			return usagef("--run-id %s: run %s already exists in %s; pass a new id, or leave --run-id out for a fresh one", in.req.RunID, in.req.RunID, conn.describe())
+		case errors.Is(err, engine.ErrInvalidRequest):
+			return usagef("%s", invalidReason(err))
 		}
 		return failf("submit the run to %s: %v", conn.describe(), err)
 	}
