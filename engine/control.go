@@ -82,13 +82,13 @@ func (e *Engine) Cancel(ctx context.Context, run string, lane int, reason string
 	if err != nil {
 		return err
 	}
+	if lane != events.RunLane && (lane < 0 || lane >= len(r.Lanes)) {
+		return fmt.Errorf("run %s lane %d: %w", run, lane, ErrUnknownLane)
+	}
 	if r.Closed != nil {
 		return &LaneError{Run: run, Lane: events.RunLane, Err: ErrFinal}
 	}
 	if lane != events.RunLane {
-		if lane < 0 || lane >= len(r.Lanes) {
-			return fmt.Errorf("run %s lane %d: %w", run, lane, ErrUnknownLane)
-		}
 		if s := r.Lanes[lane].State; s.Final() {
 			return &LaneError{Run: run, Lane: lane, State: s, Want: "running or waiting", Err: ErrFinal}
 		}

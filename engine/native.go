@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -72,6 +73,15 @@ func (e *Engine) NativeNext(ctx context.Context, parent policy.Parent, wait bool
 			return nil, fmt.Errorf("next native job for %s: %w", parent, err)
 		}
 		job := d.Job
+		if why, err := e.nativeNotWanted(ctx, job); err != nil {
+			_ = d.Nak(ctx, 0)
+			return nil, err
+		} else if why != "" {
+			if err := e.dropUnwantedNative(ctx, d, why); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		lease, err := e.cfg.Claims.Claim(ctx, job.ExecutionID, worker, e.cfg.NativeLeaseTTL)
 		if errors.Is(err, events.ErrClaimed) {
 			if err := e.dropClaimedNative(ctx, d, worker); err != nil {
@@ -85,8 +95,25 @@ func (e *Engine) NativeNext(ctx context.Context, parent policy.Parent, wait bool
 		}
 		rep := events.Report{ExecutionID: job.ExecutionID, Run: job.Run, Lane: job.Lane, Kind: events.ReportClaimed,
 			WorkerID: worker, Lease: &events.LeaseInfo{TTLMs: lease.TTL.Milliseconds(), Revision: lease.Revision}, Time: e.cfg.Now()}
-		if _, err := e.cfg.Queue.PublishReport(ctx, rep); err != nil {
+		claimSeq, err := e.cfg.Queue.PublishReport(ctx, rep)
+		if err != nil {
 			return nil, fmt.Errorf("report native claim of %s: %w", job.ExecutionID, err)
+		}
+		// The claimed report is the hand-out: the engine applies the run's
+		// reports and controls in stream order, so a cancel sent before it
+		// (recorded or still on its way to the engine) wins, and the job is
+		// not handed out.
+		if why, err := e.cancelledBefore(ctx, job, claimSeq); err != nil {
+			_ = d.Nak(ctx, 0)
+			return nil, err
+		} else if why != "" {
+			if _, err := e.cfg.Claims.Release(ctx, lease); err != nil {
+				e.log.Warn("release the claim of a cancelled native job", "execution", job.ExecutionID, "err", err)
+			}
+			if err := e.dropUnwantedNative(ctx, d, why); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err := d.Ack(ctx); err != nil {
 			return nil, fmt.Errorf("ack native job %s: %w", job.ExecutionID, err)
@@ -98,6 +125,83 @@ func (e *Engine) NativeNext(ctx context.Context, parent policy.Parent, wait bool
 			ReportCommand: fmt.Sprintf("switchyard native report --execution %s --status <outcome> [--process-started true|false] [--evidence REF]", job.ExecutionID),
 		}, nil
 	}
+}
+
+// nativeNotWanted says why job's lane no longer wants it ("" when it
+// does): its run is unknown or final, the run or the lane was cancelled, the
+// lane is final, or it no longer waits for this execution.
+func (e *Engine) nativeNotWanted(ctx context.Context, job events.Job) (string, error) {
+	r, _, err := e.load(ctx, job.Run)
+	switch {
+	case errors.Is(err, ErrUnknownRun):
+		return "its run is not in the store", nil
+	case errors.Is(err, ErrInconsistentLog):
+		return "its run's log does not fold, so no engine drives it", nil
+	case err != nil:
+		return "", fmt.Errorf("check native job %s against its run: %w", job.ExecutionID, err)
+	case r.Closed != nil:
+		return "its run is final", nil
+	case r.Cancel != nil:
+		return "its run was cancelled", nil
+	case job.Lane < 0 || job.Lane >= len(r.Lanes):
+		return "its run has no such lane", nil
+	}
+	l := r.Lanes[job.Lane]
+	switch {
+	case l.State.Final():
+		return "its lane is " + string(l.State), nil
+	case l.Dispatch == nil || l.Dispatch.ExecutionID != job.ExecutionID:
+		return "its lane no longer waits for this execution", nil
+	}
+	return "", nil
+}
+
+// cancelledBefore says whether a cancel of job's lane or run was sent
+// before the reports-stream sequence seq ("" if not): recorded in the log,
+// or still among the run's controls for the engine to apply.
+func (e *Engine) cancelledBefore(ctx context.Context, job events.Job, seq uint64) (string, error) {
+	if why, err := e.nativeNotWanted(ctx, job); err != nil || why != "" {
+		return why, err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ch, err := e.cfg.Queue.SubscribeReports(sctx, job.Run, 0)
+	if err != nil {
+		return "", fmt.Errorf("read the controls of run %s: %w", job.Run, err)
+	}
+	for rd := range ch {
+		if rd.Seq >= seq {
+			return "", nil
+		}
+		if rd.Err == nil {
+			continue
+		}
+		c, err := events.DecodeControl(rd.Raw)
+		if err != nil || c.Kind != events.ControlCancel || c.Run != job.Run {
+			continue
+		}
+		if c.Lane == events.RunLane {
+			return "its run was cancelled", nil
+		}
+		if c.Lane == job.Lane {
+			return "its lane was cancelled", nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("read the controls of run %s: the stream ended before the native claim", job.Run)
+}
+
+// dropUnwantedNative removes a native job whose lane no longer wants it:
+// it is never handed out, so no parent runs a subagent for nothing.
+func (e *Engine) dropUnwantedNative(ctx context.Context, d *events.Delivery, why string) error {
+	job := d.Job
+	e.log.Info("native job not handed out", "execution", job.ExecutionID, "run", job.Run, "lane", job.Lane, "why", why)
+	if err := d.Ack(ctx); err != nil {
+		return fmt.Errorf("ack unwanted native job %s: %w", job.ExecutionID, err)
+	}
+	return nil
 }
 
 // dropClaimedNative handles a native job delivered again after its
@@ -146,6 +250,14 @@ func (e *Engine) NativeReport(ctx context.Context, executionID string, status po
 	r, lane, err := e.findNative(ctx, executionID)
 	if err != nil {
 		return err
+	}
+	if status == policy.OutcomeComplete {
+		// A complete attempt delivered its final response; without it
+		// the lane would be complete with nothing to show.
+		out := r.Lanes[lane].Dispatch.Paths.Output
+		if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
+			return invalidf("status complete needs the attempt's final response at its output path %s, and there is no such file; write the subagent's final response there first, or report the status the attempt ended with", out)
+		}
 	}
 	rep := events.Report{ExecutionID: executionID, Run: r.ID, Lane: lane, Kind: events.ReportFinished,
 		WorkerID: nativeWorker(r.Created.Parent), Time: e.cfg.Now(),

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -45,6 +46,11 @@ func TestNativeLaneWaitsForHostMetadata(t *testing.T) {
 	require.ErrorIs(t, h.eng.NativeReport(ctx, "no-such-execution", policy.OutcomeComplete, nil, "x"), engine.ErrUnknownExecution)
 	require.ErrorIs(t, h.eng.NativeReport(ctx, job.ExecutionID, "done", nil, "x"), engine.ErrInvalidRequest)
 	notStarted := false
+	// complete needs the final response at the output path.
+	err = h.eng.NativeReport(ctx, job.ExecutionID, policy.OutcomeComplete, &notStarted, "host envelope 42")
+	require.ErrorIs(t, err, engine.ErrInvalidRequest)
+	require.ErrorContains(t, err, job.Paths.Output)
+	require.NoError(t, os.WriteFile(job.Paths.Output, []byte("The README describes the checkout.\n"), 0o600))
 	require.NoError(t, h.eng.NativeReport(ctx, job.ExecutionID, policy.OutcomeComplete, &notStarted, "host envelope 42"))
 	r, envs := h.waitFinal(run)
 	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
@@ -77,4 +83,67 @@ func TestNativeJobDeliveredAgainIsAbandoned(t *testing.T) {
 	require.Equal(t, machines.StateStopped, r.Lanes[0].State)
 	require.True(t, ofType(envs, events.TypeFinish)[0].Payload.(events.Finish).Abandoned)
 	h.verifyReplay(run)
+}
+
+// TestNativeJobOfCancelledLaneIsNotHandedOut proves NativeNext never hands
+// out the job of a lane that was cancelled, whether the lane or the whole
+// run was cancelled, and whether the engine had recorded the cancel or it
+// was still on its way when the parent asked: no parent runs a subagent
+// for a lane nobody waits for.
+func TestNativeJobOfCancelledLaneIsNotHandedOut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		backend  backend
+		runWide  bool
+		recorded bool // the engine records the cancel before NativeNext
+	}{
+		{"lane cancel recorded", memory, false, true},
+		{"run cancel recorded", memory, true, true},
+		{"lane cancel not yet applied", jetstream, false, false},
+		{"run cancel not yet applied", jetstream, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			h := newHarness(t, tc.backend)
+			stop := h.run()
+			run := h.submit(nativeSheet, "judgment and prose", policy.ReadOnly)
+			r := h.waitLane(run, 0, machines.StateLaunching)
+			exec := r.Lanes[0].Dispatch.ExecutionID
+			if !tc.recorded {
+				// The job is queued; the cancel is sent while no engine
+				// applies it, as when it races the parent's native next.
+				stop()
+			}
+			target := 0
+			if tc.runWide {
+				target = events.RunLane
+			}
+			require.NoError(t, h.eng.Cancel(ctx, run, target, "superseded"))
+			if tc.recorded {
+				h.waitLane(run, 0, machines.StateCancelled)
+			}
+
+			job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+			require.NoError(t, err)
+			require.Nil(t, job, "the job of a cancelled lane is never handed out")
+			if tc.recorded {
+				_, err = h.claims.Inspect(ctx, exec)
+				require.ErrorIs(t, err, events.ErrNotFound, "not even claimed")
+			} else {
+				lease, err := h.claims.Inspect(ctx, exec)
+				require.NoError(t, err)
+				require.Equal(t, events.LeaseReleased, lease.State, "the claim taken before the check is given up")
+				h.startEngine()
+			}
+			r, envs := h.waitFinal(run)
+			require.Equal(t, machines.StateCancelled, r.Lanes[0].State)
+			require.Empty(t, ofType(envs, events.TypeClaim), "no claim recorded: %s", dump(envs))
+			again, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+			require.NoError(t, err)
+			require.Nil(t, again, "the job was removed, not returned to the queue")
+			h.verifyReplay(run)
+		})
+	}
 }

@@ -72,7 +72,8 @@ const (
 // Text renders the result for people.
 func (r ReplayResult) Text() string {
 	if r.Verified {
-		return fmt.Sprintf("run %s: verified: %d events, %d decisions and %d outcomes recomputed, no divergence\n", r.Run, r.Events, r.Decisions, r.Normalizations)
+		return fmt.Sprintf("run %s: verified: %s, %s and %s recomputed, no divergence\n", r.Run,
+			plural(r.Events, "event"), plural(r.Decisions, "decision"), plural(r.Normalizations, "outcome"))
 	}
 	d := r.Divergence
 	lane := fmt.Sprintf("lane %d", d.Lane)

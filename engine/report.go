@@ -303,9 +303,9 @@ func summaryLine(rep RunReport) string {
 	}
 	div := "no provider delivered"
 	if len(names) > 0 {
-		div = fmt.Sprintf("%d distinct provider(s) delivered: %s", len(names), strings.Join(names, ", "))
+		div = fmt.Sprintf("%s delivered: %s", plural(len(names), "distinct provider"), strings.Join(names, ", "))
 	}
-	return fmt.Sprintf("%d lane(s): %s; %s", len(rep.Lanes), strings.Join(parts, ", "), div)
+	return fmt.Sprintf("%s: %s; %s", plural(len(rep.Lanes), "lane"), strings.Join(parts, ", "), div)
 }
 
 // Text renders the report for people: a header, one line per lane with its

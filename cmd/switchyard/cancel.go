@@ -43,6 +43,15 @@ passed).`,
 				return err
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
+				if target != events.RunLane {
+					if err := checkLaneOf(ctx, conn, f, run, target); err != nil {
+						return err
+					}
+				}
 				if err := eng.Cancel(ctx, run, target, reason); err != nil {
 					return engineError(err, run, target, f, conn)
 				}

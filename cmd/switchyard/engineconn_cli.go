@@ -118,16 +118,6 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usagef("--%s %q: want %s", m[2], m[1], want)
 }
 
-// requireFlags is a usage error naming the first of names not given.
-func requireFlags(c *cobra.Command, names ...string) error {
-	for _, n := range names {
-		if f := c.Flags().Lookup(n); f != nil && !f.Changed {
-			return usagef("missing required option --%s", n)
-		}
-	}
-	return nil
-}
-
 // groupCommand is a parent command (native, operation) that only routes:
 // with no or an unknown subcommand it prints a usage error listing them.
 func groupCommand(use, short, long string, stderr io.Writer, subs ...*cobra.Command) *cobra.Command {

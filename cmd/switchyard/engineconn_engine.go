@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
@@ -65,14 +66,22 @@ func engineError(err error, run string, lane int, f engineFlags, conn *engineCon
 		return usagef("no run %q%s; list runs with `switchyard status%s`", run, where, flags)
 	case errors.Is(err, engine.ErrUnknownLane):
 		return usagef("run %s has no lane %d; its lanes are listed by `switchyard status --run %s%s`", run, lane, run, flags)
+	case errors.As(err, &le) && le.Lane == events.RunLane:
+		return failf("run %s is final: nothing in it waits for input any more; see `switchyard status --run %s%s`", run, run, flags)
 	case errors.As(err, &le):
-		return failf("%v; see `switchyard status --run %s%s`", err, run, flags)
+		return failf("%s; see `switchyard status --run %s%s`", strings.Replace(err.Error(), "engine: ", "", 1), run, flags)
 	case errors.Is(err, engine.ErrInvalidRequest), policy.IsUsage(err):
-		return usagef("%v", err)
+		return usagef("%s", invalidReason(err))
 	case errors.Is(err, engine.ErrInconsistentLog):
 		return failf("%v; `switchyard replay --run %s --verify%s` shows where the log breaks", err, run, flags)
 	}
 	return failf("%v", err)
+}
+
+// invalidReason is the engine's reason for refusing a request, without
+// the "engine: invalid request: " its errors start with.
+func invalidReason(err error) string {
+	return strings.TrimPrefix(err.Error(), engine.ErrInvalidRequest.Error()+": ")
 }
 
 // pendingNote is appended to a control command's confirmation when no

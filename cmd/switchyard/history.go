@@ -53,6 +53,15 @@ form, one JSON object per line.`,
 				return err
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, _ engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
+				if n, err := strconv.Atoi(lane); err == nil {
+					if err := checkLaneOf(ctx, conn, f, run, n); err != nil {
+						return err
+					}
+				}
 				envs, err := conn.store().LoadRun(ctx, run)
 				if err == nil && len(envs) == 0 {
 					err = fmt.Errorf("run %s: %w", run, engine.ErrUnknownRun)
@@ -136,7 +145,7 @@ func printHistory(w io.Writer, envs []events.Envelope) error {
 func eventDetail(p events.Payload) string {
 	switch p := p.(type) {
 	case events.RunCreated:
-		return fmt.Sprintf("role %q, %d lane(s), parent %s, %s, sheet %s", p.Role, len(p.Lanes), p.Parent, p.Access, shortDigest(p.SheetDigest))
+		return fmt.Sprintf("role %q, %s, parent %s, %s, sheet %s", p.Role, plural(len(p.Lanes), "lane"), p.Parent, p.Access, shortDigest(p.SheetDigest))
 	case events.GroupExhausted:
 		return fmt.Sprintf("provider %s exhausted for the run (lane %d, execution %s)", p.Provider, p.FromLane, p.ExecutionID)
 	case events.RunFinal:

@@ -46,6 +46,13 @@ the lane moves on; switchyard run prints this command when a lane waits.`,
 				return usagef("--state %q: want clear or unsafe", state)
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
+				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
+					return err
+				}
 				if err := eng.Verdict(ctx, run, lane, v, evidence); err != nil {
 					return engineError(err, run, lane, f, conn)
 				}

@@ -58,7 +58,7 @@ func nativeReportError(err error, execution string, f engineFlags, conn *engineC
 			execution, flags, flags)
 	}
 	if errors.Is(err, engine.ErrInvalidRequest) || policy.IsUsage(err) {
-		return usagef("%v", err)
+		return usagef("%s", invalidReason(err))
 	}
 	return failf("native report for execution %s: %v", execution, err)
 }

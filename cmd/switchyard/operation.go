@@ -49,6 +49,13 @@ sheet's continuation policy allows.`,
 				return usagef("--result %q: want succeeded or failed", result)
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
+				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
+					return err
+				}
 				if err := eng.OperationDone(ctx, run, lane, r, ref); err != nil {
 					return engineError(err, run, lane, f, conn)
 				}

@@ -10,6 +10,9 @@ import (
 	"github.com/switchyard-dev/switchyard/engine"
 )
 
+// clearFlags are the options recover --clear needs: the recovery.
+var clearFlags = []string{"correction", "blockage-id", "snapshot-ref", "snapshot-digest", "partial-work-ref", "side-effects-ref", "stopped-writers-ref"}
+
 // newRecoverCmd builds `switchyard recover`.
 func newRecoverCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
@@ -40,7 +43,11 @@ inspection in both cases.`,
     --partial-work-ref review/partial.md --side-effects-ref review/effects.md --stopped-writers-ref review/stopped.md
   switchyard recover --run 7f3c2a --lane 0 --evidence review/lane0.md --decline`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireFlags(cmd, "run", "lane", "evidence"); err != nil {
+			required := []string{"run", "lane", "evidence"}
+			if clear && !decline {
+				required = append(required, clearFlags...)
+			}
+			if err := requireFlags(cmd, required...); err != nil {
 				return err
 			}
 			if err := f.validate(cmd); err != nil {
@@ -53,16 +60,21 @@ inspection in both cases.`,
 				return usagef("give exactly one of --clear (continue, with the recovery) or --decline (stop the lane)")
 			}
 			if decline {
-				for _, name := range []string{"correction", "blockage-id", "snapshot-ref", "snapshot-digest", "partial-work-ref", "side-effects-ref", "stopped-writers-ref"} {
+				for _, name := range clearFlags {
 					if cmd.Flags().Changed(name) {
 						return usagef("--%s describes a continuation; --decline takes only --evidence", name)
 					}
 				}
-			} else if err := requireFlags(cmd, "correction", "blockage-id", "snapshot-ref", "snapshot-digest", "partial-work-ref", "side-effects-ref", "stopped-writers-ref"); err != nil {
-				return err
 			}
 			in.Clear = clear
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
+				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
+					return err
+				}
 				if err := eng.Recover(ctx, run, lane, in); err != nil {
 					return engineError(err, run, lane, f, conn)
 				}

@@ -53,6 +53,10 @@ Replay reads the log only; it works on a run in progress too.`,
 				return err
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, _ engineAPI) error {
+				run, err := resolveRunID(ctx, conn, f, run)
+				if err != nil {
+					return err
+				}
 				res, err := engine.Replay(ctx, conn.store(), run, policy.DefaultOptions())
 				if err != nil {
 					return engineError(err, run, events.RunLane, f, conn)

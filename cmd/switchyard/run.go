@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,8 +68,8 @@ Exit codes: 0 when the run is final, whatever each lane's outcome (the report
 says); 64 usage error or unreadable input; 65 invalid sheet or role; 130
 interrupted before the run was final (the run stays stored; a serve resumes
 it); 1 anything else.`,
-		Example: `  # Run the swarm workers panel on the sample sheet, read-only:
-  switchyard run --sheet testdata/sheets/panel.sheet --role "swarm workers" \
+		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):
+  switchyard run --sheet testdata/sheets/panel.sheet --role bug-fix \
     --parent claude --prompt task.md --cwd .
 
   # A writer run with a 20 minute deadline per attempt, report as JSON:
@@ -83,6 +84,9 @@ it); 1 anything else.`,
 			}
 			in, err := prepareRun(rf)
 			if err != nil {
+				return err
+			}
+			if err := checkRunIDFree(cmd.Context(), f, rf.runID); err != nil {
 				return err
 			}
 			return runRun(cmd.Context(), stdout, stderr, f, rf, in)
@@ -130,20 +134,23 @@ func prepareRun(rf runFlags) (runInput, error) {
 	if err != nil {
 		return in, usagef("cannot read --sheet %s: %v", rf.sheet, err)
 	}
-	sheet, err := policy.ParseSheet(src, policy.DefaultOptions())
+	src, sheet, err := policy.ParseRunSheet(src, policy.DefaultOptions())
 	if err != nil {
 		return in, err
 	}
-	rp, err := policy.Resolve(sheet, rf.role, parent, policy.DefaultOptions())
-	if errors.Is(err, policy.ErrUnconfigured) {
-		return in, &policy.PolicyError{Issues: []string{fmt.Sprintf("role %q has no row in %s; add a row for it (switchyard policy resolve shows what a sheet resolves)", rf.role, rf.sheet)}}
+	if !sheet.HasRole(rf.role, policy.DefaultOptions()) {
+		return in, &policy.PolicyError{Issues: []string{unknownRoleIssue(sheet, rf.role, rf.sheet)}}
 	}
+	rp, err := policy.Resolve(sheet, rf.role, parent, policy.DefaultOptions())
 	if err != nil {
 		return in, err
 	}
 	prompt, err := readInput(rf.prompt)
 	if err != nil {
 		return in, usagef("cannot read --prompt %s: %v", rf.prompt, err)
+	}
+	if len(bytes.TrimSpace(prompt)) == 0 {
+		return in, usagef("--prompt %s is empty; write the task every attempt receives into it", rf.prompt)
 	}
 	promptPath, err := filepath.Abs(rf.prompt)
 	if err != nil {
@@ -155,6 +162,11 @@ func prepareRun(rf runFlags) (runInput, error) {
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return in, usagef("--cwd %s is not a directory; pass the checkout the lanes work on", rf.cwd)
+	}
+	if mode == policy.IsolatedWrite {
+		if err := checkGitWorkTree(rf.cwd, cwd); err != nil {
+			return in, err
+		}
 	}
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
@@ -169,6 +181,33 @@ func prepareRun(rf runFlags) (runInput, error) {
 		}
 	}
 	return in, nil
+}
+
+// unknownRoleIssue says that role has no row in the sheet, naming the
+// configured roles closest to it (or all of them when none is close).
+func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
+	msg := fmt.Sprintf("role %q has no row in %s", role, path)
+	fix := "add a row for the role, or name a configured one; `switchyard policy resolve` shows what a sheet resolves"
+	if sheet.PolicyEnabled() {
+		msg = fmt.Sprintf("policy-enabled sheet %s has no role %q", path, role)
+		fix = "name a configured role, or repair the sheet through setup before dispatch"
+	}
+	quote := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		return strings.Join(q, ", ")
+	}
+	switch near, all := sheet.SuggestRoles(role, policy.DefaultOptions()), sheet.Roles(policy.DefaultOptions()); {
+	case len(near) > 0:
+		msg += "; did you mean " + quote(near) + "?"
+	case len(all) > 0:
+		msg += "; it configures " + quote(all)
+	default:
+		msg += "; it configures no role"
+	}
+	return msg + " (" + fix + ")"
 }
 
 func containsProvider(ps []policy.Provider, p policy.Provider) bool {
@@ -238,13 +277,18 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 
 	runID, err := eng.Submit(ctx, in.req)
 	if err != nil {
-		if policy.IsPolicy(err) || policy.IsUsage(err) {
+		switch {
+		case policy.IsPolicy(err) || policy.IsUsage(err):
 			return err
+		case errors.Is(err, engine.ErrRunExists):
+			return usagef("--run-id %s: run %s already exists in %s; pass a new id, or leave --run-id out for a fresh one", in.req.RunID, in.req.RunID, conn.describe())
+		case errors.Is(err, engine.ErrInvalidRequest):
+			return usagef("%s", invalidReason(err))
 		}
 		return failf("submit the run to %s: %v", conn.describe(), err)
 	}
-	fmt.Fprintf(lines, "run %s: role %q, %d lane(s), parent %s, %s, on %s\n",
-		runID, in.req.Role, len(in.lanes), in.req.Parent, in.req.Mode, conn.describe())
+	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
+		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
 	if conn.mode != connEmbedded && len(in.providers) > 0 {
 		fmt.Fprintf(lines, "external attempts run on workers for %s (none running? start them: `switchyard worker --provider %s%s`)\n",
 			joinProviders(in.providers), joinProviders(in.providers), conn.connFlags(f))

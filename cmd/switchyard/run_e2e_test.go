@@ -49,7 +49,7 @@ func TestRunSingleLaneEndToEnd(t *testing.T) {
 
 	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "single")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	require.Contains(t, r.stdout, `run single: role "hillclimb", 1 lane(s), parent claude, read-only, on the embedded server of `+s.data)
+	require.Contains(t, r.stdout, `run single: role "hillclimb", 1 lane, parent claude, read-only, on the embedded server of `+s.data)
 	for _, line := range []string{
 		"hillclimb#1 (lane 0): launching grok:grok-4.7@xhigh",
 		"hillclimb#1 (lane 0): running grok:grok-4.7@xhigh",
@@ -92,12 +92,12 @@ func TestRunSingleLaneEndToEnd(t *testing.T) {
 	// replay --verify passes; an unknown run is a usage error naming it.
 	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "single", "--verify")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	require.Regexp(t, `^run single: verified: \d+ events, 2 decisions and 1 outcomes recomputed, no divergence\n$`, r.stdout)
+	require.Regexp(t, `^run single: verified: \d+ events, 2 decisions and 1 outcome recomputed, no divergence\n$`, r.stdout)
 
 	r = s.run(t, 30*time.Second, "replay", "--data-dir", s.data, "--run", "nope", "--verify", "--json")
 	require.Equal(t, 64, r.code, r.stderr)
 	require.Empty(t, r.stdout)
-	require.Equal(t, `error: no run "nope" in the embedded server of `+s.data+"; list runs with `switchyard status --data-dir "+s.data+"`\n"+
+	require.Equal(t, `error: --run nope: no run matches "nope" in the embedded server of `+s.data+"; list runs with `switchyard status --data-dir "+s.data+"`\n"+
 		"Run 'switchyard replay --help' for usage and examples.\n", r.stderr)
 
 	// The same run id again is refused, naming it.
@@ -147,10 +147,10 @@ func TestRunExhaustionFallsBack(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	require.Len(t, lines, 1+res.Events, r.stdout)
 	require.Regexp(t, `^SEQ +TIME +LANE +TYPE +DETAIL$`, lines[0])
-	require.Regexp(t, `^1 +\S+ +run +run-created +role "swarm workers", 3 lane\(s\), parent claude, read-only, sheet sha256:[0-9a-f]{12}$`, lines[1])
+	require.Regexp(t, `^1 +\S+ +run +run-created +role "swarm workers", 3 lanes, parent claude, read-only, sheet sha256:[0-9a-f]{12}$`, lines[1])
 	require.Regexp(t, `(?m)^\d+ +\S+ +run +group-exhausted +provider codex exhausted for the run \(lane 0, execution \S+\)$`, strings.Join(lines, "\n"))
 	require.Regexp(t, `\n\d+ +\S+ +0 +finish +execution \S+ ended usage-exhausted, process started, reported by \S+\n`, r.stdout)
-	require.Regexp(t, `run +run-final +3 lane\(s\): 3 complete; 2 distinct provider\(s\) delivered: grok, devin$`, lines[len(lines)-1])
+	require.Regexp(t, `run +run-final +3 lanes: 3 complete; 2 distinct providers delivered: grok, devin$`, lines[len(lines)-1])
 
 	// --json: each event's stored form, one per line; filters by lane and type.
 	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel", "--lane", "0", "--type", "launch,finish", "--json")
@@ -193,8 +193,14 @@ func TestRunNativeLaneAnsweredFromAnotherProcess(t *testing.T) {
 	require.Equal(t, "no native job queued for parent claude (--wait blocks until one is)\n", r.stdout)
 
 	waitOutput(t, p, "waiting for the parent: switchyard native report --execution "+job.ExecutionID)
-	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", job.ExecutionID,
-		"--status", "complete", "--process-started", "true", "--evidence", "host/envelope.json")
+	// complete with no final response at the output path is refused.
+	report := []string{"native", "report", "--data-dir", s.data, "--execution", job.ExecutionID,
+		"--status", "complete", "--process-started", "true", "--evidence", "host/envelope.json"}
+	r = s.run(t, 30*time.Second, report...)
+	require.Equal(t, 64, r.code, r.stdout)
+	require.True(t, strings.HasPrefix(r.stderr, "error: status complete needs the attempt's final response at its output path "+job.Paths.Output+", and there is no such file;"), r.stderr)
+	require.NoError(t, os.WriteFile(job.Paths.Output, []byte("The checkout has a README.\n"), 0o600))
+	r = s.run(t, 30*time.Second, report...)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "native outcome complete recorded for execution "+job.ExecutionID+"\n", r.stdout)
 

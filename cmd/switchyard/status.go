@@ -60,6 +60,13 @@ serves the data directory nothing can change, so it shows the status once.`,
 					fmt.Fprintf(stderr, "switchyard status: nothing serves %s, so nothing changes there; --watch follows a `switchyard serve` or a running `switchyard run`\n", conn.dataDir)
 					watch = false
 				}
+				if run != "" {
+					id, err := resolveRunID(ctx, conn, f, run)
+					if err != nil {
+						return err
+					}
+					run = id
+				}
 				switch {
 				case run != "" && watch:
 					return s.watchRun(ctx, eng, run, f, conn)
