@@ -28,6 +28,8 @@ type runFlags struct {
 	mode, contract, runID            string
 	timeout                          time.Duration
 	json                             bool
+	failIfUndelivered                bool
+	log                              logFlags
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -64,9 +66,12 @@ parent it prints the exact command to run:
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
-says); 64 usage error or unreadable input; 65 invalid sheet or role; 130
-interrupted before the run was final (the run stays stored; a serve resumes
-it); 1 anything else.`,
+says); 3 with --fail-if-undelivered when the run is final and no lane
+delivered (none complete); 64 usage error or unreadable input; 65 invalid
+sheet or role; 130 interrupted before the run was final (the run stays
+stored; a serve resumes it); 1 anything else.
+
+"switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the swarm workers panel on the sample sheet, read-only:
   switchyard run --sheet testdata/sheets/panel.sheet --role "swarm workers" \
     --parent claude --prompt task.md --cwd .
@@ -79,6 +84,9 @@ it); 1 anything else.`,
 				return err
 			}
 			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			if err := rf.log.validate(); err != nil {
 				return err
 			}
 			in, err := prepareRun(rf)
@@ -99,6 +107,8 @@ it); 1 anything else.`,
 	fl.StringVar(&rf.contract, "contract", string(policy.ContractLegacy), "worker ownership contract: legacy or strict")
 	fl.StringVar(&rf.runID, "run-id", "", "the run id (letters, digits, - and _); default a fresh one")
 	fl.BoolVar(&rf.json, "json", false, "print the report as JSON on stdout (lane lines go to stderr)")
+	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
+	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
 }
@@ -189,7 +199,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		return err
 	}
 	defer conn.Close()
-	logger := quietLogger(stderr)
+	logger := rf.log.logger(stderr)
 	eng, err := conn.newEngine(f, logger)
 	if err != nil {
 		return err
@@ -263,11 +273,16 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		}
 		return failf("wait for run %s: %v", runID, err)
 	}
-	if rf.json {
-		return writeJSON(stdout, report)
+	if !rf.json {
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprint(stdout, ensureNewline(report.Text()))
+	if err := printReport(stdout, report, rf.json); err != nil {
+		return err
+	}
+	if rf.failIfUndelivered && undelivered(report) {
+		fmt.Fprintf(stderr, "switchyard run: no lane of run %s delivered (--fail-if-undelivered)\n", runID)
+		return &exitError{code: exitUndelivered}
+	}
 	return nil
 }
 

@@ -93,7 +93,7 @@ serves the data directory nothing can change, so it shows the status once.`,
 	c.Flags().StringVar(&run, "run", "", "show one run's lanes")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&watch, "watch", false, "keep following changes (Ctrl-C stops)")
-	addEngineFlags(c, &f, true)
+	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
 
