@@ -105,7 +105,7 @@ func parseProviders(s string) ([]policy.Provider, error) {
 // newWorker builds the worker loop for provs on conn.
 func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logger *slog.Logger) (*activities.Worker, error) {
 	w, err := activities.NewWorker(activities.WorkerConfig{
-		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(),
+		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(), Presence: conn.js.Presence(),
 		Providers: provs, Concurrency: concurrency, Now: time.Now, Logger: logger,
 	})
 	if err != nil {
