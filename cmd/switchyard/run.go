@@ -255,12 +255,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}
 	fmt.Fprintf(lines, "run %s: role %q, %d lane(s), parent %s, %s, on %s\n",
 		runID, in.req.Role, len(in.lanes), in.req.Parent, in.req.Mode, conn.describe())
-	if conn.mode != connEmbedded && len(in.providers) > 0 {
-		fmt.Fprintf(lines, "external attempts run on workers for %s (none running? start them: `switchyard worker --provider %s%s`)\n",
-			joinProviders(in.providers), joinProviders(in.providers), conn.connFlags(f))
-	}
-
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
+	if conn.mode != connEmbedded {
+		p.workerHint = func(provider string) string { return workerHint(ctx, conn, provider, conn.connFlags(f)) }
+	}
 	report, err := eng.Wait(waitCtx, runID, p.print)
 	if err != nil {
 		if bgErr != nil {
