@@ -29,6 +29,7 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newWorkerCmd(stdout, stderr))
 	root.AddCommand(newStatusCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout, stderr))
+	root.AddCommand(newPruneCmd(stdout, stderr))
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newHistoryCmd(stdout, stderr))
 	root.AddCommand(newInspectCmd(stdout, stderr))
