@@ -241,11 +241,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		"leaseTTL", w.cfg.LeaseTTL, "ackWait", w.cfg.AckWait)
 	var wg sync.WaitGroup
 	if w.cfg.Presence != nil {
+		// Announced before the first job is taken, so a worker that runs
+		// a job is already listed.
+		rec, failing := w.announceFirst(ctx)
 		pctx, stopPresence := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			w.announce(pctx)
+			w.announce(pctx, rec, failing)
 		}()
 		defer func() {
 			stopPresence()
