@@ -50,13 +50,8 @@ func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResul
 	wtRoot := filepath.Join(e.cfg.DataDir, worktreesDir, run)
 	filesRoot := e.runDir(run)
 	safe := func(path, root string) error {
-		path = filepath.Clean(path)
-		rel, err := filepath.Rel(root, path)
-		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("prune run %s: %s is outside %s; left in place", run, path, root)
-		}
-		if path == checkout || strings.HasPrefix(checkout, path+string(filepath.Separator)) {
-			return fmt.Errorf("prune run %s: %s is or holds the run's checkout %s; left in place", run, path, checkout)
+		if err := prunable(path, root, checkout); err != nil {
+			return fmt.Errorf("prune run %s: %w", run, err)
 		}
 		return nil
 	}
@@ -138,6 +133,20 @@ func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResul
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// prunable reports why path must not be removed: it is not strictly
+// inside root, or it is the checkout or one of its ancestors.
+func prunable(path, root, checkout string) error {
+	path, root, checkout = filepath.Clean(path), filepath.Clean(root), filepath.Clean(checkout)
+	rel, err := filepath.Rel(root, path)
+	if !filepath.IsAbs(path) || err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not inside %s; left in place", path, root)
+	}
+	if path == checkout || strings.HasPrefix(checkout, path+string(filepath.Separator)) {
+		return fmt.Errorf("%s is or holds the run's checkout %s; left in place", path, checkout)
+	}
+	return nil
 }
 
 // diskUsage is the size of the regular files under path.
