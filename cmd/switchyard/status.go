@@ -48,7 +48,11 @@ or changes (state or lane counts), until interrupted. With --json, --watch
 prints one JSON object per line: each lane change (with --run, then the
 final status), or each new or changed run's status. --watch follows a
 "switchyard serve" or a running "switchyard run"; when nothing serves the
-data directory nothing can change, so it shows the status once.`,
+data directory nothing can change, so it shows the status once.
+
+Exit codes: 0 the status was printed (whatever state the runs are in); 64
+usage error (an unknown --state, a negative --limit) or no such run; 1
+anything else.`,
 		Example: `  switchyard status
   switchyard status --state running,waiting-for-parent --limit 0
   switchyard status --run 7f3c2a --json
