@@ -46,6 +46,10 @@ type WorkerConfig struct {
 	// Store is watched for cancel events of a running job's lane (or its
 	// whole run).
 	Store events.Store
+	// Presence, when set, is where the worker announces itself while it
+	// runs (every TTL/3, withdrawn on a clean stop), so status can say
+	// which providers have live workers. Optional.
+	Presence events.Presence
 	// Providers are the providers this worker runs: one durable pull
 	// consumer per provider subject (events.JobSubject), shared with every
 	// other worker of that provider.
@@ -236,6 +240,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("worker started", "providers", w.cfg.Providers, "concurrency", w.cfg.Concurrency,
 		"leaseTTL", w.cfg.LeaseTTL, "ackWait", w.cfg.AckWait)
 	var wg sync.WaitGroup
+	if w.cfg.Presence != nil {
+		// Announced before the first job is taken, so a worker that runs
+		// a job is already listed.
+		rec, failing := w.announceFirst(ctx)
+		pctx, stopPresence := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.announce(pctx, rec, failing)
+		}()
+		defer func() {
+			stopPresence()
+			<-done
+		}()
+	}
 	for i, p := range w.cfg.Providers {
 		for range w.cfg.Concurrency {
 			wg.Go(func() { w.pull(ctx, p, consumers[i]) })

@@ -35,6 +35,9 @@ var (
 	// ErrInconsistentLog: the run's log does not fold (machines refused an
 	// envelope); the engine does not drive such a run.
 	ErrInconsistentLog = errors.New("engine: inconsistent run log")
+	// ErrNotFinal: Prune was asked for a run that is not final; a live
+	// run's files are never removed.
+	ErrNotFinal = errors.New("engine: run is not final")
 )
 
 // LaneError is a control input refused because of where the lane stands.

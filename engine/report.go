@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -68,8 +70,18 @@ type AttemptReport struct {
 	// Cause is the observed cause, from the receipt's status and error,
 	// the host metadata, or the log.
 	Cause string `json:"cause,omitempty"`
-	// Output, Receipt and Worktree are the execution's files; a failed
-	// writer's worktree and every receipt are kept untouched.
+	// DurationMs is how long the attempt ran: the receipt's elapsedMs, or
+	// for an attempt without a receipt (native, abandoned) the time from
+	// its claim (else its launch) to its finish as the log records them.
+	// Unset while it runs or when it never ended.
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	// Usage is the token usage the receipt reports; unset when the receipt
+	// reports none (or there is no receipt).
+	Usage *policy.Usage `json:"usage,omitempty"`
+	// Output is the execution's output file, named only once the attempt
+	// wrote something there (see Engine.Report); Receipt and Worktree are
+	// its other files. A failed writer's worktree and every receipt are
+	// kept untouched.
 	Output   string `json:"output,omitempty"`
 	Receipt  string `json:"receipt,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
@@ -99,7 +111,25 @@ func (e *Engine) Report(ctx context.Context, run string) (RunReport, error) {
 	if err != nil {
 		return RunReport{}, err
 	}
-	return buildReport(r, envs), nil
+	return withOutputs(buildReport(r, envs)), nil
+}
+
+// withOutputs drops the output path of every attempt that wrote nothing
+// there (no file, or an empty one): the report names only outputs a reader
+// can open.
+func withOutputs(rep RunReport) RunReport {
+	for i := range rep.Lanes {
+		for j := range rep.Lanes[i].Attempts {
+			a := &rep.Lanes[i].Attempts[j]
+			if a.Output == "" {
+				continue
+			}
+			if fi, err := os.Stat(a.Output); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+				a.Output = ""
+			}
+		}
+	}
+	return rep
 }
 
 // buildReport walks the log in order, so each skip is explained by the
@@ -110,7 +140,8 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 		Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))}
 	next := make([]int, len(r.Lanes)) // first attempt index not yet reported per lane
 	exhausted := map[policy.Provider]events.GroupExhausted{}
-	claimed := map[string]bool{} // executions a worker claimed
+	claimed := map[string]bool{}      // executions a worker claimed
+	started := map[string]time.Time{} // launch, then claim, time of each execution
 	for i, l := range r.Lanes {
 		rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -149,11 +180,19 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 		switch p := env.Payload.(type) {
 		case events.Launch:
 			addExecution(&rep, r, i, p, skipTo, next)
+			started[p.ExecutionID] = env.Time
 		case events.Continue:
 			addExecution(&rep, r, i, events.Launch(p), skipTo, next)
+			started[p.ExecutionID] = env.Time
 		case events.Finish:
 			if a := current(i); a != nil && a.ExecutionID == p.ExecutionID {
 				describeFinish(a, p)
+				if a.DurationMs == nil {
+					if t, ok := started[p.ExecutionID]; ok && !env.Time.Before(t) {
+						ms := env.Time.Sub(t).Milliseconds()
+						a.DurationMs = &ms
+					}
+				}
 			}
 		case events.Verdict:
 			if a := current(i); a != nil {
@@ -177,6 +216,7 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 			}
 		case events.Claim:
 			claimed[p.ExecutionID] = true
+			started[p.ExecutionID] = env.Time
 		case events.Cancel:
 			if a := current(i); a != nil && a.Outcome == "" {
 				when := "before a worker took it"
@@ -228,6 +268,13 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 	switch {
 	case p.Receipt != nil:
 		a.ReceiptStatus = p.Receipt.Status
+		if p.Receipt.ElapsedMs >= 0 {
+			ms := p.Receipt.ElapsedMs
+			a.DurationMs = &ms
+		}
+		if u := p.Receipt.Usage; u != nil && *u != (policy.Usage{}) {
+			a.Usage = u
+		}
 		a.Cause = receiptCause(p.Receipt)
 		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
 			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
@@ -348,10 +395,51 @@ func (rep RunReport) Text() string {
 				fmt.Fprintf(&b, "; operation %s", a.Operation)
 			}
 			b.WriteString("\n")
+			if d := attemptDetails(a); d != "" {
+				fmt.Fprintf(&b, "       %s\n", d)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "%s\n", rep.Summary)
 	return b.String()
+}
+
+// attemptDetails is an ended attempt's second report line: how long it
+// ran, the tokens its receipt reports, and its output file (or that it
+// wrote none). "" while it runs.
+func attemptDetails(a AttemptReport) string {
+	if a.Outcome == "" && a.DurationMs == nil {
+		return ""
+	}
+	var parts []string
+	if a.DurationMs != nil {
+		parts = append(parts, (time.Duration(*a.DurationMs) * time.Millisecond).String())
+	}
+	parts = append(parts, usageText(a.Usage))
+	if a.Output != "" {
+		parts = append(parts, "output "+a.Output)
+	} else {
+		parts = append(parts, "no output")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// usageText renders the token counts a receipt reports.
+func usageText(u *policy.Usage) string {
+	if u == nil {
+		return "no token usage reported"
+	}
+	var parts []string
+	for _, c := range []struct {
+		name string
+		v    *int64
+	}{{"in", u.InputTokens}, {"cached in", u.CachedInputTokens}, {"cache write", u.CacheCreationInputTokens},
+		{"out", u.OutputTokens}, {"reasoning", u.ReasoningTokens}, {"total", u.TotalTokens}} {
+		if c.v != nil {
+			parts = append(parts, fmt.Sprintf("%d %s", *c.v, c.name))
+		}
+	}
+	return "tokens " + strings.Join(parts, " / ")
 }
 
 // finalSummary is the run-final payload of a run whose lanes are all final.

@@ -93,7 +93,7 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 					onChange(laneChange(r, env, from, finishes[env.Lane]))
 				}
 				if r.Closed != nil {
-					return buildReport(r, envs), nil
+					return withOutputs(buildReport(r, envs)), nil
 				}
 			}
 			if ctx.Err() != nil {

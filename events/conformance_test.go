@@ -43,3 +43,14 @@ func TestJetStreamClaimsConformance(t *testing.T) {
 	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{})
 	eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return j.Claims() })
 }
+
+func TestMemoryPresenceConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunPresenceConformance(t, func(*testing.T) events.Presence { return events.NewMemoryPresence(500*time.Millisecond, time.Now) })
+}
+
+func TestJetStreamPresenceConformance(t *testing.T) {
+	t.Parallel()
+	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{PresenceTTL: time.Second})
+	eventstest.RunPresenceConformance(t, func(*testing.T) events.Presence { return j.Presence() })
+}

@@ -1,7 +1,8 @@
 // Package events defines Switchyard's event log and message formats (strict,
 // versioned JSON) and the three seams the engine and workers persist and
 // exchange them through: Store (lane and run events), Queue (jobs and
-// reports) and Claims (create-only execution claims with leases). Each seam
+// reports), Claims (create-only execution claims with leases) and Presence
+// (workers' announcements, which expire after a TTL). Each seam
 // has a JetStream implementation (an embedded in-process server, or an
 // external server or cluster by URL) and an in-memory one, and both pass one
 // conformance suite (package eventstest).
@@ -76,6 +77,6 @@
 // default; FsyncInterval trades that for throughput and may lose
 // acknowledged events on power loss or an OS crash). Connect reaches an
 // external server or cluster (--nats URLs). OpenJetStream creates or
-// updates the streams (EventsStream, JobsStream, ReportsStream and the
-// ClaimsBucket) with the configured replicas and returns the seams.
+// updates the streams (EventsStream, JobsStream, ReportsStream,
+// WorkersStream and the ClaimsBucket) with the configured replicas and returns the seams.
 package events

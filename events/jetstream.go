@@ -24,6 +24,9 @@ const (
 	// ClaimsBucket is the KV bucket of execution claims (stream
 	// KV_sy_claims).
 	ClaimsBucket = "sy_claims"
+	// WorkersStream holds each live worker's latest announcement
+	// (sy.wk.>) for PresenceTTL: memory storage, one message per worker.
+	WorkersStream = "SY_WORKERS"
 )
 
 // JetStreamConfig configures the streams and client behaviour of the
@@ -49,6 +52,9 @@ type JetStreamConfig struct {
 	// ClaimMaxAge expires claims; 0 (default) keeps them. A claim must
 	// outlive every redelivery of its job, so set it to days, not minutes.
 	ClaimMaxAge time.Duration
+	// PresenceTTL is how long a worker's announcement lives (the workers
+	// stream's MaxAge). Default DefaultPresenceTTL; at least 100ms.
+	PresenceTTL time.Duration
 	// SetupTimeout bounds stream creation, retried while a cluster elects
 	// its meta leader (about 2s after start). Default 30s.
 	SetupTimeout time.Duration
@@ -70,8 +76,11 @@ func (c JetStreamConfig) Validate() error {
 	if c.Replicas < 0 || c.Replicas > 5 {
 		return fmt.Errorf("jetstream: replicas %d: want 1-5", c.Replicas)
 	}
-	if c.DuplicateWindow < 0 || c.ReportMaxAge < 0 || c.ClaimMaxAge < 0 || c.SetupTimeout < 0 || c.AttemptTimeout < 0 {
+	if c.DuplicateWindow < 0 || c.ReportMaxAge < 0 || c.ClaimMaxAge < 0 || c.SetupTimeout < 0 || c.AttemptTimeout < 0 || c.PresenceTTL < 0 {
 		return errors.New("jetstream: durations must not be negative")
+	}
+	if c.PresenceTTL != 0 && c.PresenceTTL < 100*time.Millisecond {
+		return fmt.Errorf("jetstream: PresenceTTL %v: want at least 100ms", c.PresenceTTL)
 	}
 	w := c.WithDefaults().DuplicateWindow
 	if c.ReportMaxAge != 0 && c.ReportMaxAge < w {
@@ -91,6 +100,9 @@ func (c JetStreamConfig) WithDefaults() JetStreamConfig {
 	if c.SetupTimeout == 0 {
 		c.SetupTimeout = DefaultSetupTimeout
 	}
+	if c.PresenceTTL == 0 {
+		c.PresenceTTL = DefaultPresenceTTL
+	}
 	if c.AttemptTimeout == 0 {
 		c.AttemptTimeout = DefaultAttemptTimeout
 	}
@@ -106,6 +118,7 @@ type JetStream struct {
 	events  jetstream.Stream
 	jobs    jetstream.Stream
 	reports jetstream.Stream
+	workers jetstream.Stream
 	kv      jetstream.KeyValue
 }
 
@@ -222,6 +235,18 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if j.kv, err = j.js.KeyValue(actx, ClaimsBucket); err != nil {
 		return fmt.Errorf("bucket %s: %w", ClaimsBucket, err)
 	}
+	// Presence is advisory and short-lived: memory storage, and the
+	// server's MaxAge expires a worker that stopped announcing.
+	j.workers, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: WorkersStream, Subjects: []string{WorkerSubjectPrefix + "*"},
+		Description: "Switchyard worker presence: each live worker's latest announcement",
+		Retention:   jetstream.LimitsPolicy, Storage: jetstream.MemoryStorage, Replicas: c.Replicas,
+		MaxMsgsPerSubject: 1, MaxAge: c.PresenceTTL, MaxMsgSize: 4096, Discard: jetstream.DiscardOld,
+		Duplicates: min(c.DuplicateWindow, c.PresenceTTL), AllowDirect: directGets(c.Replicas),
+	})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", WorkersStream, err)
+	}
 	return nil
 }
 
@@ -245,6 +270,9 @@ func (j *JetStream) Queue() *JetStreamQueue { return &JetStreamQueue{j: j} }
 
 // Claims returns the execution Claims.
 func (j *JetStream) Claims() *JetStreamClaims { return &JetStreamClaims{j: j} }
+
+// Presence returns the workers' Presence.
+func (j *JetStream) Presence() *JetStreamPresence { return &JetStreamPresence{j: j} }
 
 // Config is the configuration in use, defaults applied.
 func (j *JetStream) Config() JetStreamConfig { return j.cfg }

@@ -17,6 +17,7 @@ const (
 	EventSubjectPrefix  = "sy.ev."  // events stream subjects: sy.ev.>
 	JobSubjectPrefix    = "sy.job." // jobs stream subjects: sy.job.>
 	ReportSubjectPrefix = "sy.rep." // reports stream subjects: sy.rep.>
+	WorkerSubjectPrefix = "sy.wk."  // workers (presence) stream subjects: sy.wk.<digest of the worker id>
 	nativeToken         = "native"
 	runToken            = "run"
 )

@@ -90,7 +90,7 @@ form, one JSON object per line.`,
 	c.Flags().StringVar(&lane, "lane", "", `only this zero-based lane's events, or "run" for the run-level ones`)
 	c.Flags().StringVar(&types, "type", "", "only these event types, comma-separated (run-created, launch, claim, finish, audit, ...)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print each event's stored JSON, one per line")
-	addEngineFlags(c, &f, true)
+	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
 

@@ -217,6 +217,13 @@ func TestRunPrefixAndLaneRange(t *testing.T) {
 	r = cli("history", "--run", "b", "--type", "run-created")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, `role "hillclimb", 1 lane, parent claude`)
+	r = cli("report", "--run", "be")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "run beta (role hillclimb"), r.stdout)
+	r = cli("prune", "--run", "be", "--dry-run", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"beta"`)
+	require.NotContains(t, r.stdout, "alpha")
 
 	// Ambiguous and unknown prefixes.
 	ambiguous := "--run alpha is ambiguous: it starts 2 runs (alpha-1, alpha-2); pass more of the id"
@@ -228,6 +235,8 @@ func TestRunPrefixAndLaneRange(t *testing.T) {
 		{"inspect", "--run", "alpha", "--lane", "0", "--state", "clear", "--evidence", "x"},
 		{"operation", "done", "--run", "alpha", "--lane", "0", "--result", "succeeded"},
 		{"recover", "--run", "alpha", "--lane", "0", "--evidence", "x", "--decline"},
+		{"report", "--run", "alpha"},
+		{"prune", "--run", "alpha"},
 	} {
 		command := c[0]
 		if command == "operation" {

@@ -86,7 +86,7 @@ Replay reads the log only; it works on a run in progress too.`,
 	c.Flags().StringVar(&run, "run", "", "the run id")
 	c.Flags().BoolVar(&verify, "verify", false, "exit 1 when replay diverges from the log")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	addEngineFlags(c, &f, true)
+	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
 

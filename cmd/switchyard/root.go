@@ -18,9 +18,6 @@ lane's next step from a frozen model sheet.`,
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		CompletionOptions: cobra.CompletionOptions{
-			DisableDefaultCmd: true,
-		},
 	}
 	root.SetVersionTemplate("switchyard {{.Version}}\n")
 	root.SetOut(stdout)
@@ -31,6 +28,8 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newServeCmd(stdout, stderr))
 	root.AddCommand(newWorkerCmd(stdout, stderr))
 	root.AddCommand(newStatusCmd(stdout, stderr))
+	root.AddCommand(newReportCmd(stdout, stderr))
+	root.AddCommand(newPruneCmd(stdout, stderr))
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newHistoryCmd(stdout, stderr))
 	root.AddCommand(newInspectCmd(stdout, stderr))

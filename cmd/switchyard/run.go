@@ -29,6 +29,8 @@ type runFlags struct {
 	mode, contract, runID            string
 	timeout                          time.Duration
 	json                             bool
+	failIfUndelivered                bool
+	log                              logFlags
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -65,9 +67,12 @@ parent it prints the exact command to run:
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
-says); 64 usage error or unreadable input; 65 invalid sheet or role; 130
-interrupted before the run was final (the run stays stored; a serve resumes
-it); 1 anything else.`,
+says); 3 with --fail-if-undelivered when the run is final and no lane
+delivered (none complete); 64 usage error or unreadable input; 65 invalid
+sheet or role; 130 interrupted before the run was final (the run stays
+stored; a serve resumes it); 1 anything else.
+
+"switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):
   switchyard run --sheet testdata/sheets/panel.sheet --role bug-fix \
     --parent claude --prompt task.md --cwd .
@@ -80,6 +85,9 @@ it); 1 anything else.`,
 				return err
 			}
 			if err := f.validate(cmd); err != nil {
+				return err
+			}
+			if err := rf.log.validate(); err != nil {
 				return err
 			}
 			in, err := prepareRun(rf)
@@ -103,6 +111,8 @@ it); 1 anything else.`,
 	fl.StringVar(&rf.contract, "contract", string(policy.ContractLegacy), "worker ownership contract: legacy or strict")
 	fl.StringVar(&rf.runID, "run-id", "", "the run id (letters, digits, - and _); default a fresh one")
 	fl.BoolVar(&rf.json, "json", false, "print the report as JSON on stdout (lane lines go to stderr)")
+	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
+	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
 }
@@ -228,7 +238,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		return err
 	}
 	defer conn.Close()
-	logger := quietLogger(stderr)
+	logger := rf.log.logger(stderr)
 	eng, err := conn.newEngine(f, logger)
 	if err != nil {
 		return err
@@ -289,12 +299,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}
 	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
 		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
-	if conn.mode != connEmbedded && len(in.providers) > 0 {
-		fmt.Fprintf(lines, "external attempts run on workers for %s (none running? start them: `switchyard worker --provider %s%s`)\n",
-			joinProviders(in.providers), joinProviders(in.providers), conn.connFlags(f))
-	}
-
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
+	if conn.mode != connEmbedded {
+		p.workerHint = func(provider string) string { return workerHint(ctx, conn, provider, conn.connFlags(f)) }
+	}
 	report, err := eng.Wait(waitCtx, runID, p.print)
 	if err != nil {
 		if bgErr != nil {
@@ -307,11 +315,16 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		}
 		return failf("wait for run %s: %v", runID, err)
 	}
-	if rf.json {
-		return writeJSON(stdout, report)
+	if !rf.json {
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprint(stdout, ensureNewline(report.Text()))
+	if err := printReport(stdout, report, rf.json); err != nil {
+		return err
+	}
+	if rf.failIfUndelivered && undelivered(report) {
+		fmt.Fprintf(stderr, "switchyard run: no lane of run %s delivered (--fail-if-undelivered)\n", runID)
+		return &exitError{code: exitUndelivered}
+	}
 	return nil
 }
 

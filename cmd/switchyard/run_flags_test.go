@@ -32,6 +32,7 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-role-missing", args: []string{"run", "--sheet", partialSheet, "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
 		{name: "run-role-unconfigured-legacy", args: []string{"run", "--sheet", legacySheet, "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
 		{name: "run-missing-prompt", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "missing.md", "--cwd", "."}},
+		{name: "run-bad-log-format", args: run("--log-format", "xml")},
 		{name: "run-cwd-not-a-directory", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "README.md", "--cwd", "README.md"}},
 
 		// serve and worker
@@ -48,6 +49,15 @@ func TestEngineCommandGolden(t *testing.T) {
 		// status, replay
 		{name: "status-help", args: []string{"status", "--help"}},
 		{name: "status-bad-run-id", args: []string{"status", "--run", "a b"}},
+		{name: "status-bad-state", args: []string{"status", "--state", "final,done"}},
+		{name: "status-bad-limit", args: []string{"status", "--limit", "-3"}},
+		{name: "status-limit-with-run", args: []string{"status", "--run", "r1", "--limit", "5"}},
+		{name: "status-fsync-refused", args: []string{"status", "--fsync", "always"}},
+		{name: "report-help", args: []string{"report", "--help"}},
+		{name: "report-missing-run", args: []string{"report", "--json"}},
+		{name: "prune-help", args: []string{"prune", "--help"}},
+		{name: "prune-bad-older-than", args: []string{"prune", "--older-than", "-2d"}},
+		{name: "worker-bad-log-level", args: []string{"worker", "--provider", "codex", "--log-level", "verbose"}},
 		{name: "replay-help", args: []string{"replay", "--help"}},
 		{name: "replay-missing-run", args: []string{"replay", "--verify"}},
 		{name: "history-help", args: []string{"history", "--help"}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/switchyard-dev/switchyard/engine"
@@ -20,6 +21,10 @@ type laneChangePrinter struct {
 	run    string
 	parent policy.Parent
 	conn   string // connection flags to repeat in printed commands
+	// workerHint, when set, returns the hint to print the first time a
+	// lane waits for a worker of provider ("" when one is live).
+	workerHint func(provider string) string
+	hinted     map[string]bool
 }
 
 // print is engine.Wait's onChange.
@@ -37,6 +42,17 @@ func (p *laneChangePrinter) print(ch engine.LaneChange) {
 	}
 	if cmd != "" {
 		fmt.Fprintf(p.w, "  waiting for the parent: %s\n", cmd)
+	}
+	if ch.WaitingFor == engine.WaitWorker && p.workerHint != nil {
+		if prov, _, ok := strings.Cut(ch.Descriptor, ":"); ok && !p.hinted[prov] {
+			if p.hinted == nil {
+				p.hinted = map[string]bool{}
+			}
+			p.hinted[prov] = true
+			if hint := p.workerHint(prov); hint != "" {
+				fmt.Fprintf(p.w, "  %s\n", hint)
+			}
+		}
 	}
 }
 

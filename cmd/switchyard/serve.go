@@ -21,6 +21,7 @@ const defaultListen = "127.0.0.1:4222"
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var listen string
+	var lf logFlags
 	c := &cobra.Command{
 		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--data-dir D | --nats URLS]",
 		Short: "Run the engine and the data directory's JetStream server until stopped",
@@ -55,10 +56,14 @@ shuts down (stepping down any leadership) before the process exits.`,
 			if err := checkLoopback(listen); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), stdout, stderr, f, listen)
+			if err := lf.validate(); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), stdout, stderr, f, listen, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0 picks a free one)")
+	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
 }
@@ -81,13 +86,12 @@ func checkLoopback(listen string) error {
 }
 
 // runServe serves until ctx ends.
-func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string) error {
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, logger *slog.Logger) error {
 	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	eng, err := conn.newEngine(f, logger)
 	if err != nil {
 		return err

@@ -23,24 +23,38 @@ import (
 // newStatusCmd builds `switchyard status`.
 func newStatusCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
-	var run string
+	var run, state string
 	var asJSON, watch bool
+	var limit int
 	c := &cobra.Command{
-		Use:   "status [--run ID] [--json] [--watch]",
+		Use:   "status [--run ID] [--limit N] [--state S] [--json] [--watch]",
 		Short: "Show runs and their lanes",
-		Long: `Without --run, list every run in the store: its role, whether it is final,
-and its lanes by state. With --run, show that run's lanes: state, current
-attempt, what each waits for, and the command that answers a lane waiting
-for the parent.
+		Long: `Without --run, list the runs in the store, newest first: role, state, lanes
+by state, last change. --limit caps the list (default 20; 0 lists every
+run) and --state keeps the runs in one state: running, waiting-for-parent,
+final or cancelled (comma-separate several). With --run, show that run's
+lanes: state, current attempt, what each waits for, and the command that
+answers a lane waiting for the parent.
+
+Both views say which providers have live workers (workers announce
+themselves while they run), and whether anything serves the data
+directory: an unfinished run nothing drives (its self-contained "switchyard
+run" was interrupted, say) shows the exact command that resumes it.
 
 --watch keeps following: with --run it prints one line per lane change (the
 changes already recorded first) until the run is final, then its status;
-without --run it prints the run list again whenever any run changes, until
-interrupted. With --json, --watch prints one JSON object per line: each lane
-change (with --run, then the final status) or each new run list. --watch
-follows a "switchyard serve" or a running "switchyard run"; when nothing
-serves the data directory nothing can change, so it shows the status once.`,
+without --run it prints the list once, then one line per run that appears
+or changes (state or lane counts), until interrupted. With --json, --watch
+prints one JSON object per line: each lane change (with --run, then the
+final status), or each new or changed run's status. --watch follows a
+"switchyard serve" or a running "switchyard run"; when nothing serves the
+data directory nothing can change, so it shows the status once.
+
+Exit codes: 0 the status was printed (whatever state the runs are in); 64
+usage error (an unknown --state, a negative --limit) or no such run; 1
+anything else.`,
 		Example: `  switchyard status
+  switchyard status --state running,waiting-for-parent --limit 0
   switchyard status --run 7f3c2a --json
   switchyard status --run 7f3c2a --watch`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,9 +65,21 @@ serves the data directory nothing can change, so it shows the status once.`,
 				if err := checkRunLane(run, 0, true); err != nil {
 					return err
 				}
+				for _, name := range []string{"limit", "state"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s applies to the run list; drop it, or drop --run", name)
+					}
+				}
+			}
+			if limit < 0 {
+				return usagef("--limit %d: want a number of runs, or 0 for every run", limit)
+			}
+			states, err := parseRunStates(state)
+			if err != nil {
+				return err
 			}
 			show := func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				s := statusPrinter{w: stdout, json: asJSON, conn: conn.connFlags(f)}
+				s := statusPrinter{w: stdout, json: asJSON, conn: conn.connFlags(f), limit: limit, states: states}
 				if watch && conn.mode == connEmbedded {
 					// This process holds the data directory, so nothing can
 					// change it while we watch: show it once instead.
@@ -75,7 +101,13 @@ serves the data directory nothing can change, so it shows the status once.`,
 					if err != nil {
 						return engineError(err, run, events.RunLane, f, conn)
 					}
-					return s.run(st)
+					if err := s.run(st); err != nil {
+						return err
+					}
+					if !s.json {
+						s.serving(ctx, conn, []engine.RunStatus{st}, true)
+					}
+					return nil
 				case watch:
 					return s.watchRuns(ctx, eng, conn)
 				}
@@ -83,9 +115,15 @@ serves the data directory nothing can change, so it shows the status once.`,
 				if err != nil {
 					return failf("list runs in %s: %v", conn.describe(), err)
 				}
-				return s.runs(runs, conn)
+				if err := s.runs(runs, conn); err != nil {
+					return err
+				}
+				if !s.json {
+					s.serving(ctx, conn, runs, false)
+				}
+				return nil
 			}
-			err := withEngine(cmd.Context(), stderr, f, show)
+			err = withEngine(cmd.Context(), stderr, f, show)
 			var stopped *holderStoppedError
 			if errors.As(err, &stopped) {
 				// The serving process (a self-contained run, say) went away
@@ -98,10 +136,58 @@ serves the data directory nothing can change, so it shows the status once.`,
 		},
 	}
 	c.Flags().StringVar(&run, "run", "", "show one run's lanes")
+	c.Flags().IntVar(&limit, "limit", defaultStatusLimit, "list at most N runs, newest first (0: every run)")
+	c.Flags().StringVar(&state, "state", "", "list only runs in these states: "+strings.Join(runStates, ", ")+" (comma-separated)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&watch, "watch", false, "keep following changes (Ctrl-C stops)")
-	addEngineFlags(c, &f, true)
+	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
+}
+
+// defaultStatusLimit is how many runs status lists by default.
+const defaultStatusLimit = 20
+
+// runStates are the states runState returns, in lifecycle order.
+var runStates = []string{"running", "waiting-for-parent", "final", "cancelled"}
+
+// parseRunStates parses --state: "" (every state) or a comma-separated
+// list of runStates.
+func parseRunStates(s string) (map[string]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(runStates, name) {
+			return nil, usagef("--state %q: unknown run state %q; want one or more of %s", s, name, strings.Join(runStates, ", "))
+		}
+		out[name] = true
+	}
+	return out, nil
+}
+
+// selectRuns orders runs newest first (by creation, then id) and keeps
+// those in states (nil: all); it returns them and how many matched before
+// limit (0: no limit) cut the list.
+func selectRuns(runs []engine.RunStatus, states map[string]bool, limit int) ([]engine.RunStatus, int) {
+	out := make([]engine.RunStatus, 0, len(runs))
+	for _, r := range runs {
+		if states == nil || states[runState(r)] {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if !out[a].Created.Equal(out[b].Created) {
+			return out[a].Created.After(out[b].Created)
+		}
+		return out[a].Run > out[b].Run
+	})
+	matched := len(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, matched
 }
 
 // statusPrinter renders statuses as text or JSON.
@@ -109,20 +195,31 @@ type statusPrinter struct {
 	w    io.Writer
 	json bool
 	conn string
+	// limit and states select the run list (see selectRuns).
+	limit  int
+	states map[string]bool
 }
 
-// runs prints the run list.
-func (s statusPrinter) runs(runs []engine.RunStatus, conn *engineConn) error {
+// runs prints the run list: newest first, selected by --state and
+// --limit.
+func (s statusPrinter) runs(all []engine.RunStatus, conn *engineConn) error {
+	runs, matched := selectRuns(all, s.states, s.limit)
 	if s.json {
-		if runs == nil {
-			runs = []engine.RunStatus{}
-		}
 		return writeJSON(s.w, runs)
 	}
 	if len(runs) == 0 {
+		if len(all) > 0 {
+			fmt.Fprintf(s.w, "no %s runs in %s (%d in other states)\n", strings.Join(slices.Sorted(maps.Keys(s.states)), " or "), conn.describe(), len(all))
+			return nil
+		}
 		fmt.Fprintf(s.w, "no runs in %s\n", conn.describe())
 		return nil
 	}
+	defer func() {
+		if matched > len(runs) {
+			fmt.Fprintf(s.w, "(%d more; --limit 0 lists every run)\n", matched-len(runs))
+		}
+	}()
 	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tROLE\tSTATE\tLANES\tUPDATED")
 	for _, r := range runs {
@@ -229,12 +326,12 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 	return s.run(st)
 }
 
-// watchRuns prints the run list, then again after every batch of changes,
-// until ctx ends.
+// watchRuns prints the run list once, then one line (or JSON object) per
+// run that appears or changes state or lane counts, until ctx ends.
 func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engineConn) error {
 	// Start the watch near the store's end: after the last run-level event
 	// of every run (lane events of unfinished runs after it are replayed,
-	// which only re-renders the list once).
+	// which at most repeats a comparison).
 	ids, err := conn.store().Runs(ctx)
 	if err != nil {
 		return failf("list runs in %s: %v", conn.describe(), err)
@@ -249,41 +346,37 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 	if err != nil {
 		return failf("watch %s: %v", conn.describe(), err)
 	}
-	var last string
-	render := func() error {
+	list := func() ([]engine.RunStatus, error) {
 		runs, err := eng.Runs(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return nil, nil
 			}
 			if conn.mode == connServe && !processAlive(conn.holder.PID) {
-				return &holderStoppedError{holder: conn.describe()}
+				return nil, &holderStoppedError{holder: conn.describe()}
 			}
-			return failf("list runs in %s: %v", conn.describe(), err)
+			return nil, failf("list runs in %s: %v", conn.describe(), err)
 		}
-		var b strings.Builder
-		if s.json {
-			if runs == nil {
-				runs = []engine.RunStatus{}
-			}
-			j, _ := json.Marshal(runs)
-			b.Write(j)
-			b.WriteByte('\n')
-		} else {
-			statusPrinter{w: &b, conn: s.conn}.runs(runs, conn)
-		}
-		if b.String() == last {
-			return nil
-		}
-		if last != "" && !s.json {
-			fmt.Fprintf(s.w, "\n%s\n", time.Now().UTC().Format(time.RFC3339))
-		}
-		last = b.String()
-		_, err = io.WriteString(s.w, last)
+		return runs, nil
+	}
+	runs, err := list()
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	if err := render(); err != nil {
+	if s.json {
+		// One object per line throughout: the selected runs, then changes.
+		sel, _ := selectRuns(runs, s.states, s.limit)
+		for _, r := range sel {
+			if err := s.jsonLine(r); err != nil {
+				return err
+			}
+		}
+	} else if err := s.runs(runs, conn); err != nil {
 		return err
+	}
+	seen := map[string]runRow{}
+	for _, r := range runs {
+		seen[r.Run] = rowOf(r)
 	}
 	const settle = 50 * time.Millisecond
 	for {
@@ -301,7 +394,7 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 				return failf("the watch on %s ended; run status --watch again", conn.describe())
 			}
 		}
-		// Let a burst of events land before rendering once.
+		// Let a burst of events land before comparing once.
 		timer := time.NewTimer(settle)
 	drain:
 		for {
@@ -318,10 +411,60 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 			}
 		}
 		timer.Stop()
-		if err := render(); err != nil {
+		runs, err := list()
+		if err != nil || ctx.Err() != nil {
 			return err
 		}
+		sort.SliceStable(runs, func(a, b int) bool { return runs[a].Created.Before(runs[b].Created) })
+		for _, r := range runs {
+			now := rowOf(r)
+			before, known := seen[r.Run]
+			if known && before == now {
+				continue
+			}
+			seen[r.Run] = now
+			if s.states != nil && !s.states[now.state] && (!known || !s.states[before.state]) {
+				continue
+			}
+			if s.json {
+				if err := s.jsonLine(r); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := fmt.Fprintln(s.w, changeLine(r, before, now, known)); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// runRow is what a run-list watch compares: a run's state and lane counts.
+type runRow struct{ state, lanes string }
+
+func rowOf(r engine.RunStatus) runRow { return runRow{state: runState(r), lanes: laneCounts(r.Lanes)} }
+
+// changeLine is one run-list watch line: when, which run, and what
+// changed.
+func changeLine(r engine.RunStatus, before, now runRow, known bool) string {
+	head := fmt.Sprintf("%s run %s (%s): ", r.Updated.UTC().Format(time.RFC3339), r.Run, r.Role)
+	switch {
+	case !known:
+		return head + "new, " + now.state + "; " + now.lanes
+	case before.state != now.state:
+		return head + before.state + " -> " + now.state + "; " + now.lanes
+	}
+	return head + now.state + "; " + now.lanes
+}
+
+// jsonLine prints v as one JSON line.
+func (s statusPrinter) jsonLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return failf("write JSON: %v", err)
+	}
+	_, err = fmt.Fprintf(s.w, "%s\n", b)
+	return err
 }
 
 // holderStoppedError: the process serving the data directory went away

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,4 +66,48 @@ func TestHistoryDetail(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, eventDetail(tc.p), "%T", tc.p)
 	}
+}
+
+// TestSelectRuns: newest first by creation (ties by id, descending), the
+// state filter before the limit, and the count of matches before the cut.
+func TestSelectRuns(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 11, 29, 13, m, 0, 0, time.UTC) }
+	runs := []engine.RunStatus{
+		{Run: "a", Created: at(1), Final: true},
+		{Run: "b", Created: at(3)},
+		{Run: "c", Created: at(2), Final: true, Cancelled: true},
+		{Run: "d", Created: at(3), Final: true},
+	}
+	ids := func(rs []engine.RunStatus) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Run)
+		}
+		return out
+	}
+	got, n := selectRuns(runs, nil, 0)
+	require.Equal(t, []string{"d", "b", "c", "a"}, ids(got))
+	require.Equal(t, 4, n)
+	got, n = selectRuns(runs, nil, 2)
+	require.Equal(t, []string{"d", "b"}, ids(got))
+	require.Equal(t, 4, n)
+	states, err := parseRunStates("final, cancelled")
+	require.NoError(t, err)
+	got, n = selectRuns(runs, states, 1)
+	require.Equal(t, []string{"d"}, ids(got))
+	require.Equal(t, 3, n)
+
+	_, err = parseRunStates("final,,running")
+	require.Error(t, err, "an empty state is not a state")
+}
+
+// TestChangeLine: a run-list watch line names the run and what changed.
+func TestChangeLine(t *testing.T) {
+	r := engine.RunStatus{Run: "demo", Role: "swarm workers", Updated: time.Date(2026, 11, 29, 13, 23, 18, 0, time.UTC)}
+	require.Equal(t, "2026-11-29T13:23:18Z run demo (swarm workers): new, running; 3 launching",
+		changeLine(r, runRow{}, runRow{"running", "3 launching"}, false))
+	require.Equal(t, "2026-11-29T13:23:18Z run demo (swarm workers): running -> final; 3 complete",
+		changeLine(r, runRow{"running", "3 running"}, runRow{"final", "3 complete"}, true))
+	require.Equal(t, "2026-11-29T13:23:18Z run demo (swarm workers): running; 1 complete, 2 running",
+		changeLine(r, runRow{"running", "3 running"}, runRow{"running", "1 complete, 2 running"}, true))
 }

@@ -26,6 +26,7 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var providerList string
 	var concurrency int
+	var lf logFlags
 	c := &cobra.Command{
 		Use:   "worker --provider P[,P...] [--concurrency N] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
@@ -56,11 +57,15 @@ The worker needs a server that outlives it: the data directory's
 			if concurrency < 1 || concurrency > activities.MaxConcurrency {
 				return usagef("--concurrency %d: want 1 to %d (default %d)", concurrency, activities.MaxConcurrency, defaultConcurrency)
 			}
-			return runWorker(cmd.Context(), stdout, stderr, f, provs, concurrency)
+			if err := lf.validate(); err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), stdout, stderr, f, provs, concurrency, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
 	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "concurrent executions per provider")
+	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
 	return wireCommand(c, stderr)
 }
@@ -100,7 +105,7 @@ func parseProviders(s string) ([]policy.Provider, error) {
 // newWorker builds the worker loop for provs on conn.
 func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logger *slog.Logger) (*activities.Worker, error) {
 	w, err := activities.NewWorker(activities.WorkerConfig{
-		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(),
+		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(), Presence: conn.js.Presence(),
 		Providers: provs, Concurrency: concurrency, Now: time.Now, Logger: logger,
 	})
 	if err != nil {
@@ -110,13 +115,12 @@ func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logge
 }
 
 // runWorker runs until ctx ends.
-func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, concurrency int) error {
+func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, concurrency int, logger *slog.Logger) error {
 	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	w, err := newWorker(conn, provs, concurrency, logger)
 	if err != nil {
 		return err
