@@ -36,7 +36,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "switchyard")
-	build := exec.Command("go", "build", "-o", binPath, "-ldflags", "-X main.version=test", ".")
+	// The end-to-end, golden and crash tests drive this binary: under
+	// -race it is built with the race detector too, so a race in serve,
+	// worker or run is caught where it happens.
+	args := []string{"build", "-o", binPath, "-ldflags", "-X main.version=test"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build switchyard: %v\n%s", err, out)
 		os.RemoveAll(dir)
