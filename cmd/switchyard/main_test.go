@@ -110,12 +110,25 @@ func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name+".golden")
 	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		updateGolden(t, path, got)
 		return
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "missing golden file; run go test ./cmd/switchyard -update")
 	require.Equal(t, string(want), got, "output differs from %s (refresh with -update if intended)", path)
+}
+
+// updateGolden writes got to path under -update. A rewrite that changes
+// the file fails the test, so a blanket -update cannot pass a regression
+// silently: review the diff, then rerun without -update.
+func updateGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if old, err := os.ReadFile(path); err == nil && string(old) == got {
+		return
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	t.Errorf("updated golden %s; review the diff and rerun without -update", path)
 }
 
 // TestRunInProcess covers run's own error mapping without the binary.
