@@ -96,7 +96,7 @@ func withCancelGrace(d time.Duration) option {
 
 func newHarness(t *testing.T, b backend, opts ...option) *harness {
 	t.Helper()
-	h := &harness{t: t, backend: b, data: t.TempDir(), repo: gitRepo(t), taken: map[string]int{}}
+	h := &harness{t: t, backend: b, data: t.TempDir(), repo: gitRepo(t)}
 	switch b {
 	case memory:
 		h.store, h.queue, h.claims = events.NewMemoryStore(), events.NewMemoryQueue(), events.NewMemoryClaims(nil)
@@ -223,6 +223,9 @@ func (h *harness) nextJob(subject string) events.Job {
 	d, err := cons.Next(ctx)
 	require.NoError(h.t, err, "a job on %s", subject)
 	require.NoError(h.t, d.Ack(ctx))
+	if h.taken == nil {
+		h.taken = map[string]int{}
+	}
 	h.taken[subject]++
 	return d.Job
 }
