@@ -57,6 +57,17 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 
+// noRaceReport fails the test when a race-built switchyard reported a data
+// race on stderr. Such a process also exits 66, but only when it exits by
+// itself: one stopped by a signal, or a test that ignores the exit code,
+// would not show it.
+func noRaceReport(t *testing.T, args []string, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("switchyard %q reported a data race:\n%s", args, stderr)
+	}
+}
+
 // result is one run of the binary.
 type result struct {
 	code           int
@@ -81,6 +92,7 @@ func runBinary(t *testing.T, args ...string) result {
 	case err != nil:
 		t.Fatalf("run switchyard %q: %v", args, err)
 	}
+	noRaceReport(t, args, stderr.String())
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
