@@ -234,7 +234,10 @@ func TestRedeliveredJobsWhileTheRunIsLive(t *testing.T) {
 	h.report(codex, events.ReportClaimed)
 	h.report(codex, events.ReportFinished)
 	cursor := h.nextJob(events.JobSubject("cursor"))
-	h.waitLane(run, 0, machines.StateLaunching)
+	h.waitRun(run, "lane 0 launching its fallback", func(r *machines.Run, _ []events.Envelope) bool {
+		l := r.Lanes[0]
+		return l.State == machines.StateLaunching && l.Dispatch != nil && l.Dispatch.ExecutionID == cursor.ExecutionID
+	})
 
 	// Lane 0 runs its fallback: the primary's job comes back.
 	first := h.report(codex, events.ReportRedelivered, func(r *events.Report) {
