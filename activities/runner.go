@@ -222,16 +222,12 @@ func (a *attempt) stages() {
 	if a.stopped() {
 		return
 	}
+	// OpenCode's spec guards its native authentication: it runs only
+	// with --api-spend approved.
 	if names := providers.GuardNames(a.spec, a.r.cfg.Env, a.req); len(names) > 0 {
 		a.failPreflight(policy.StatusBillingPolicyBlocked, policy.PreflightNotRun,
 			"the billing guard blocked the launch: "+providers.GuardEvidence(a.req, names),
 			providers.GuardEvidence(a.req, names))
-		return
-	}
-	if a.o.Provider == policy.OpenCode && a.o.APISpend != policy.APISpendApproved {
-		a.failPreflight(policy.StatusBillingPolicyBlocked, policy.PreflightNotRun,
-			"opencode runs only with --api-spend approved (its routes are API-billed)",
-			"api-spend "+string(a.o.APISpend)+" does not approve opencode")
 		return
 	}
 	exe, err := providers.ResolveBinary(a.spec, a.r.cfg.Env["PATH"])

@@ -177,6 +177,37 @@ func TestRunnerBillingGuard(t *testing.T) {
 	require.Equal(t, policy.OutcomeFailed, l.outcome(policy.APISpendDeny))
 }
 
+// TestRunnerOpenCodeNeedsApprovedSpend: OpenCode's native authentication
+// may route to API-billed providers, so with the real OpenCode spec the
+// billing guard blocks it under --api-spend deny and under an omitted
+// (legacy) policy, exit 78, before the binary is even looked up.
+func TestRunnerOpenCodeNeedsApprovedSpend(t *testing.T) {
+	t.Parallel()
+	for _, spend := range []policy.APISpend{policy.APISpendDeny, policy.APISpendLegacy} {
+		t.Run(string(spend), func(t *testing.T) {
+			t.Parallel()
+			l := newLane(t, "ok")
+			args := []string{"--parent", "claude", "--provider", "opencode", "--model", "openai/gpt-6.1-sol",
+				"--effort", "default", "--mode", "read-only", "--prompt", l.prompt, "--cwd", l.cwd,
+				"--output", l.output, "--receipt", l.receipt}
+			if spend != policy.APISpendLegacy {
+				args = append(args, "--api-spend", string(spend))
+			}
+			code := l.runner(func(c *Config) { c.Lookup = providers.Lookup }).Run(context.Background(), args)
+			require.Equal(t, 78, code, "stderr: %s", l.stderr)
+			rc := l.receiptFile()
+			require.Equal(t, policy.StatusBillingPolicyBlocked, rc.Status)
+			require.Equal(t, policy.PhasePreflight, *rc.FailurePhase)
+			require.False(t, *rc.ProcessStarted)
+			require.Nil(t, rc.Executable, "blocked before the binary was looked up")
+			require.Equal(t, spend, rc.APISpend)
+			require.Equal(t, "api-spend "+string(spend)+" blocks known billing routes: opencode native authentication (requires api-spend approved)", rc.Error.Evidence)
+			require.Equal(t, "the billing guard blocked the launch: "+rc.Error.Evidence, rc.Error.Message)
+			requireGone(t, l.receipt+".private")
+		})
+	}
+}
+
 // TestRunnerMissingBinary proves a CLI absent from PATH is unavailable-cli
 // in preflight with nothing started.
 func TestRunnerMissingBinary(t *testing.T) {

@@ -120,3 +120,105 @@ func TestWorkerLeaseLostBeforeStart(t *testing.T) {
 	e.syncReports()
 	require.Equal(t, []events.ReportKind{events.ReportClaimed}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
 }
+
+// shortAckQueue is the real Queue whose job consumers get an ack wait far
+// shorter than the worker's heartbeat: the worker's InProgress arrives too
+// late, as when one goes missing, and a running job is delivered again.
+type shortAckQueue struct {
+	events.Queue
+	ackWait time.Duration
+}
+
+func (q *shortAckQueue) Jobs(ctx context.Context, subject string, opts events.JobOptions) (events.JobConsumer, error) {
+	opts.AckWait = q.ackWait
+	return q.Queue.Jobs(ctx, subject, opts)
+}
+
+// TestWorkerJobRedeliveredWhileItRuns: a job delivered again to the worker
+// that is running it (a second slot takes the redelivery) is returned for
+// later without inspecting its claim or starting anything: the attempt
+// runs once, is reported claimed and finished once, and its claim is
+// released, never abandoned or waited on as another holder's.
+func TestWorkerJobRedeliveredWhileItRuns(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSlowSuccess, false)
+	cfg := e.workerConfig("worker-a")
+	cfg.Queue = &shortAckQueue{Queue: e.js.Queue(), ackWait: 50 * time.Millisecond}
+	cfg.Concurrency = 2
+	w := e.startWorker(cfg)
+	job := e.newJob(0)
+	e.publish(job)
+
+	w.waitEvent(t, evBusy, job.ExecutionID, 1)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	w.waitEvent(t, evAcked, job.ExecutionID, 1)
+	require.Len(t, e.workloads(job), 1, "the attempt ran once")
+	rs := kinds(reportsOf(e.reports.snapshot(), job.ExecutionID))
+	require.Equal(t, 1, countKind(rs, events.ReportClaimed), "%v", rs)
+	require.Equal(t, 1, countKind(rs, events.ReportFinished), "%v", rs)
+	require.Zero(t, countKind(rs, events.ReportAbandoned), "%v", rs)
+	evs := w.events.snapshot()
+	for _, k := range []workerEventKind{evWaitLive, evAbandonedStale, evLeaseLost} {
+		require.Zero(t, countEvents(evs, k, job.ExecutionID), "%s: the redelivery was handled as another holder's: %v", k, evs)
+	}
+	require.Equal(t, 1, countEvents(evs, evClaimed, job.ExecutionID))
+	require.Equal(t, events.LeaseReleased, e.claimOf(job).State)
+}
+
+func countKind(rs []events.ReportKind, k events.ReportKind) int {
+	n := 0
+	for _, r := range rs {
+		if r == k {
+			n++
+		}
+	}
+	return n
+}
+
+// renewedLostAnswerClaims is the real Claims whose first Claim is stored,
+// then renewed, and answers with a lost reply: when the worker retries, it
+// finds a claim under its own id that has been renewed since, so something
+// (another process with this id) runs it.
+type renewedLostAnswerClaims struct {
+	events.Claims
+	lose atomic.Bool
+}
+
+func (c *renewedLostAnswerClaims) Claim(ctx context.Context, id, worker string, ttl time.Duration) (events.Lease, error) {
+	l, err := c.Claims.Claim(ctx, id, worker, ttl)
+	if err == nil && c.lose.CompareAndSwap(true, false) {
+		if _, err := c.Claims.Renew(ctx, l); err != nil {
+			return events.Lease{}, err
+		}
+		return events.Lease{}, errLostAnswer
+	}
+	return l, err
+}
+
+// TestWorkerDoesNotAdoptARenewedClaim: after a claim whose answer was
+// lost, a claim under the worker's own id that has been renewed is not the
+// worker's unconfirmed create (nothing renews before a claim is known):
+// the CLI never starts; the lease, renewed no more, goes stale and the
+// worker abandons it and reports the execution abandoned.
+func TestWorkerDoesNotAdoptARenewedClaim(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSuccess, false)
+	claims := &renewedLostAnswerClaims{Claims: e.js.Claims()}
+	claims.lose.Store(true)
+	cfg := e.workerConfig("worker-a")
+	cfg.Claims = claims
+	w := e.startWorker(cfg)
+	job := e.newJob(0)
+	e.publish(job)
+
+	e.waitReport(events.ReportAbandoned, job.ExecutionID)
+	w.waitEvent(t, evAbandonedStale, job.ExecutionID, 1)
+	require.False(t, claims.lose.Load(), "the lost answer happened")
+	require.Empty(t, e.workloads(job), "a claim renewed since is not adopted: nothing starts")
+	require.Zero(t, countEvents(w.events.snapshot(), evClaimed, job.ExecutionID))
+	require.Equal(t, []events.ReportKind{events.ReportAbandoned}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
+	l := e.claimOf(job)
+	require.Equal(t, events.LeaseAbandoned, l.State)
+	require.Equal(t, uint64(1), l.Renewals)
+	require.Equal(t, "worker-a", l.AbandonedBy)
+}

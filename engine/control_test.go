@@ -52,7 +52,7 @@ func TestVerdictGatesStartedWriter(t *testing.T) {
 			st, err := h.eng.Status(ctx, run)
 			require.NoError(t, err)
 			require.Equal(t, engine.WaitVerdict, st.Lanes[0].WaitingFor)
-			h.noJob(events.JobSubject("cursor"))
+			h.noJob(run, events.JobSubject("cursor"))
 
 			require.NoError(t, h.eng.Verdict(ctx, run, 0, tc.state, "diff reviewed"))
 			if tc.state == events.VerdictClear {
@@ -139,7 +139,7 @@ func TestCancelRunningLaneWaitsForItsReceipt(t *testing.T) {
 	require.Equal(t, machines.StateCancelled, rep.Lanes[0].State)
 	require.Contains(t, rep.Lanes[0].Attempts[0].Cause, "cancelled by the parent")
 	require.Contains(t, rep.Lanes[0].Attempts[0].Cause, "receipt cancelled")
-	h.noJob(events.JobSubject("cursor"))
+	h.noJob(run, events.JobSubject("cursor"))
 	h.verifyReplay(run)
 }
 

@@ -232,9 +232,10 @@ func TestE2EHandoffWaitsForParentOperation(t *testing.T) {
 	h.verifyReplay(run)
 }
 
-// TestE2ECancelRunningAttempt: cancelling a lane whose attempt runs makes
-// the worker signal the child; its cancelled receipt is kept and recorded,
-// and the lane ends cancelled.
+// TestE2ECancelRunningAttempt: cancelling a lane whose attempt runs (its
+// CLI has started) makes the worker signal the child with SIGTERM; its
+// cancelled receipt, which names the signal, is kept and recorded, and the
+// lane ends cancelled without another attempt.
 func TestE2ECancelRunningAttempt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -244,6 +245,12 @@ func TestE2ECancelRunningAttempt(t *testing.T) {
 	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
 	r := h.waitLane(run, 0, machines.StateRunning)
 	receipt := r.Lanes[0].Dispatch.Paths.Receipt
+	// The workload has started: the cancel reaches a running CLI.
+	var started []simlog.Invocation
+	require.Eventually(t, func() bool {
+		started = simlog.Filter(simenv.Invocations(t, bin), "codex", simlog.KindWorkload)
+		return len(started) > 0
+	}, waitTimeout, 20*time.Millisecond, "the codex workload never started")
 	require.NoError(t, h.eng.Cancel(ctx, run, 0, "the parent no longer needs it"))
 	rep, _ := h.wait(run)
 	require.Equal(t, machines.StateCancelled, rep.Lanes[0].State)
@@ -253,7 +260,13 @@ func TestE2ECancelRunningAttempt(t *testing.T) {
 	rc, err := policy.DecodeReceipt(b)
 	require.NoError(t, err)
 	require.Equal(t, policy.StatusCancelled, rc.Status)
-	require.LessOrEqual(t, workloads(t, bin, "codex"), 1)
+	require.NotNil(t, rc.Signal, "the runner signalled a live child")
+	require.Equal(t, "SIGTERM", *rc.Signal)
+	require.Equal(t, 1, workloads(t, bin, "codex"), "exactly one workload")
+	sigs := simenv.Signals(t, bin)
+	require.Len(t, sigs, 1, "signals %+v", sigs)
+	require.Equal(t, started[0].Pid, sigs[0].Pid, "the workload itself received the signal")
+	require.Equal(t, "SIGTERM", sigs[0].Signal)
 	h.verifyReplay(run)
 }
 

@@ -67,6 +67,10 @@ type harness struct {
 	cfg     engine.Config
 	ids     atomic.Int64
 	prefix  string
+	// taken counts the jobs nextJob took, per subject.
+	taken map[string]int
+	// sentinels numbers noJob's sentinel jobs.
+	sentinels int
 }
 
 type option func(*harness, *engine.Config)
@@ -219,21 +223,53 @@ func (h *harness) nextJob(subject string) events.Job {
 	d, err := cons.Next(ctx)
 	require.NoError(h.t, err, "a job on %s", subject)
 	require.NoError(h.t, d.Ack(ctx))
+	if h.taken == nil {
+		h.taken = map[string]int{}
+	}
+	h.taken[subject]++
 	return d.Job
 }
 
-// noJob asserts nothing is queued on subject.
-func (h *harness) noJob(subject string) {
+// noJob asserts that run has no job on subject beyond those nextJob took,
+// without guessing a quiet period. The caller has first waited for the
+// engine to settle (run-final, or a lane waiting for a verdict). The
+// engine publishes a job only after recording its launch or continue
+// event, so the log must name no more jobs on subject than were taken; and
+// a sentinel job published now must be the next one delivered on subject,
+// since any job published before it would come first.
+func (h *harness) noJob(run, subject string) {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
+	envs, err := h.store.LoadRun(ctx, run)
+	require.NoError(h.t, err)
+	launched := 0
+	for _, e := range envs {
+		switch p := e.Payload.(type) {
+		case events.Launch:
+			launched += btoi(p.JobSubject == subject)
+		case events.Continue:
+			launched += btoi(p.JobSubject == subject)
+		}
+	}
+	require.Equal(h.t, h.taken[subject], launched, "jobs the log launched on %s versus jobs taken:\n%s", subject, dump(envs))
+
+	h.sentinels++
+	sentinel := eventstest.SampleJob(run, 0, fmt.Sprintf("sentinel-%d", h.sentinels))
+	require.NoError(h.t, h.queue.PublishJob(ctx, subject, sentinel))
 	cons, err := h.queue.Jobs(ctx, subject, events.JobOptions{})
 	require.NoError(h.t, err)
 	d, err := cons.Next(ctx)
-	if err == nil {
-		h.t.Fatalf("unexpected job on %s: %+v", subject, d.Job)
+	require.NoError(h.t, err, "the sentinel job on %s", subject)
+	require.NoError(h.t, d.Ack(ctx))
+	require.Equal(h.t, sentinel.ExecutionID, d.Job.ExecutionID, "unexpected job on %s: %+v", subject, d.Job)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
-	require.ErrorIs(h.t, err, context.DeadlineExceeded)
+	return 0
 }
 
 // report publishes a worker report for job.

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // lateAudits returns the audits recorded after run-final, in log order.
@@ -173,7 +175,15 @@ func TestLateReportsWithTwoEnginesAreRecordedOnce(t *testing.T) {
 		}))
 	}
 	h.waitType(run, events.TypeAudit, n)
-	time.Sleep(500 * time.Millisecond) // room for a second recording, if one were possible
+	// A second recording, if one were possible, is made by an engine
+	// behind the one that recorded first. Stop A (its Run has returned: it
+	// writes nothing more), then a sentinel report recorded by B proves B
+	// has read past all n: the log is settled for them.
+	stopA()
+	sentinel := h.report(job, events.ReportRedelivered, func(r *events.Report) {
+		r.WorkerID, r.JobSeq, r.Delivery = "sentinel-worker", 1, n+2
+	})
+	h.waitAudit(run, sentinel)
 	envs, err := h.store.LoadRun(ctx, run)
 	require.NoError(t, err)
 	var got []uint64
@@ -181,6 +191,91 @@ func TestLateReportsWithTwoEnginesAreRecordedOnce(t *testing.T) {
 		require.Equal(t, events.AuditRedeliveredJob, a.Reason)
 		got = append(got, a.ReportSeq)
 	}
-	require.Equal(t, seqs, got, "every report once, in order")
+	require.Equal(t, append(seqs, sentinel), got, "every report once, in order")
+	h.verifyReplay(run)
+}
+
+// waitAudit waits for the audit recording the report at seq and returns
+// it with the lane it was recorded on.
+func (h *harness) waitAudit(run string, seq uint64) (events.Audit, int) {
+	h.t.Helper()
+	_, envs := h.waitRun(run, fmt.Sprintf("the audit of report %d", seq), func(_ *machines.Run, envs []events.Envelope) bool {
+		for _, e := range ofType(envs, events.TypeAudit) {
+			if e.Payload.(events.Audit).ReportSeq == seq {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range ofType(envs, events.TypeAudit) {
+		if a := e.Payload.(events.Audit); a.ReportSeq == seq {
+			return a, e.Lane
+		}
+	}
+	panic("unreachable")
+}
+
+// TestRedeliveredJobsWhileTheRunIsLive: a job delivered again after its
+// execution ended is recorded as redelivered-job (with the worker's
+// explanation) while the run is still live, not only after run-final:
+// first for lane 0's first execution while lane 0 runs its fallback (the
+// lane is running another execution), then for the fallback's execution
+// once lane 0 is complete and lane 1 is still running. Neither moves a
+// lane, and replay still verifies.
+func TestRedeliveredJobsWhileTheRunIsLive(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submit(panelSheet, "arena runners", policy.ReadOnly)
+	codex := h.nextJob(events.JobSubject("codex"))
+	claude := h.nextJob(events.JobSubject("claude"))
+
+	h.execute(codex, "usage-exhausted")
+	h.report(codex, events.ReportClaimed)
+	h.report(codex, events.ReportFinished)
+	cursor := h.nextJob(events.JobSubject("cursor"))
+	h.waitRun(run, "lane 0 launching its fallback", func(r *machines.Run, _ []events.Envelope) bool {
+		l := r.Lanes[0]
+		return l.State == machines.StateLaunching && l.Dispatch != nil && l.Dispatch.ExecutionID == cursor.ExecutionID
+	})
+
+	// Lane 0 runs its fallback: the primary's job comes back.
+	first := h.report(codex, events.ReportRedelivered, func(r *events.Report) {
+		r.WorkerID, r.JobSeq, r.Delivery = "second-worker", 1, 2
+	})
+	a, lane := h.waitAudit(run, first)
+	require.Equal(t, 0, lane)
+	require.Equal(t, events.AuditRedeliveredJob, a.Reason, a.Detail)
+	require.Equal(t, codex.ExecutionID, a.ExecutionID)
+	require.Equal(t, "job (jobs-stream sequence 1) delivered again (delivery 2) after its execution ended; removed by second-worker without starting anything", a.Detail)
+
+	// Lane 0 is complete, lane 1 still runs: the fallback's job comes back.
+	h.execute(cursor, "success")
+	h.report(cursor, events.ReportClaimed)
+	h.report(cursor, events.ReportFinished)
+	h.waitLane(run, 0, machines.StateComplete)
+	second := h.report(cursor, events.ReportRedelivered, func(r *events.Report) {
+		r.WorkerID, r.JobSeq, r.Delivery = "third-worker", 3, 1
+	})
+	a, lane = h.waitAudit(run, second)
+	require.Equal(t, 0, lane)
+	require.Equal(t, events.AuditRedeliveredJob, a.Reason, a.Detail)
+	require.Equal(t, cursor.ExecutionID, a.ExecutionID)
+	require.Equal(t, "job published again (jobs-stream sequence 3) after its execution ended; removed by third-worker without starting anything", a.Detail)
+
+	envs, err := h.store.LoadRun(context.Background(), run)
+	require.NoError(t, err)
+	r, err := machines.FoldRun(envs)
+	require.NoError(t, err)
+	require.Nil(t, r.Closed, "the run is live")
+	require.Equal(t, machines.StateLaunching, r.Lanes[1].State, dump(envs))
+
+	h.execute(claude, "usage-exhausted")
+	h.report(claude, events.ReportClaimed)
+	h.report(claude, events.ReportFinished)
+	r, envs = h.waitFinal(run)
+	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
+	require.Equal(t, machines.StateStopped, r.Lanes[1].State)
+	require.Len(t, ofType(envs, events.TypeAudit), 2, dump(envs))
 	h.verifyReplay(run)
 }

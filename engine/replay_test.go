@@ -65,7 +65,7 @@ func TestExhaustedGroupIsHonouredByAnotherLane(t *testing.T) {
 	require.Contains(t, l1.Attempts[1].Cause, "codex usage exhausted (lane 0")
 	require.Equal(t, []policy.Provider{policy.Cursor}, rep.Diversity.Providers)
 	require.Equal(t, []policy.Provider{policy.Codex, policy.Cursor, policy.Claude}, rep.Diversity.Attempted)
-	h.noJob(events.JobSubject("codex"))
+	h.noJob(run, events.JobSubject("codex"))
 	h.verifyReplay(run)
 }
 

@@ -122,8 +122,8 @@ func TestAbandonedAttemptFailsAndIsNeverRelaunched(t *testing.T) {
 	require.True(t, fin.Abandoned)
 	require.Equal(t, policy.OutcomeFailed, fin.Event.Status)
 	require.Nil(t, fin.Event.ProcessStarted)
-	h.noJob(events.JobSubject("cursor"))
-	h.noJob(events.JobSubject("codex"))
+	h.noJob(run, events.JobSubject("cursor"))
+	h.noJob(run, events.JobSubject("codex"))
 	h.verifyReplay(run)
 }
 
@@ -205,7 +205,7 @@ func TestUnusableReceiptFinishesFailed(t *testing.T) {
 			fin := ofType(envs, events.TypeFinish)[0].Payload.(events.Finish)
 			require.Equal(t, policy.OutcomeFailed, fin.Event.Status)
 			require.Equal(t, tc.withReceipt, fin.Receipt != nil)
-			h.noJob(events.JobSubject("cursor"))
+			h.noJob(run, events.JobSubject("cursor"))
 			h.verifyReplay(run)
 		})
 	}

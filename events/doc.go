@@ -23,7 +23,8 @@
 // error matching ErrInvalid. Jobs (EncodeJob/DecodeJob) and reports
 // (EncodeReport/DecodeReport) follow the same rules with MaxMessageBytes.
 // testdata/golden holds one file per type; refresh with
-// go test ./events -update.
+// go test ./events -update (a run that changes a file fails: review the
+// diff, then rerun without -update).
 //
 // Decision events (launch, continue, inspect, request-operation, complete,
 // stop) carry the policy.Decision, InputDigest of the lane policy and lane

@@ -18,8 +18,7 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", filepath.FromSlash(name))
 	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
+		updateGolden(t, path, got)
 		return
 	}
 	want, err := os.ReadFile(path)
@@ -108,4 +107,17 @@ func TestEnvelopeReportSeq(t *testing.T) {
 		env := events.NewEnvelope("R", 0, eventstest.T0, tc.p)
 		require.Equal(t, tc.want, env.ReportSeq(), "%T", tc.p)
 	}
+}
+
+// updateGolden writes got to path under -update. A rewrite that changes
+// the file fails the test, so a blanket -update cannot pass a regression
+// silently: review the diff, then rerun without -update.
+func updateGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, got) {
+		return
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, got, 0o644))
+	t.Errorf("updated golden %s; review the diff and rerun without -update", path)
 }

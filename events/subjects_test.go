@@ -96,9 +96,41 @@ func TestLeaseStale(t *testing.T) {
 	}{
 		{"unchanged past the ttl", seen, at.Add(11 * time.Second), true},
 		{"unchanged within the ttl", seen, at.Add(9 * time.Second), false},
+		// The boundary: exactly one TTL watched is not yet stale (the
+		// holder may renew at that instant); a nanosecond more is.
+		{"unchanged for exactly the ttl", seen, at.Add(10 * time.Second), false},
+		{"unchanged a nanosecond past the ttl", seen, at.Add(10*time.Second + time.Nanosecond), true},
 		{"renewed since", events.Lease{State: events.LeaseHeld, Revision: 5, TTL: 10 * time.Second}, at.Add(time.Hour), false},
 		{"released", events.Lease{State: events.LeaseReleased, Revision: 4, TTL: 10 * time.Second}, at.Add(time.Hour), false},
 	} {
 		require.Equal(t, tc.stale, events.LeaseStale(seen, at, tc.cur, tc.now), tc.name)
 	}
+}
+
+// TestInputDigestIsPinned pins the policy-input digest of fixed inputs as
+// literals. The digest is wire format: every recorded decision carries
+// one and replay --verify recomputes it, so renaming a key of the digest
+// input (or of the policy types it encodes) must fail here, not only
+// disagree with logs already written.
+func TestInputDigestIsPinned(t *testing.T) {
+	lane := policy.LanePolicy{
+		ID:       "review#2",
+		Attempts: []policy.AttemptPolicy{},
+		Fallback: policy.FallbackPolicy{On: []policy.Outcome{policy.OutcomeUsageExhausted}},
+	}
+	state := policy.LaneState{
+		Events:          []policy.Event{{AttemptIndex: 0, Status: policy.OutcomeUsageExhausted}},
+		ExhaustedGroups: []policy.Provider{policy.Codex},
+		Access:          policy.ReadOnly,
+	}
+	const canonical = `{"lane":{"id":"review#2","attempts":[],"fallback":{"on":["usage-exhausted"]}},` +
+		`"state":{"events":[{"attemptIndex":0,"status":"usage-exhausted"}],"exhaustedGroups":["codex"],"access":"read-only"}}`
+	got, err := events.InputDigest(lane, state)
+	require.NoError(t, err)
+	require.Equal(t, events.Digest([]byte(canonical)), got, "the digest is of exactly this JSON")
+	require.Equal(t, "sha256:861b1b85fed4181fd84a56e1acc9b562b87f660becae3dd255601704fcc43a7f", got)
+
+	sample, err := events.InputDigest(eventstest.SampleLane, policy.LaneState{Access: policy.ReadOnly, ExhaustedGroups: []policy.Provider{}})
+	require.NoError(t, err)
+	require.Equal(t, "sha256:56ab4a2a5cb316d814cbc6294f6af47a1e5e8901b9f14dfcd08841756b7c5806", sample, "a lane with a full attempt policy")
 }

@@ -19,7 +19,13 @@ func TestMermaidGolden(t *testing.T) {
 	got := machines.Mermaid()
 	path := filepath.Join("testdata", "lane.mmd")
 	if *update {
+		// A rewrite that changes the file fails, so a blanket -update
+		// cannot pass a regression silently.
+		if old, err := os.ReadFile(path); err == nil && string(old) == got {
+			return
+		}
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		t.Errorf("updated golden %s; review the diff and rerun without -update", path)
 		return
 	}
 	want, err := os.ReadFile(path)

@@ -121,15 +121,15 @@ func TestClaudeQuota(t *testing.T) {
 		"You've hit your org's monthly usage limit", "You're out of usage credits",
 	} {
 		rows = append(rows,
-			quotaCase{name: d + " alone", stdout: jsonl(t, claudeResultLine(d, 429, nil)), exit: 1, want: claudeQuotaCode},
-			quotaCase{name: d + " with reset tail", stdout: jsonl(t, claudeResultLine(d+" · resets 4pm (America/New_York)", 429, nil)), exit: 1, want: claudeQuotaCode},
+			quotaCase{name: d + " alone", stdout: jsonl(t, claudeResultLine(d, 429, nil)), exit: 1, want: "claude_usage_limit_exceeded"},
+			quotaCase{name: d + " with reset tail", stdout: jsonl(t, claudeResultLine(d+" · resets 4pm (America/New_York)", 429, nil)), exit: 1, want: "claude_usage_limit_exceeded"},
 		)
 	}
 	success := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "ok", "session_id": "s1"}
 	rows = append(rows,
-		quotaCase{name: "typographic apostrophe", stdout: jsonl(t, claudeResultLine("You\u2019ve hit your weekly limit · resets Jul 31, 2am (UTC)", 429, nil)), exit: 1, want: claudeQuotaCode},
-		quotaCase{name: "array form", stdout: "[" + strings.TrimSpace(jsonl(t, claudeResultLine("You've hit your limit", 429, nil))) + "]", exit: 1, want: claudeQuotaCode},
-		quotaCase{name: "behind a malformed line", stdout: jsonl(t, "not json", claudeResultLine("You've hit your limit", 429, nil)), exit: 1, want: claudeQuotaCode},
+		quotaCase{name: "typographic apostrophe", stdout: jsonl(t, claudeResultLine("You\u2019ve hit your weekly limit · resets Jul 31, 2am (UTC)", 429, nil)), exit: 1, want: "claude_usage_limit_exceeded"},
+		quotaCase{name: "array form", stdout: "[" + strings.TrimSpace(jsonl(t, claudeResultLine("You've hit your limit", 429, nil))) + "]", exit: 1, want: "claude_usage_limit_exceeded"},
+		quotaCase{name: "behind a malformed line", stdout: jsonl(t, "not json", claudeResultLine("You've hit your limit", 429, nil)), exit: 1, want: "claude_usage_limit_exceeded"},
 		quotaCase{name: "bare 429", stdout: jsonl(t, claudeResultLine("API Error: 429 rate_limit_error", 429, nil)), exit: 1},
 		quotaCase{name: "429 as a string", stdout: jsonl(t, claudeResultLine("You've hit your limit", "429", nil)), exit: 1},
 		quotaCase{name: "other status", stdout: jsonl(t, claudeResultLine("You've hit your limit", 403, nil)), exit: 1},
@@ -163,15 +163,15 @@ func TestCodexQuota(t *testing.T) {
 	msg := map[string]any{"type": "item.completed", "item": map[string]any{"type": "agent_message", "text": "You've hit your usage limit."}}
 	done := map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": 1}}
 	rows := []quotaCase{
-		{name: "usage limit", stdout: stream(failed("You've hit your usage limit. Try again later.")), exit: 1, want: codexQuotaCode},
-		{name: "usage limit ends the message", stdout: stream(errEvent("You've hit your usage limit")), exit: 1, want: codexQuotaCode},
-		{name: "usage limit for a named model", stdout: stream(failed("You've hit your usage limit for GPT-5.3-Codex-Spark. Switch to another model now, or try again later.")), exit: 1, want: codexQuotaCode},
-		{name: "workspace credits", stdout: stream(failed("Your workspace is out of credits. Ask your workspace owner to refill in order to continue.")), exit: 1, want: codexQuotaCode},
-		{name: "spend cap", stdout: stream(failed("You hit your spend cap set by the owner of your workspace. Ask an owner to increase your spend cap to continue.")), exit: 1, want: codexQuotaCode},
-		{name: "api quota", stdout: stream(failed("Quota exceeded. Check your plan and billing details.")), exit: 1, want: codexQuotaCode},
-		{name: "retry wrapper", stdout: stream(failed("stream disconnected after retries: You've hit your usage limit. Try again at 3:04 PM.")), exit: 1, want: codexQuotaCode},
-		{name: "at a clean exit", stdout: stream(failed("You've hit your usage limit.")), exit: 0, want: codexQuotaCode},
-		{name: "typographic apostrophe", stdout: stream(failed("You\u2019ve hit your usage limit. Try again later.")), exit: 1, want: codexQuotaCode},
+		{name: "usage limit", stdout: stream(failed("You've hit your usage limit. Try again later.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "usage limit ends the message", stdout: stream(errEvent("You've hit your usage limit")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "usage limit for a named model", stdout: stream(failed("You've hit your usage limit for GPT-5.3-Codex-Spark. Switch to another model now, or try again later.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "workspace credits", stdout: stream(failed("Your workspace is out of credits. Ask your workspace owner to refill in order to continue.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "spend cap", stdout: stream(failed("You hit your spend cap set by the owner of your workspace. Ask an owner to increase your spend cap to continue.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "api quota", stdout: stream(failed("Quota exceeded. Check your plan and billing details.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "retry wrapper", stdout: stream(failed("stream disconnected after retries: You've hit your usage limit. Try again at 3:04 PM.")), exit: 1, want: "codex_usage_limit_exceeded"},
+		{name: "at a clean exit", stdout: stream(failed("You've hit your usage limit.")), exit: 0, want: "codex_usage_limit_exceeded"},
+		{name: "typographic apostrophe", stdout: stream(failed("You\u2019ve hit your usage limit. Try again later.")), exit: 1, want: "codex_usage_limit_exceeded"},
 		{name: "unproven wrapper", stdout: stream(failed("Authentication required: You've hit your usage limit.")), exit: 1},
 		{name: "rate limit wrapper", stdout: stream(failed("rate limit: You've hit your usage limit.")), exit: 1},
 		{name: "entitlement", stdout: stream(failed("To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.")), exit: 1},
@@ -195,9 +195,9 @@ func TestGrokQuota(t *testing.T) {
 	}
 	success := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "ok", "session_id": "g"}
 	rows := []quotaCase{
-		{name: "canonical", stdout: jsonl(t, result("error_during_execution", true, canonical)), exit: 1, want: grokQuotaCode},
-		{name: "among other errors", stdout: jsonl(t, result("error_during_execution", true, "retrying", canonical)), exit: 1, want: grokQuotaCode},
-		{name: "at a clean exit", stdout: jsonl(t, result("error_during_execution", true, canonical)), want: grokQuotaCode},
+		{name: "canonical", stdout: jsonl(t, result("error_during_execution", true, canonical)), exit: 1, want: "grok_free_usage_exhausted"},
+		{name: "among other errors", stdout: jsonl(t, result("error_during_execution", true, "retrying", canonical)), exit: 1, want: "grok_free_usage_exhausted"},
+		{name: "at a clean exit", stdout: jsonl(t, result("error_during_execution", true, canonical)), want: "grok_free_usage_exhausted"},
 		{name: "truncated sentence", stdout: jsonl(t, result("error_during_execution", true, "You\u2019ve reached your free Grok Build usage limit for now.")), exit: 1},
 		{name: "extra text", stdout: jsonl(t, result("error_during_execution", true, canonical+" (429)")), exit: 1},
 		{name: "other subtype", stdout: jsonl(t, result("error_max_turns", true, canonical)), exit: 1},
@@ -216,12 +216,12 @@ func TestDevinQuota(t *testing.T) {
 	delivered := `{"schema_version":"ATIF-v1.7","steps":[{"source":"agent","message":"Done.","tool_calls":[]}]}`
 	pending := `{"schema_version":"ATIF-v1.7","steps":[{"source":"agent","message":"Working","tool_calls":[{"function_name":"exec"}]}]}`
 	rows := []quotaCase{
-		{name: "prefixed monthly", stderr: "Error: Quota exhausted: " + monthly + "\n", exit: 1, want: devinQuotaCode},
-		{name: "bare monthly", stderr: "Error: " + monthly + "\n", exit: 1, want: devinQuotaCode},
-		{name: "bare organization", stderr: "Error: " + org + "\n", exit: 1, want: devinQuotaCode},
-		{name: "prefixed exhausted", stderr: "Error: Quota exhausted: usage quota has been exhausted\n", exit: 1, want: devinQuotaCode},
-		{name: "styled CRLF frame among warnings", stderr: "warning: slow network\n\x1b[31mError: " + monthly + "\x1b[0m\r\n", exit: 2, want: devinQuotaCode},
-		{name: "pending export does not veto", stderr: "Error: " + monthly + "\n", export: pending, exit: 1, want: devinQuotaCode},
+		{name: "prefixed monthly", stderr: "Error: Quota exhausted: " + monthly + "\n", exit: 1, want: "devin_quota_exhausted"},
+		{name: "bare monthly", stderr: "Error: " + monthly + "\n", exit: 1, want: "devin_quota_exhausted"},
+		{name: "bare organization", stderr: "Error: " + org + "\n", exit: 1, want: "devin_quota_exhausted"},
+		{name: "prefixed exhausted", stderr: "Error: Quota exhausted: usage quota has been exhausted\n", exit: 1, want: "devin_quota_exhausted"},
+		{name: "styled CRLF frame among warnings", stderr: "warning: slow network\n\x1b[31mError: " + monthly + "\x1b[0m\r\n", exit: 2, want: "devin_quota_exhausted"},
+		{name: "pending export does not veto", stderr: "Error: " + monthly + "\n", export: pending, exit: 1, want: "devin_quota_exhausted"},
 		{name: "clean exit", stderr: "Error: " + monthly + "\n"},
 		{name: "signal", stderr: "Error: " + monthly + "\n", exit: signalled},
 		{name: "two frames", stderr: "Error: " + monthly + "\nError: " + monthly + "\n", exit: 1},
@@ -242,11 +242,11 @@ func TestCursorQuota(t *testing.T) {
 	success := `{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"c"}` + "\n"
 	errored := `{"type":"result","subtype":"error","is_error":true,"result":"You've hit your usage limit","session_id":"c"}` + "\n"
 	rows := []quotaCase{
-		{name: "frame alone", stderr: "ActionRequiredError: You've hit your usage limit\n", exit: 1, want: cursorQuotaCode},
-		{name: "frame with period", stderr: "ActionRequiredError: You've hit your usage limit. Upgrade to Pro.\n", exit: 1, want: cursorQuotaCode},
-		{name: "frame with details", stderr: "ActionRequiredError: You've hit your usage limit Get Cursor Pro\nspendLimitHit: false\n", exit: 1, want: cursorQuotaCode},
-		{name: "styled CRLF", stderr: "\x1b[1;31mActionRequiredError: You've hit your usage limit\x1b[0m\r\n", exit: 1, want: cursorQuotaCode},
-		{name: "errored envelope is no channel", stdout: errored, stderr: "ActionRequiredError: You've hit your usage limit\n", exit: 1, want: cursorQuotaCode},
+		{name: "frame alone", stderr: "ActionRequiredError: You've hit your usage limit\n", exit: 1, want: "cursor_usage_limit_exceeded"},
+		{name: "frame with period", stderr: "ActionRequiredError: You've hit your usage limit. Upgrade to Pro.\n", exit: 1, want: "cursor_usage_limit_exceeded"},
+		{name: "frame with details", stderr: "ActionRequiredError: You've hit your usage limit Get Cursor Pro\nspendLimitHit: false\n", exit: 1, want: "cursor_usage_limit_exceeded"},
+		{name: "styled CRLF", stderr: "\x1b[1;31mActionRequiredError: You've hit your usage limit\x1b[0m\r\n", exit: 1, want: "cursor_usage_limit_exceeded"},
+		{name: "errored envelope is no channel", stdout: errored, stderr: "ActionRequiredError: You've hit your usage limit\n", exit: 1, want: "cursor_usage_limit_exceeded"},
 		{name: "plain Error class", stderr: "Error: You've hit your usage limit\n", exit: 1},
 		{name: "other class", stderr: "RetriableError: You've hit your usage limit\n", exit: 1},
 		{name: "two frames", stderr: "ActionRequiredError: You've hit your usage limit\nConnectError: reset\n", exit: 1},
@@ -274,9 +274,9 @@ func TestGeminiQuota(t *testing.T) {
 		return string(raw) + "\n"
 	}
 	rows := []quotaCase{
-		{name: "daily quota", stdout: result("TerminalQuotaError", "You have exhausted your daily quota on this model."), exit: 1, want: geminiQuotaCode},
-		{name: "wrapped daily quota", stdout: result("TerminalQuotaError", "[API Error: You have exhausted your daily quota on this model.]"), exit: 1, want: geminiQuotaCode},
-		{name: "plan quota on stderr", stderr: stderrObject("TerminalQuotaError", "You exceeded your current quota, please check your plan and billing details. More at https://ai.google.dev."), exit: 173, want: geminiQuotaCode},
+		{name: "daily quota", stdout: result("TerminalQuotaError", "You have exhausted your daily quota on this model."), exit: 1, want: "gemini_terminal_quota_exhausted"},
+		{name: "wrapped daily quota", stdout: result("TerminalQuotaError", "[API Error: You have exhausted your daily quota on this model.]"), exit: 1, want: "gemini_terminal_quota_exhausted"},
+		{name: "plan quota on stderr", stderr: stderrObject("TerminalQuotaError", "You exceeded your current quota, please check your plan and billing details. More at https://ai.google.dev."), exit: 173, want: "gemini_terminal_quota_exhausted"},
 		{name: "capacity is not account quota", stdout: result("TerminalQuotaError", "You have exhausted your capacity on this model."), exit: 1},
 		{name: "quota metric text", stdout: result("TerminalQuotaError", "Quota exceeded for quota metric 'Generate Content API requests per day'"), exit: 1},
 		{name: "retryable class", stdout: result("RetryableQuotaError", "You exceeded your current quota, please check your plan and billing details."), exit: 1},

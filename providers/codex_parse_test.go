@@ -14,7 +14,7 @@ func TestParseCodex(t *testing.T) {
 	const final = "README.md"
 	pinned := policy.EvidencePinnedArgv
 	exhausted := func(name string) parseCase {
-		return parseCase{name: name, exit: 1, status: policy.StatusUsageExhausted, quota: codexQuotaCode, session: thread,
+		return parseCase{name: name, exit: 1, status: policy.StatusUsageExhausted, quota: "codex_usage_limit_exceeded", session: thread,
 			protocol: "", terminal: ""}
 	}
 	failed := func(name, terminal string) parseCase {
@@ -51,7 +51,7 @@ func TestParseCodex(t *testing.T) {
 		failed("unauthenticated", "401 Unauthorized"),
 		failed("bad-model", "404"),
 		failed("rollout-budget", "rollout token budget"),
-		{name: "usage limit at a clean exit", fixture: "usage-exhausted", status: policy.StatusUsageExhausted, quota: codexQuotaCode,
+		{name: "usage limit at a clean exit", fixture: "usage-exhausted", status: policy.StatusUsageExhausted, quota: "codex_usage_limit_exceeded",
 			session: thread, terminal: "hit your usage",
 			check: func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }},
 		{name: "failed turn at a clean exit", fixture: "bad-model", status: policy.StatusChildFailed, session: thread, terminal: "404"},

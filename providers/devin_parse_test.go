@@ -42,9 +42,9 @@ func TestParseDevin(t *testing.T) {
 				require.Nil(t, p.ToolDenial.Tool)
 				require.Nil(t, p.ToolDenial.RequestedAction)
 			}},
-		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: devinQuotaCode, protocol: "did not write"},
-		{name: "org-limit", exit: 1, status: policy.StatusUsageExhausted, quota: devinQuotaCode, protocol: "did not write"},
-		{name: "bare-sentence", exit: 1, status: policy.StatusUsageExhausted, quota: devinQuotaCode, protocol: "did not write"},
+		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: "devin_quota_exhausted", protocol: "did not write"},
+		{name: "org-limit", exit: 1, status: policy.StatusUsageExhausted, quota: "devin_quota_exhausted", protocol: "did not write"},
+		{name: "bare-sentence", exit: 1, status: policy.StatusUsageExhausted, quota: "devin_quota_exhausted", protocol: "did not write"},
 		notQuota("two-frames"),
 		notQuota("unproven-detail"),
 		notQuota("nested"),

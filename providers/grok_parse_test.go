@@ -37,8 +37,8 @@ func TestParseGrok(t *testing.T) {
 				require.Contains(t, c.Error.Message, `requested model "grok-4.7" was not reported by grok`)
 			}},
 		{name: "other-model", status: policy.StatusMalformedOutput, success: true, final: final, session: session, reported: "grok-3"},
-		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: grokQuotaCode, session: session, terminal: "SuperGrok"},
-		{name: "usage-exhausted-ascii", exit: 1, status: policy.StatusUsageExhausted, quota: grokQuotaCode, session: session, terminal: "SuperGrok"},
+		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: "grok_free_usage_exhausted", session: session, terminal: "SuperGrok"},
+		{name: "usage-exhausted-ascii", exit: 1, status: policy.StatusUsageExhausted, quota: "grok_free_usage_exhausted", session: session, terminal: "SuperGrok"},
 		{name: "free-usage-prefix-only", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "free Grok Build"},
 		{name: "free-usage-wrong-subtype", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "SuperGrok"},
 		{name: "team-credits-403", exit: 1, status: policy.StatusChildFailed, terminal: "403 Forbidden"},

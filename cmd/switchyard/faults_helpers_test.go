@@ -281,6 +281,7 @@ func (w *faultWorld) cli(limit time.Duration, args ...string) (int, string, stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	noRaceReport(w.t, args, stderr.String())
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

@@ -36,7 +36,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "switchyard")
-	build := exec.Command("go", "build", "-o", binPath, "-ldflags", "-X main.version=test", ".")
+	// The end-to-end, golden and crash tests drive this binary: under
+	// -race it is built with the race detector too, so a race in serve,
+	// worker or run is caught where it happens.
+	args := []string{"build", "-o", binPath, "-ldflags", "-X main.version=test"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build switchyard: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -48,6 +55,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
+
+// noRaceReport fails the test when a race-built switchyard reported a data
+// race on stderr. Such a process also exits 66, but only when it exits by
+// itself: one stopped by a signal, or a test that ignores the exit code,
+// would not show it.
+func noRaceReport(t *testing.T, args []string, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("switchyard %q reported a data race:\n%s", args, stderr)
+	}
 }
 
 // result is one run of the binary.
@@ -74,6 +92,7 @@ func runBinary(t *testing.T, args ...string) result {
 	case err != nil:
 		t.Fatalf("run switchyard %q: %v", args, err)
 	}
+	noRaceReport(t, args, stderr.String())
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -103,12 +122,25 @@ func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name+".golden")
 	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		updateGolden(t, path, got)
 		return
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "missing golden file; run go test ./cmd/switchyard -update")
 	require.Equal(t, string(want), got, "output differs from %s (refresh with -update if intended)", path)
+}
+
+// updateGolden writes got to path under -update. A rewrite that changes
+// the file fails the test, so a blanket -update cannot pass a regression
+// silently: review the diff, then rerun without -update.
+func updateGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if old, err := os.ReadFile(path); err == nil && string(old) == got {
+		return
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	t.Errorf("updated golden %s; review the diff and rerun without -update", path)
 }
 
 // TestRunInProcess covers run's own error mapping without the binary.

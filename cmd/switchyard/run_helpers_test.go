@@ -97,6 +97,7 @@ func (s *engineSandbox) run(t *testing.T, limit time.Duration, args ...string) r
 	case err != nil:
 		t.Fatalf("run switchyard %q: %v", args, err)
 	}
+	noRaceReport(t, args, stderr.String())
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -163,6 +164,8 @@ func (p *bgProcess) stop(t *testing.T) int {
 			t.Errorf("switchyard %q ignored SIGTERM for 10s\nstdout:\n%s\nstderr:\n%s", p.cmd.Args[1:], out, errOut)
 		}
 	}
+	_, errOut := p.output()
+	noRaceReport(t, p.cmd.Args[1:], errOut)
 	var ee *exec.ExitError
 	if errors.As(p.err, &ee) {
 		return ee.ExitCode()

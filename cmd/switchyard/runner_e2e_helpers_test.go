@@ -514,8 +514,7 @@ func checkRunnerGolden(t *testing.T, provider policy.Provider, name, got string)
 	t.Helper()
 	path := filepath.Join(runnerGoldenDir, string(provider), name+".golden")
 	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		updateGolden(t, path, got)
 		return
 	}
 	want, err := os.ReadFile(path)
