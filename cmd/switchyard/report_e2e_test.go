@@ -72,7 +72,7 @@ func TestReportPrintsTheRunReportAgain(t *testing.T) {
 
 	bad := s.run(t, 30*time.Second, "report", "--data-dir", s.data, "--run", "nosuch")
 	require.Equal(t, 64, bad.code, bad.stderr)
-	require.Contains(t, bad.stderr, `no run "nosuch"`)
+	require.Contains(t, bad.stderr, `--run nosuch: no run matches "nosuch"`)
 }
 
 // TestRunFailIfUndelivered: a run whose only lane exhausts its chain exits
