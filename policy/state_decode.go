@@ -394,30 +394,24 @@ func stateObjectOf(raw json.RawMessage, path string, allowed []string) (*stateOb
 	if k := stateKind(raw); k != "an object" {
 		return nil, Usagef("%s: must be a JSON object, got %s", path, k)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
+	members, err := ObjectMembers(raw, allowed)
+	var je *JSONError
+	if errors.As(err, &je) {
+		switch je.Fault {
+		case JSONUnknownKey:
+			return nil, Usagef("%s: unknown key %q", path, je.Key)
+		case JSONDuplicateKey:
+			return nil, Usagef("%s: duplicate key %q", path, je.Key)
+		case JSONSyntax, JSONBadValue:
+			return nil, Usagef("%s: not valid JSON: %v", path, je.Err)
+		}
+	}
+	if err != nil {
+		// raw is one value of an already valid document, so a non-object
+		// or trailing data cannot reach here; refuse it all the same.
 		return nil, Usagef("%s: not valid JSON: %v", path, err)
 	}
-	o := &stateObject{path: path, members: map[string]json.RawMessage{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, Usagef("%s: not valid JSON: %v", path, err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, Usagef("%s: not valid JSON: %v", path, err)
-		}
-		if !slices.Contains(allowed, key) {
-			return nil, Usagef("%s: unknown key %q", path, key)
-		}
-		if _, dup := o.members[key]; dup {
-			return nil, Usagef("%s: duplicate key %q", path, key)
-		}
-		o.members[key] = v
-	}
-	return o, nil
+	return &stateObject{path: path, members: members}, nil
 }
 
 // child names a member: "state events" at the top, "….inspection" below.
