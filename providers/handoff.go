@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -171,44 +170,22 @@ func decodeHandoff(payload []byte) (*policy.ReceiptHandoff, error) {
 // strictMembers decodes one JSON object: only handoffKeys, no duplicates,
 // no trailing data.
 func strictMembers(payload []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, errors.New("not JSON")
+	members, err := policy.ObjectMembers(payload, handoffKeys)
+	var je *policy.JSONError
+	if !errors.As(err, &je) {
+		return members, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	switch je.Fault {
+	case policy.JSONNotObject:
 		return nil, errors.New("not a JSON object")
-	}
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, errors.New("not JSON")
-		}
-		key, _ := tok.(string)
-		known := false
-		for _, k := range handoffKeys {
-			known = known || k == key
-		}
-		if !known {
-			return nil, fmt.Errorf("unknown member %q", CapText(key, 100))
-		}
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("duplicate member %q", key)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, errors.New("not JSON")
-		}
-		out[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, errors.New("not JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	case policy.JSONUnknownKey:
+		return nil, fmt.Errorf("unknown member %q", CapText(je.Key, 100))
+	case policy.JSONDuplicateKey:
+		return nil, fmt.Errorf("duplicate member %q", je.Key)
+	case policy.JSONTrailingData:
 		return nil, errors.New("trailing data after the JSON object")
 	}
-	return out, nil
+	return nil, errors.New("not JSON")
 }
 
 func boundedMember(members map[string]json.RawMessage, key string, max int) (string, error) {
