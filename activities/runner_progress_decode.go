@@ -18,12 +18,11 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // unknown key at any level, closed vocabularies, valid timestamps and
 // non-negative counts. Nothing from a rejected file is ever echoed.
 func decodeSnapshot(b []byte) (*snapshot, error) {
-	if err := exactKeys(b, "schemaVersion", "kind", "seq", "updatedAt", "phase", "attemptId", "provider",
-		"runner", "child", "retryWait", "activity", "cancellation", "childSettled", "terminal", "receiptRef"); err != nil {
+	top, err := exactKeys(b, "schemaVersion", "kind", "seq", "updatedAt", "phase", "attemptId", "provider",
+		"runner", "child", "retryWait", "activity", "cancellation", "childSettled", "terminal", "receiptRef")
+	if err != nil {
 		return nil, err
 	}
-	var top map[string]json.RawMessage
-	json.Unmarshal(b, &top)
 	nested := []struct {
 		key  string
 		keys []string
@@ -36,18 +35,21 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 		{"terminal", []string{"at", "receiptWritten"}},
 		{"receiptRef", []string{"dev", "ino"}},
 	}
+	var req map[string]json.RawMessage
 	for _, n := range nested {
 		if string(top[n.key]) == "null" && n.key != "runner" && n.key != "activity" && n.key != "cancellation" {
 			continue
 		}
-		if err := exactKeys(top[n.key], n.keys...); err != nil {
+		m, err := exactKeys(top[n.key], n.keys...)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.key, err)
 		}
+		if n.key == "cancellation" {
+			req = m
+		}
 	}
-	var req map[string]json.RawMessage
-	json.Unmarshal(top["cancellation"], &req)
 	if string(req["requested"]) != "null" {
-		if err := exactKeys(req["requested"], "signal", "at"); err != nil {
+		if _, err := exactKeys(req["requested"], "signal", "at"); err != nil {
 			return nil, err
 		}
 	}
@@ -98,19 +100,26 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 	return &s, nil
 }
 
-// exactKeys requires b to be a JSON object with exactly the given keys.
-func exactKeys(b []byte, keys ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		return errors.New("not a JSON object")
-	}
-	if len(m) != len(keys) {
-		return errors.New("unexpected or missing keys")
+// exactKeys requires b to be one JSON object with exactly the given keys,
+// each once, and returns its members. Every object of a snapshot passes
+// through it, so the struct decode after it never sees a repeated key
+// (encoding/json would let the last one silently win). Only the snapshot's
+// own key names are ever echoed.
+func exactKeys(b []byte, keys ...string) (map[string]json.RawMessage, error) {
+	m, err := policy.ObjectMembers(b, keys)
+	var je *policy.JSONError
+	switch {
+	case errors.As(err, &je) && je.Fault == policy.JSONUnknownKey:
+		return nil, errors.New("unexpected or missing keys")
+	case errors.As(err, &je) && je.Fault == policy.JSONDuplicateKey:
+		return nil, fmt.Errorf("duplicate key %s", je.Key)
+	case err != nil:
+		return nil, errors.New("not a JSON object")
 	}
 	for _, k := range keys {
 		if _, ok := m[k]; !ok {
-			return fmt.Errorf("missing key %s", k)
+			return nil, fmt.Errorf("missing key %s", k)
 		}
 	}
-	return nil
+	return m, nil
 }
