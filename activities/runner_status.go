@@ -118,17 +118,21 @@ func receiptStatus(path string, ref *fileRef) (status policy.ReceiptStatus, exis
 	if why != "" {
 		return "", why != "missing"
 	}
-	var head struct {
-		SchemaVersion json.RawMessage `json:"schemaVersion"`
-		Status        string          `json:"status"`
-	}
-	if json.Unmarshal(b, &head) != nil {
+	// Only the header decides, but strictly: one object, each key once and
+	// spelled exactly (encoding/json alone would let a repeated or
+	// differently-cased "status" win).
+	m, err := policy.ObjectMembers(b, nil)
+	if err != nil {
 		return "", true
 	}
-	v := string(head.SchemaVersion)
-	if (v == "1" || v == "2") && policy.ReceiptStatus(head.Status).Valid() &&
-		(v == "2" || head.Status != string(policy.StatusNeedsParentOperation)) {
-		return policy.ReceiptStatus(head.Status), true
+	var st string
+	if json.Unmarshal(m["status"], &st) != nil {
+		return "", true
+	}
+	v := string(m["schemaVersion"])
+	if (v == "1" || v == "2") && policy.ReceiptStatus(st).Valid() &&
+		(v == "2" || st != string(policy.StatusNeedsParentOperation)) {
+		return policy.ReceiptStatus(st), true
 	}
 	return "", true
 }

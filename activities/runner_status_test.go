@@ -213,6 +213,12 @@ func TestStatusLaneKinds(t *testing.T) {
 			require.NoError(t, os.WriteFile(other, []byte(`{"schemaVersion":2,"status":"complete"}`), 0o600))
 			require.NoError(t, os.Rename(other, rcpt))
 		}, "active", "", nil},
+		{"receipt repeats its status", func(t *testing.T, _, rcpt string) {
+			require.NoError(t, os.WriteFile(rcpt, []byte(`{"schemaVersion":2,"status":"usage-exhausted","status":"complete"}`), 0o600))
+		}, "unknown", "not-started", nil},
+		{"receipt spells status in another case", func(t *testing.T, _, rcpt string) {
+			require.NoError(t, os.WriteFile(rcpt, []byte(`{"schemaVersion":2,"Status":"complete"}`), 0o600))
+		}, "unknown", "not-started", nil},
 		{"schema 1 cannot be needs-parent-operation", func(t *testing.T, _, rcpt string) {
 			require.NoError(t, os.WriteFile(rcpt, []byte(`{"schemaVersion":1,"status":"needs-parent-operation"}`), 0o600))
 		}, "unknown", "not-started", nil},
