@@ -9,8 +9,8 @@ export PATH := $(PATH):/usr/local/go/bin
 
 GO       ?= go
 # ./... skips directories named testdata; the simulated provider CLIs live
-# there and are tested too.
-PKGS     := ./... ./testdata/simcli/...
+# there, and so does the golden-file helper of the tests: both are tested too.
+PKGS     := ./... ./testdata/simcli/... ./testdata/golden
 GOFMT    ?= gofmt
 BIN      := bin/switchyard
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
@@ -116,35 +118,17 @@ func closed(c chan struct{}) bool {
 	}
 }
 
-// signalName names the signals the runner forwards or reports.
+// signalName names a signal as receipts and progress snapshots do
+// ("SIGTERM", "SIGKILL"): the system's name for it (unix.SignalName), or
+// SIG<number> for a number the system does not name. A signal that is not
+// a syscall.Signal counts as SIGTERM, the runner's cancellation.
 func signalName(s os.Signal) string {
 	sig, ok := s.(syscall.Signal)
 	if !ok {
 		return "SIGTERM"
 	}
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	case syscall.SIGBUS:
-		return "SIGBUS"
-	case syscall.SIGUSR1:
-		return "SIGUSR1"
-	case syscall.SIGUSR2:
-		return "SIGUSR2"
+	if name := unix.SignalName(sig); name != "" {
+		return name
 	}
 	return fmt.Sprintf("SIG%d", int(sig))
 }

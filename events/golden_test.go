@@ -3,28 +3,14 @@ package events_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
-
-// golden compares got with testdata/<name>, or writes it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		updateGolden(t, path, got)
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing; run: go test ./events -run %s -update", t.Name())
-	require.Equal(t, string(want), string(got), "output differs from %s; if the change is intended, run: go test ./events -run %s -update", path, t.Name())
-}
 
 func indent(t *testing.T, b []byte) []byte {
 	t.Helper()
@@ -44,7 +30,7 @@ func TestGoldenEnvelopes(t *testing.T) {
 			b, err := events.Encode(env)
 			require.NoError(t, err)
 			file := indent(t, b)
-			golden(t, "golden/"+string(typ)+".golden", file)
+			golden.Check(t, "testdata/golden/"+string(typ)+".golden", file)
 			got, err := events.Decode(file)
 			require.NoError(t, err)
 			require.Equal(t, env, got)
@@ -57,7 +43,7 @@ func TestGoldenJobAndReports(t *testing.T) {
 	b, err := events.EncodeJob(job)
 	require.NoError(t, err)
 	file := indent(t, b)
-	golden(t, "golden/job.golden", file)
+	golden.Check(t, "testdata/golden/job.golden", file)
 	gotJob, err := events.DecodeJob(file)
 	require.NoError(t, err)
 	job.Schema = events.JobSchemaVersion
@@ -68,7 +54,7 @@ func TestGoldenJobAndReports(t *testing.T) {
 		b, err := events.EncodeReport(r)
 		require.NoError(t, err)
 		file := indent(t, b)
-		golden(t, "golden/report-"+string(kind)+".golden", file)
+		golden.Check(t, "testdata/golden/report-"+string(kind)+".golden", file)
 		got, err := events.DecodeReport(file)
 		require.NoError(t, err)
 		r.Schema = events.JobSchemaVersion
@@ -107,17 +93,4 @@ func TestEnvelopeReportSeq(t *testing.T) {
 		env := events.NewEnvelope("R", 0, eventstest.T0, tc.p)
 		require.Equal(t, tc.want, env.ReportSeq(), "%T", tc.p)
 	}
-}
-
-// updateGolden writes got to path under -update. A rewrite that changes
-// the file fails the test, so a blanket -update cannot pass a regression
-// silently: review the diff, then rerun without -update.
-func updateGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, got) {
-		return
-	}
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, got, 0o644))
-	t.Errorf("updated golden %s; review the diff and rerun without -update", path)
 }

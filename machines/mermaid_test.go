@@ -1,8 +1,6 @@
 package machines_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,27 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
 
 // TestMermaidGolden compares the rendered lane diagram with
 // testdata/lane.mmd; go test ./machines -run TestMermaidGolden -update
 // rewrites it.
 func TestMermaidGolden(t *testing.T) {
-	got := machines.Mermaid()
-	path := filepath.Join("testdata", "lane.mmd")
-	if *update {
-		// A rewrite that changes the file fails, so a blanket -update
-		// cannot pass a regression silently.
-		if old, err := os.ReadFile(path); err == nil && string(old) == got {
-			return
-		}
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		t.Errorf("updated golden %s; review the diff and rerun without -update", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing; run: go test ./machines -run TestMermaidGolden -update")
-	assert.Equal(t, string(want), got, "diagram differs from %s; if the table changed on purpose, run: go test ./machines -run TestMermaidGolden -update", path)
+	golden.Check(t, "testdata/lane.mmd", machines.Mermaid())
 }
 
 // TestMermaidIsDeterministicAndComplete: repeated renders are identical and

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
 
 // Fixtures shared by the next, history, recovery and decode tests. Lanes
@@ -517,7 +519,7 @@ func TestNextGolden(t *testing.T) {
 			t.Parallel()
 			got, err := json.MarshalIndent(Next(tc.lane, tc.state, tc.fs), "", "  ")
 			require.NoError(t, err)
-			golden(t, "next/"+tc.golden+".golden", append(got, '\n'))
+			golden.Check(t, "testdata/next/"+tc.golden+".golden", append(got, '\n'))
 		})
 	}
 	want := []string{"launch", "continue", "parent-operation", "inspect"}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
 
 // fixtureReceiptPath is the receiptPath of every v2 fixture.
@@ -614,7 +616,7 @@ func TestNormalizeGolden(t *testing.T) {
 			require.Equal(t, tc.want, ev.Status)
 			out, err := json.MarshalIndent(ev, "", "  ")
 			require.NoError(t, err)
-			golden(t, "normalize/"+tc.name+".golden", append(out, '\n'))
+			golden.Check(t, "testdata/normalize/"+tc.name+".golden", append(out, '\n'))
 		})
 	}
 }

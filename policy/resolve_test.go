@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
 
 func resolveFull(t *testing.T, role string, parent Parent) *RolePolicy {
@@ -34,7 +36,7 @@ func TestResolveGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := json.MarshalIndent(resolveFull(t, tc.role, tc.parent), "", "  ")
 			require.NoError(t, err)
-			golden(t, "resolve/"+tc.name+".golden", append(got, '\n'))
+			golden.Check(t, "testdata/resolve/"+tc.name+".golden", append(got, '\n'))
 		})
 	}
 }

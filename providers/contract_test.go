@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 )
 
 // Fixed paths of the contract request; goldens show them as placeholders.
@@ -89,7 +90,7 @@ func TestContractGoldens(t *testing.T) {
 			got := renderContract(t, contractSpec(t, p))
 			require.NotContains(t, got, secretPrefix, "no planted value reaches a golden")
 			require.NotContains(t, got, "dev@example.com", "no user configuration beyond the HTTP/1 switch")
-			golden(t, string(p)+"/contract.golden", []byte(got))
+			golden.Check(t, "testdata/"+string(p)+"/contract.golden", got)
 		})
 	}
 }

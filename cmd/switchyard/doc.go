@@ -1,11 +1,47 @@
-// Command switchyard is the Switchyard command line: today it exposes the
-// policy boundary as `switchyard policy validate|resolve|next|normalize`, a
-// drop-in for the reference pstack-model-policy helper (same flags, exit
-// codes and JSON).
+// Command switchyard is the Switchyard command line. It runs lanes (fallback
+// chains of AI coding-agent CLI launches) as durable state machines on NATS
+// JetStream, deciding each lane's next step from a frozen model sheet.
 //
-// Every command prints JSON on stdout and exits 0 on success (including an
-// "unconfigured" role), 64 on a usage, state or history error ("error: <msg>"
-// and the help text on stderr), and 65 when the model sheet, the role or a
-// receipt is invalid ("invalid model sheet:" and one issue per line on
-// stderr). Run `switchyard policy --help` for the full contract.
+// Running work:
+//
+//	run        run one role of a model sheet to its final report (on an
+//	           embedded server, a "serve" of the data directory, or --nats)
+//	serve      the data directory's embedded JetStream server and the engine
+//	           that drives every run stored there, until stopped
+//	worker     execute attempts for some providers until stopped
+//	runner     launch one provider CLI attempt and write its schema 2
+//	           receipt; "runner status" reads progress snapshots
+//
+// Looking at runs:
+//
+//	status     runs and their lanes (--watch follows them)
+//	report     a run's report again, at any time
+//	history    a run's event log as the store holds it
+//	replay     recompute a run's decisions from its event log and check them
+//
+// The parent's answers to a lane that waits for it:
+//
+//	native     next (take a native job), report (record its host metadata)
+//	inspect    the verdict on a started writer lane (clear or unsafe)
+//	operation  done: the result of a lane's parent-operation handoff
+//	recover    the answer for an interrupted lane that may continue on the
+//	           same route
+//	cancel     cancel a lane, or a whole run
+//
+// Housekeeping and the rest:
+//
+//	prune      remove final runs' worktrees and attempt files (the event
+//	           log stays)
+//	policy     validate|resolve|next|normalize against a model sheet: a
+//	           drop-in for the reference pstack-model-policy helper (same
+//	           flags, exit codes and JSON)
+//	completion the shell completion script
+//
+// Exit codes shared by the commands: 0 success; 64 a usage error (bad or
+// missing option, unreadable input, no such run; "error: <msg>" on stderr);
+// 65 an invalid model sheet or role, or a rejected receipt; 1 anything else.
+// run adds 3 (--fail-if-undelivered and no lane delivered) and 130
+// (interrupted before the run was final); runner has its own table, one
+// code per receipt status. Each command's --help gives its flags, examples
+// and exact exit codes; README.md is the user's guide.
 package main

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -77,7 +77,7 @@ func reportCLIError(stderr io.Writer, path string, err error) error {
 // reportCLIError. c takes no positional arguments.
 func wireCommand(c *cobra.Command, stderr io.Writer) *cobra.Command {
 	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return reportCLIError(stderr, cmd.CommandPath(), flagError(cmd, err))
+		return reportCLIError(stderr, cmd.CommandPath(), flagError(err))
 	})
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
@@ -94,28 +94,26 @@ func wireCommand(c *cobra.Command, stderr io.Writer) *cobra.Command {
 	return c
 }
 
-// badFlagValue matches pflag's "invalid argument" errors.
-var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag: `)
-
 // flagError rewrites pflag's parse errors into the house form: the option,
-// its bad value and what it wants.
-func flagError(cmd *cobra.Command, err error) error {
-	m := badFlagValue.FindStringSubmatch(err.Error())
-	if m == nil {
+// its bad value and what it wants. A bad value arrives as pflag's typed
+// *InvalidValueError; every other parse error (unknown option, missing
+// value) keeps pflag's own words.
+func flagError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
 		return usagef("%s", err)
 	}
+	fl := bad.GetFlag()
 	want := "a valid value"
-	if fl := cmd.Flags().Lookup(m[2]); fl != nil {
-		switch fl.Value.Type() {
-		case "duration":
-			want = "a duration such as 90s, 20m or 1h30m"
-		case "int":
-			want = "a whole number"
-		case "bool":
-			want = "true or false"
-		}
+	switch fl.Value.Type() {
+	case "duration":
+		want = "a duration such as 90s, 20m or 1h30m"
+	case "int":
+		want = "a whole number"
+	case "bool":
+		want = "true or false"
 	}
-	return usagef("--%s %q: want %s", m[2], m[1], want)
+	return usagef("--%s %q: want %s", fl.Name, bad.GetValue(), want)
 }
 
 // groupCommand is a parent command (native, operation) that only routes:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the binary's output")
+	"github.com/switchyard-dev/switchyard/testdata/golden"
+)
 
 // binPath is the switchyard binary built once by TestMain.
 var binPath string
@@ -120,27 +119,7 @@ func (r result) render(args []string, tmp string) string {
 // the file under -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		updateGolden(t, path, got)
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./cmd/switchyard -update")
-	require.Equal(t, string(want), got, "output differs from %s (refresh with -update if intended)", path)
-}
-
-// updateGolden writes got to path under -update. A rewrite that changes
-// the file fails the test, so a blanket -update cannot pass a regression
-// silently: review the diff, then rerun without -update.
-func updateGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if old, err := os.ReadFile(path); err == nil && string(old) == got {
-		return
-	}
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	t.Errorf("updated golden %s; review the diff and rerun without -update", path)
+	golden.Check(t, "testdata/golden/"+name+".golden", got)
 }
 
 // TestRunInProcess covers run's own error mapping without the binary.

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
@@ -512,14 +513,7 @@ const runnerGoldenDir = "testdata/runner"
 // or rewrites it under -update.
 func checkRunnerGolden(t *testing.T, provider policy.Provider, name, got string) {
 	t.Helper()
-	path := filepath.Join(runnerGoldenDir, string(provider), name+".golden")
-	if *update {
-		updateGolden(t, path, got)
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./cmd/switchyard -run RunnerE2E -update")
-	require.Equal(t, string(want), got, "receipt differs from %s (refresh with -update if intended)", path)
+	golden.Check(t, runnerGoldenDir+"/"+string(provider)+"/"+name+".golden", got)
 }
 
 // renderRunnerGolden is a golden file: a note when the status is not what

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
+	"github.com/switchyard-dev/switchyard/testdata/golden"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
@@ -298,7 +299,7 @@ func TestRunnerGoldenFilesHaveCases(t *testing.T) {
 	for _, f := range files {
 		require.True(t, want[f], "golden file %s has no test case", f)
 	}
-	if !*update {
+	if !golden.Updating() {
 		require.Len(t, files, len(want), "every case has a golden file")
 	}
 }
