@@ -51,9 +51,11 @@ var e2eAPISpend = map[policy.Provider]string{
 }
 
 // e2eTimeout is the --timeout of the timeout cases: long enough for the
-// preflight and the workload to start under -race on two busy cores, short
-// enough to keep the file quick (the timeout lanes run concurrently).
-const e2eTimeout = "2"
+// preflight, the workload's start and the simulator's own start-up record
+// under -race on two cores at load 10 (2 s was not: the workload was
+// signalled before the simulator logged itself), short enough to keep the
+// file quick (the timeout lanes run concurrently).
+const e2eTimeout = "8"
 
 // e2eCases lists every provider × outcome. Fast cases run as parallel
 // subtests; slow ones (deadline, cancellation, Grok's retried preflight)
