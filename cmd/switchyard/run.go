@@ -64,6 +64,16 @@ parent it prints the exact command to run:
   a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
+A run waiting on a serve rides out a serve restart: it re-reads serve.json
+on every reconnect, so it finds a serve that came back on another port.
+
+Interrupted (Ctrl-C) after its run is final, run prints the report. Before,
+it says what it leaves: waiting on a serve, the run goes on there; a
+self-contained run stops its workers, whose running attempts get SIGTERM
+(each is recorded with a cancelled receipt, an outcome of failed, so that
+lane stops without falling back) while launched-but-unstarted attempts and
+lanes waiting for the parent stay as they are until a serve resumes the run.
+
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
 says); 64 usage error or unreadable input; 65 invalid sheet or role; 130
 interrupted before the run was final (the run stays stored; a serve resumes
