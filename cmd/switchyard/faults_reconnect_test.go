@@ -46,7 +46,8 @@ func startServeAnyPort(t *testing.T, w *faultWorld, name string) (*faultProc, st
 // port, then SIGKILLed again when half the lanes are final and restarted on
 // port 0 once more, which brings it back on its recorded port. It proves:
 // every run reaches run-final and every waiting run prints its final
-// report and exits 0; no execution is started twice (the simulated CLIs'
+// report and exits 0; a status --watch follows both moves and shows every
+// run final; no execution is started twice (the simulated CLIs'
 // invocation log) or recorded twice; replay --verify passes on every run;
 // each worker logs each loss and each recovery once and never a lease
 // renewal warning.
@@ -71,6 +72,10 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	// The test's own recorder follows the serve the same way the clients
 	// do, so it sees every acknowledged event across both moves.
 	h.c = connectFaultClient(t, url1, w.data, nats.SetCustomDialer(&dataDirDialer{dir: w.data, timeout: 2 * time.Second}))
+
+	// A status --watch of every run, found through the data directory too.
+	watch := w.start("status-watch", "status", "--watch", "--json", "--data-dir", w.data)
+	watch.waitOutput(t, "[", 30*time.Second)
 
 	var clis []*faultProc
 	for i := range runs {
@@ -129,6 +134,29 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 		require.True(t, rep.Final, p.name)
 		require.Equal(t, h.runs[i], rep.Run)
 	}
+
+	// status --watch followed both moves: it is still watching, and its
+	// latest run list has every run final.
+	allFinal := func() bool {
+		lines := strings.Split(strings.TrimSpace(watch.stdoutText()), "\n")
+		var list []engine.RunStatus
+		if json.Unmarshal([]byte(lines[len(lines)-1]), &list) != nil || len(list) != runs {
+			return false
+		}
+		for _, r := range list {
+			if !r.Final {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !allFinal() {
+		require.False(t, watch.exited(), "status --watch exited:\n%s", tail(watch.output(), 4000))
+		require.True(t, time.Now().Before(deadline), "status --watch never showed every run final:\n%s", tail(watch.output(), 4000))
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.False(t, watch.exited(), "status --watch still follows the serve")
 
 	c := checkCrashOutcome(t, h)
 	t.Logf("reconnect: runs=%d lanes=%d kills=%d executions=%d starts=%d events=%d double-launches=%d lost-events=%d duplicates=%d wall=%s phases{%s}",
