@@ -58,8 +58,13 @@ func builtinDataDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "switchyard"), nil
 }
 
-// isBuiltinDataDir reports whether abs is the built-in default directory.
+// isBuiltinDataDir reports whether abs is the built-in default directory
+// and SWITCHYARD_DATA_DIR is unset: only then may a printed command leave
+// --data-dir off (a shell with the variable set would go elsewhere).
 func isBuiltinDataDir(abs string) bool {
+	if os.Getenv(dataDirEnv) != "" {
+		return false
+	}
 	d, err := builtinDataDir()
 	if err != nil {
 		return false
