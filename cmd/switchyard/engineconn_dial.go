@@ -104,7 +104,10 @@ func (l *linkWatch) offline() bool {
 // linkOptions are the nats options that feed ev and watch.
 func linkOptions(ev linkEvents, watch *linkWatch) []nats.Option {
 	return []nats.Option{
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // our own Close at exit, not a loss
+			}
 			watch.setDown()
 			if ev.lost != nil {
 				ev.lost(err)

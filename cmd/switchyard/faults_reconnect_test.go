@@ -122,6 +122,7 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	h.c.waitUntil(limit, "every run final", func(v *faultView) bool { return v.final(h.runs...) })
 
 	// Every waiting run saw its run through and printed the report.
+	sawBoth := 0
 	for i, p := range clis {
 		select {
 		case <-p.done:
@@ -133,7 +134,18 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(p.stdoutText()), &rep), "%s --json report:\n%s", p.name, tail(p.output(), 4000))
 		require.True(t, rep.Final, p.name)
 		require.Equal(t, h.runs[i], rep.Run)
+		// It said each loss and each recovery at most once per kill (a
+		// run final before kill 2 saw only kill 1), and its own Close at
+		// exit is no loss.
+		lost := strings.Count(p.output(), "switchyard run: lost the connection to the server")
+		back := strings.Count(p.output(), "switchyard run: reconnected; following the run again")
+		require.LessOrEqual(t, lost, 2, "%s:\n%s", p.name, tail(p.output(), 4000))
+		require.LessOrEqual(t, back, lost, "%s:\n%s", p.name, tail(p.output(), 4000))
+		if lost == 2 && back == 2 {
+			sawBoth++
+		}
 	}
+	require.NotZero(t, sawBoth, "a run waiting across both kills said each loss and recovery once")
 
 	// status --watch followed both moves: it is still watching, and its
 	// latest run list has every run final.
@@ -169,8 +181,11 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	require.NotZero(t, c.Phases.Running, "a kill landed while attempts ran")
 
 	// The workers said each loss and each recovery once, and nothing per
-	// lease per beat.
+	// lease per beat; stopping one is no loss either.
 	for _, p := range workers {
+		code, err := p.term(30 * time.Second)
+		require.NoError(t, err)
+		require.Zero(t, code, "%s:\n%s", p.name, tail(p.output(), 4000))
 		out := p.output()
 		require.Equal(t, 2, strings.Count(out, "lost the connection to the server"), "%s:\n%s", p.name, tail(out, 6000))
 		require.Equal(t, 2, strings.Count(out, "connection to the server is back"), "%s:\n%s", p.name, tail(out, 6000))
