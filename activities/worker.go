@@ -84,6 +84,12 @@ type WorkerConfig struct {
 	Now func() time.Time
 	// Logger receives the worker's log. Default slog.Default().
 	Logger *slog.Logger
+	// Offline, when set, reports whether the connection to the server is
+	// known to be down (or has only just come back). Failures the worker
+	// retries are then logged at debug level instead of as a warning per
+	// lease per beat: whoever watches the connection logs its loss once
+	// and its recovery once. Default: every such failure is a warning.
+	Offline func() bool
 	// RunnerConfig, when set, returns the runner configuration for a job
 	// (tests shorten grace periods with it). The worker always supplies
 	// Signals, and Env, Now, Stdout and Stderr when they are unset.
@@ -283,7 +289,7 @@ func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsum
 				w.log.Warn("malformed job removed", "provider", p, "err", err)
 				continue
 			}
-			w.log.Warn("cannot take the next job; retrying", "provider", p, "err", err, "in", wait)
+			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", wait)
 			if !sleepCtx(ctx, wait) {
 				return
 			}
@@ -347,4 +353,15 @@ func defaultWorkerID() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// retrying logs a failure the worker retries: a warning, or a debug line
+// while the connection is known to be down (WorkerConfig.Offline), when
+// every lease, slot and watch would otherwise warn on every try.
+func (w *Worker) retrying(log *slog.Logger, msg string, args ...any) {
+	if w.cfg.Offline != nil && w.cfg.Offline() {
+		log.Debug(msg, args...)
+		return
+	}
+	log.Warn(msg, args...)
 }

@@ -190,7 +190,7 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 		if ctx.Err() != nil {
 			return err
 		}
-		log.Warn("release failed; retrying", "err", err, "in", wait)
+		w.retrying(log, "release failed; retrying", "err", err, "in", wait)
 		if !sleepCtx(ctx, wait) {
 			return err
 		}
@@ -232,7 +232,7 @@ func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.J
 			if ctx.Err() != nil {
 				return
 			}
-			log.Warn("cannot watch the run for cancellation; retrying", "err", err, "in", wait)
+			w.retrying(log, "cannot watch the run for cancellation; retrying", "err", err, "in", wait)
 		} else {
 			for env := range ch {
 				after = env.Seq
@@ -245,7 +245,7 @@ func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.J
 			if ctx.Err() != nil {
 				return
 			}
-			log.Warn("run watch ended; watching again", "after", after, "in", wait)
+			w.retrying(log, "run watch ended; watching again", "after", after, "in", wait)
 		}
 		if !sleepCtx(ctx, wait) {
 			return

@@ -110,7 +110,7 @@ func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events
 		if ctx.Err() != nil {
 			return events.Lease{}, ctx.Err()
 		}
-		log.Warn("claim failed; retrying", "err", err, "in", wait)
+		w.retrying(log, "claim failed; retrying", "err", err, "in", wait)
 		if !sleepCtx(ctx, wait) {
 			return events.Lease{}, ctx.Err()
 		}
@@ -199,7 +199,7 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 			case errors.Is(err, events.ErrLeaseLost):
 				// Renewed, released or abandoned by another worker first.
 			default:
-				log.Warn("abandon failed; looking again", "err", err)
+				w.retrying(log, "abandon failed; looking again", "err", err)
 			}
 		}
 		if tick == nil {
@@ -218,7 +218,7 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 		next, err := w.inspectOnce(ctx, id)
 		if err != nil {
 			if ctx.Err() == nil {
-				log.Warn("inspect failed; watching on", "err", err)
+				w.retrying(log, "inspect failed; watching on", "err", err)
 			}
 			continue
 		}
@@ -248,7 +248,7 @@ func (w *Worker) inspect(ctx context.Context, id string) (events.Lease, error) {
 		if err == nil || errors.Is(err, events.ErrNotFound) || errors.Is(err, events.ErrInvalid) || ctx.Err() != nil {
 			return l, err
 		}
-		w.log.Warn("inspect failed; retrying", "execution", id, "err", err, "in", wait)
+		w.retrying(w.log, "inspect failed; retrying", "execution", id, "err", err, "in", wait)
 		if !sleepCtx(ctx, wait) {
 			return events.Lease{}, ctx.Err()
 		}

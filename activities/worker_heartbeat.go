@@ -61,7 +61,7 @@ func (w *Worker) startHeartbeat(ctx context.Context, log *slog.Logger, d *events
 // worker is kept.
 func (w *Worker) beat(ctx context.Context, log *slog.Logger, d *events.Delivery, h *heartbeat) error {
 	if err := d.InProgress(ctx); err != nil && ctx.Err() == nil {
-		log.Warn("job in-progress failed; still running", "err", err)
+		w.retrying(log, "job in-progress failed; still running", "err", err)
 	}
 	cur := h.current()
 	actx, cancel := context.WithTimeout(ctx, w.opTimeout())
@@ -72,7 +72,7 @@ func (w *Worker) beat(ctx context.Context, log *slog.Logger, d *events.Delivery,
 		switch {
 		case ierr != nil:
 			if ctx.Err() == nil {
-				log.Warn("lease renewal refused and the claim unreadable; looking again", "err", ierr)
+				w.retrying(log, "lease renewal refused and the claim unreadable; looking again", "err", ierr)
 			}
 			return ierr
 		case now.State == events.LeaseHeld && now.WorkerID == w.cfg.WorkerID:
@@ -88,7 +88,7 @@ func (w *Worker) beat(ctx context.Context, log *slog.Logger, d *events.Delivery,
 	case errors.Is(err, events.ErrLeaseLost):
 		h.lost = true
 	case ctx.Err() == nil:
-		log.Warn("lease renewal failed; still running", "err", err)
+		w.retrying(log, "lease renewal failed; still running", "err", err)
 	}
 	return err
 }

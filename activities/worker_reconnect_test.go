@@ -3,11 +3,14 @@ package activities
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -144,4 +147,70 @@ func TestWorkerBriefDisconnect(t *testing.T) {
 	require.Equal(t, "worker-a", l.WorkerID)
 	require.NotZero(t, l.Renewals)
 	t.Logf("worker-b decisions: %+v", b.events.snapshot())
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
+}
+
+// TestWorkerOfflineRetriesQuiet: while WorkerConfig.Offline says the
+// connection is known to be down, the failures the worker retries (lease
+// renewals, in-progress calls) are logged at debug level, not as a
+// warning per lease per beat; the attempt goes on as before.
+func TestWorkerOfflineRetriesQuiet(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, true)
+	proxy := startFlakyProxy(t, e.srv.ClientURL()[len("nats://"):])
+	var offline sync.Mutex
+	down := false
+	nc, err := events.Connect([]string{proxy.URL()},
+		nats.DisconnectErrHandler(func(*nats.Conn, error) { offline.Lock(); down = true; offline.Unlock() }))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx := context.Background()
+	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{})
+	require.NoError(t, err)
+
+	var logs syncBuffer
+	cfg := e.workerConfig("worker-quiet")
+	cfg.Queue, cfg.Claims, cfg.Store = js.Queue(), js.Claims(), js.Store()
+	cfg.LeaseTTL = 2 * time.Second
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// Down from the first disconnect to the end of the test: every retry
+	// failure is the known outage.
+	cfg.Offline = func() bool { offline.Lock(); defer offline.Unlock(); return down }
+	e.startWorker(cfg)
+	job := e.newJob(0)
+	e.publish(job)
+	e.waitReport(events.ReportClaimed, job.ExecutionID)
+	e.waitWorkload(job)
+
+	proxy.outage(1500 * time.Millisecond) // longer than two heartbeats (TTL/3)
+	require.Eventually(t, nc.IsConnected, waitLong, 10*time.Millisecond)
+
+	_, err = e.js.Store().Append(ctx, events.NewEnvelope(e.run, job.Lane, time.Now(), events.Cancel{Reason: "done", By: "test"}), 0)
+	require.NoError(t, err)
+	fin := e.waitReport(events.ReportFinished, job.ExecutionID)
+	require.Equal(t, "worker-quiet", fin.WorkerID)
+
+	out := logs.String()
+	require.Regexp(t, `level=DEBUG msg="(lease renewal failed|job in-progress failed)`, out, "a beat failed during the outage")
+	for _, line := range strings.Split(out, "\n") {
+		require.NotContains(t, line, "level=WARN", "no warning while offline:\n%s", out)
+	}
 }

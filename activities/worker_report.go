@@ -44,7 +44,7 @@ func (w *Worker) publish(ctx context.Context, log *slog.Logger, r events.Report)
 			log.Error("report not published before shutdown", "kind", r.Kind, "tries", try, "err", err)
 			return err
 		}
-		log.Warn("report not published; retrying", "kind", r.Kind, "try", try, "err", err, "in", wait)
+		w.retrying(log, "report not published; retrying", "kind", r.Kind, "try", try, "err", err, "in", wait)
 		if !sleepCtx(ctx, wait) {
 			log.Error("report not published before shutdown", "kind", r.Kind, "tries", try, "err", err)
 			return ctx.Err()

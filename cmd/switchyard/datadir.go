@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,26 +29,56 @@ const (
 	serveInfoName = "serve.json"
 )
 
-// defaultDataDir is $XDG_STATE_HOME/switchyard, else
-// ~/.local/state/switchyard. A relative XDG_STATE_HOME is ignored, as the
-// XDG base directory specification requires.
+// dataDirEnv names the environment variable that sets the default data
+// directory, ahead of XDG_STATE_HOME.
+const dataDirEnv = "SWITCHYARD_DATA_DIR"
+
+// defaultDataDir is $SWITCHYARD_DATA_DIR, else $XDG_STATE_HOME/switchyard,
+// else ~/.local/state/switchyard. A relative XDG_STATE_HOME is ignored, as
+// the XDG base directory specification requires; a relative
+// SWITCHYARD_DATA_DIR is taken from the working directory.
 func defaultDataDir() (string, error) {
+	if d := os.Getenv(dataDirEnv); d != "" {
+		return d, nil
+	}
+	return builtinDataDir()
+}
+
+// builtinDataDir is the default without SWITCHYARD_DATA_DIR: the one
+// directory a printed command may leave --data-dir off for, because every
+// shell of the user finds it without help.
+func builtinDataDir() (string, error) {
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "switchyard"), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" {
-		return "", fmt.Errorf("no data directory: neither XDG_STATE_HOME nor HOME is set; pass --data-dir DIR")
+		return "", fmt.Errorf("no data directory: none of %s, XDG_STATE_HOME and HOME is set; pass --data-dir DIR", dataDirEnv)
 	}
 	return filepath.Join(home, ".local", "state", "switchyard"), nil
 }
 
-// dataDirHelp describes --data-dir's default for help texts.
-const dataDirHelp = "data directory: the embedded store and attempt files (default $XDG_STATE_HOME/switchyard, else ~/.local/state/switchyard)"
+// isBuiltinDataDir reports whether abs is the built-in default directory
+// and SWITCHYARD_DATA_DIR is unset: only then may a printed command leave
+// --data-dir off (a shell with the variable set would go elsewhere).
+func isBuiltinDataDir(abs string) bool {
+	if os.Getenv(dataDirEnv) != "" {
+		return false
+	}
+	d, err := builtinDataDir()
+	if err != nil {
+		return false
+	}
+	d, err = filepath.Abs(d)
+	return err == nil && d == abs
+}
 
-// resolveDataDir returns the absolute data directory for a --data-dir value
-// ("" means the default), creating it 0700 when missing.
-func resolveDataDir(flagValue string) (string, error) {
+// dataDirHelp describes --data-dir's default for help texts.
+const dataDirHelp = "data directory: the embedded store and attempt files (default $" + dataDirEnv + ",\nelse $XDG_STATE_HOME/switchyard, else ~/.local/state/switchyard)"
+
+// locateDataDir returns the absolute data directory for a --data-dir value
+// ("" means the default) without creating anything.
+func locateDataDir(flagValue string) (string, error) {
 	dir := flagValue
 	if dir == "" {
 		var err error
@@ -58,6 +89,16 @@ func resolveDataDir(flagValue string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("--data-dir %s: %v", dir, err)
+	}
+	return abs, nil
+}
+
+// resolveDataDir returns the absolute data directory for a --data-dir value
+// ("" means the default), creating it 0700 when missing.
+func resolveDataDir(flagValue string) (string, error) {
+	abs, err := locateDataDir(flagValue)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", fmt.Errorf("--data-dir %s: cannot create it: %v; pass a writable directory", abs, unwrapPath(err))
@@ -70,6 +111,76 @@ func resolveDataDir(flagValue string) (string, error) {
 		return "", fmt.Errorf("--data-dir %s is not a directory; pass a directory", abs)
 	}
 	return abs, nil
+}
+
+// storeDirName is the embedded JetStream store inside a data directory
+// (the server adds it under its store directory).
+const storeDirName = "jetstream"
+
+// hasStore reports whether dir holds a Switchyard store: a command that
+// only reads or answers runs needs one, and never creates one.
+func hasStore(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, storeDirName))
+	return err == nil && fi.IsDir()
+}
+
+// noStoreError is the error of a command that needs stored runs in a data
+// directory holding none. It names where the directory came from, so a
+// typo is easy to see.
+func noStoreError(dir string, f engineFlags) error {
+	from := "the default data directory"
+	switch {
+	case f.dataDir != "":
+		from = "--data-dir"
+	case os.Getenv(dataDirEnv) != "":
+		from = "$" + dataDirEnv
+	}
+	msg := fmt.Sprintf("no Switchyard data in %s (%s): it holds no store, so there is nothing to show or answer there; "+
+		"check the directory (`switchyard run` and `switchyard serve` create one), or pass --data-dir DIR or set %s to the directory your runs use",
+		dir, from, dataDirEnv)
+	if f.dataDir != "" {
+		return usagef("%s", msg)
+	}
+	return failf("%s", msg)
+}
+
+// listenRecordName is the file in which serve records the address it last
+// listened on, so a restart with --listen HOST:0 comes back on the same
+// port when it is free and clients never have to move.
+const listenRecordName = "serve.addr"
+
+// recordListen writes dir/serve.addr (best effort: it only saves clients a
+// reconnect to another port).
+func recordListen(dir, addr string) {
+	tmp, err := os.CreateTemp(dir, ".serve-*.addr")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(addr + "\n")
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, listenRecordName))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// recordedListen returns the address serve last listened on in dir when
+// its host is host, else "".
+func recordedListen(dir, host string) string {
+	b, err := os.ReadFile(filepath.Join(dir, listenRecordName))
+	if err != nil {
+		return ""
+	}
+	addr := strings.TrimSpace(string(b))
+	h, port, err := net.SplitHostPort(addr)
+	if err != nil || h != host || port == "" || port == "0" {
+		return ""
+	}
+	return addr
 }
 
 // serveInfo is serve.json: how other processes reach the process holding

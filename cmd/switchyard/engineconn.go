@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,13 @@ type connectOptions struct {
 	// onWait, when set, is told once that the command waits for another
 	// run to release the data directory.
 	onWait func(msg string)
+	// query: the command reads or answers stored runs, so it needs a data
+	// directory that holds a store and creates nothing (no directory, no
+	// store, no lock file) when there is none.
+	query bool
+	// link, when set, is told when a client connection (to a serve or to
+	// --nats) is lost and when it is back.
+	link linkEvents
 }
 
 // engineConn is an open connection to the events: the JetStream seams and
@@ -122,8 +130,17 @@ type engineConn struct {
 	holder serveInfo
 	// wroteInfo: this process wrote serve.json and removes it on Close.
 	wroteInfo bool
-	// defaultDir: --data-dir was not given.
+	// defaultDir: the data directory is the built-in default (neither
+	// --data-dir nor SWITCHYARD_DATA_DIR), which any shell finds unaided.
 	defaultDir bool
+	// dialer finds the data directory's holder on every (re)connect
+	// (connServe).
+	dialer *dataDirDialer
+	// watch tracks whether a client connection is up (connServe,
+	// connExternal).
+	watch *linkWatch
+	// query: see connectOptions.query.
+	query bool
 }
 
 // openEngineConn connects the way f and o say:
@@ -143,7 +160,8 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 				replicas = 3
 			}
 		}
-		nc, err := events.Connect(urls, nats.Timeout(5*time.Second))
+		watch := &linkWatch{settling: 10 * time.Second}
+		nc, err := events.Connect(urls, append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))...)
 		if err != nil {
 			return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
 		}
@@ -155,10 +173,24 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 			nc.Close()
 			return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
 		}
-		return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close}, nil
+		return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil
 	}
-	dir, err := resolveDataDir(f.dataDir)
-	if err != nil {
+	var dir string
+	var err error
+	if o.query || o.noEmbed {
+		// Create nothing: a typo in --data-dir must not leave a fresh,
+		// empty store behind that then answers "no runs".
+		if dir, err = locateDataDir(f.dataDir); err != nil {
+			return nil, usagef("%v", err)
+		}
+		if !hasStore(dir) {
+			if o.noEmbed {
+				return nil, failf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",
+					dir, dataDirFlag(dir))
+			}
+			return nil, noStoreError(dir, f)
+		}
+	} else if dir, err = resolveDataDir(f.dataDir); err != nil {
 		return nil, usagef("%v", err)
 	}
 	wait := o.lockWait
@@ -174,14 +206,14 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 		case err == nil:
 			if o.noEmbed {
 				lock.Unlock()
-				return nil, failf("no switchyard serve is running for data directory %s; start one with `switchyard serve --data-dir %s`, or pass --nats URL", dir, dir)
+				return nil, failf("no switchyard serve is running for data directory %s; start one with `switchyard serve%s`, or pass --nats URL", dir, dataDirFlag(dir))
 			}
 			c, err := startEmbedded(ctx, dir, f, o, lock)
 			if err != nil {
 				lock.Unlock()
 				return nil, err
 			}
-			c.defaultDir = f.dataDir == ""
+			c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
 			return c, nil
 		case !errors.Is(err, errLocked):
 			return nil, failf("%v", err)
@@ -193,20 +225,20 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 				return nil, failf("data directory %s is already served by %s (pid %d, %s); stop it first or pass another --data-dir",
 					dir, info.Kind, info.PID, info.URL)
 			case info.Kind != "serve" && o.noEmbed:
-				return nil, failf("data directory %s is held by a self-contained switchyard %s (pid %d), which stops when its run is final; start `switchyard serve --data-dir %s` for workers, or pass --nats URL",
-					dir, info.Kind, info.PID, dir)
+				return nil, failf("data directory %s is held by a self-contained switchyard %s (pid %d), which stops when its run is final; start `switchyard serve%s` for workers, or pass --nats URL",
+					dir, info.Kind, info.PID, dataDirFlag(dir))
 			case info.Kind != "serve" && o.serveKind == "run":
 				// Its server (and engine) stop when its run is final, so a
 				// second run waits for the directory rather than lean on it.
 				if o.onWait != nil && !waitingForRun {
-					o.onWait(fmt.Sprintf("data directory %s is in use by another switchyard run (pid %d); waiting for it to finish (a `switchyard serve --data-dir %s` runs several at once)",
-						dir, info.PID, dir))
+					o.onWait(fmt.Sprintf("data directory %s is in use by another switchyard run (pid %d); waiting for it to finish (a `switchyard serve%s` runs several at once)",
+						dir, info.PID, dataDirFlag(dir)))
 				}
 				waitingForRun = true
 			default:
-				c, err := connectHolder(ctx, dir, info)
+				c, err := connectHolder(ctx, dir, info, o.link)
 				if err == nil {
-					c.defaultDir = f.dataDir == ""
+					c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
 					return c, nil
 				}
 				if expired() {
@@ -214,8 +246,8 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 				}
 			}
 		} else if o.noEmbed && expired() {
-			return nil, failf("no switchyard serve is running for data directory %s (pid %d holds it without listening); start `switchyard serve --data-dir %s`, or pass --nats URL",
-				dir, lockHolder(dir), dir)
+			return nil, failf("no switchyard serve is running for data directory %s (pid %d holds it without listening); start `switchyard serve%s`, or pass --nats URL",
+				dir, lockHolder(dir), dataDirFlag(dir))
 		}
 		if expired() {
 			return nil, failf("data directory %s stays locked by pid %d, which does not serve it; wait for it to finish or pass another --data-dir",
@@ -244,13 +276,33 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 			cfg.Listen = "127.0.0.1:0"
 		}
 	}
+	recorded := ""
 	if o.serveKind == "serve" {
 		// A taken port would only show as a start-up timeout.
 		if err := portFree(cfg.Listen); err != nil {
 			return nil, failf("cannot listen on --listen %s: %v; pass a free port (127.0.0.1:0 picks one)", cfg.Listen, err)
 		}
+		// Asked for any port: come back on the one the last serve had,
+		// when it is free, so the data directory's clients never move.
+		if host, port, err := net.SplitHostPort(cfg.Listen); err == nil && port == "0" {
+			if r := recordedListen(dir, host); r != "" && portFree(r) == nil {
+				recorded = r
+			}
+		}
 	}
-	emb, err := events.StartEmbedded(cfg)
+	var emb *events.Embedded
+	var err error
+	if recorded != "" {
+		rcfg := cfg
+		rcfg.Listen = recorded
+		if emb, err = events.StartEmbedded(rcfg); err == nil {
+			cfg = rcfg
+		}
+		// Taken meanwhile: any free port, as asked.
+	}
+	if emb == nil {
+		emb, err = events.StartEmbedded(cfg)
+	}
 	if err != nil {
 		if o.serveKind == "serve" {
 			return nil, failf("start the embedded server of %s on --listen %s: %v; if the port is taken, pass another (127.0.0.1:0 picks a free one)", dir, cfg.Listen, err)
@@ -271,6 +323,11 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 			return nil, failf("%v", err)
 		}
 		c.wroteInfo = true
+		if o.serveKind == "serve" {
+			if pu, err := url.Parse(u); err == nil && pu.Host != "" {
+				recordListen(dir, pu.Host)
+			}
+		}
 	}
 	return c, nil
 }
@@ -293,8 +350,13 @@ func portFree(addr string) error {
 }
 
 // connectHolder connects to the process serving dir.
-func connectHolder(ctx context.Context, dir string, info serveInfo) (*engineConn, error) {
-	nc, err := events.Connect([]string{info.URL}, nats.Timeout(2*time.Second))
+func connectHolder(ctx context.Context, dir string, info serveInfo, link linkEvents) (*engineConn, error) {
+	d := &dataDirDialer{dir: dir, timeout: 2 * time.Second}
+	watch := &linkWatch{settling: 10 * time.Second}
+	opts := append(linkOptions(link, watch), nats.Timeout(2*time.Second), nats.SetCustomDialer(d))
+	// The URL only seeds the client's server pool; d dials whatever
+	// serve.json names at each attempt.
+	nc, err := events.Connect([]string{info.URL}, opts...)
 	if err != nil {
 		return nil, failf("cannot reach the %s of data directory %s (pid %d, %s): %v; is it still running?", info.Kind, dir, info.PID, info.URL, err)
 	}
@@ -303,7 +365,10 @@ func connectHolder(ctx context.Context, dir string, info serveInfo) (*engineConn
 		nc.Close()
 		return nil, failf("the %s of data directory %s (pid %d, %s): %v", info.Kind, dir, info.PID, info.URL, err)
 	}
-	return &engineConn{mode: connServe, dataDir: dir, urls: []string{info.URL}, js: js, closeNC: nc.Close, holder: info}, nil
+	if h := d.holder(); h.PID != 0 {
+		info = h
+	}
+	return &engineConn{mode: connServe, dataDir: dir, urls: []string{info.URL}, js: js, closeNC: nc.Close, holder: info, dialer: d, watch: watch}, nil
 }
 
 // Close shuts down what the connection opened: the client connection, or
@@ -335,7 +400,13 @@ func (c *engineConn) describe() string {
 	case connExternal:
 		return "NATS " + strings.Join(c.urls, ",")
 	case connServe:
-		return fmt.Sprintf("the %s of %s (pid %d, %s)", c.holder.Kind, c.dataDir, c.holder.PID, c.holder.URL)
+		h := c.holder
+		if c.dialer != nil {
+			if now := c.dialer.holder(); now.PID != 0 {
+				h = now
+			}
+		}
+		return fmt.Sprintf("the %s of %s (pid %d, %s)", h.Kind, c.dataDir, h.PID, h.URL)
 	default:
 		return "the embedded server of " + c.dataDir
 	}
@@ -346,6 +417,9 @@ func (c *engineConn) describe() string {
 func (c *engineConn) engineDataDir(f engineFlags) (string, error) {
 	if c.dataDir != "" {
 		return c.dataDir, nil
+	}
+	if c.query {
+		return locateDataDir(f.dataDir)
 	}
 	return resolveDataDir(f.dataDir)
 }
@@ -378,6 +452,15 @@ func (c *engineConn) connFlags(f engineFlags) string {
 		return " --data-dir " + shellQuote(c.dataDir)
 	}
 	return ""
+}
+
+// dataDirFlag is " --data-dir DIR" (quoted) for a command printed about
+// dir, or "" when dir is the built-in default.
+func dataDirFlag(dir string) string {
+	if isBuiltinDataDir(dir) {
+		return ""
+	}
+	return " --data-dir " + shellQuote(dir)
 }
 
 // shellQuote quotes s for a copy-pasteable command line when it needs it.

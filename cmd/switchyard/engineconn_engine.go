@@ -17,9 +17,11 @@ type engineAPI = *engine.Engine
 
 // withEngine connects (to --nats, the data directory's serve, or an
 // embedded server of its own), builds an engine for one request and calls
-// fn; the connection is closed afterwards.
+// fn; the connection is closed afterwards. Every command that uses it
+// reads or answers stored runs, so a data directory without a store is an
+// error and nothing is created there.
 func withEngine(ctx context.Context, stderr io.Writer, f engineFlags, fn func(ctx context.Context, conn *engineConn, eng engineAPI) error) error {
-	conn, err := openEngineConn(ctx, f, connectOptions{})
+	conn, err := openEngineConn(ctx, f, connectOptions{query: true})
 	if err != nil {
 		return err
 	}

@@ -321,10 +321,11 @@ type seenReport struct {
 	at     time.Time
 }
 
-// connectFaultClient connects to url and starts recording.
-func connectFaultClient(t *testing.T, url, dataDir string) *faultClient {
+// connectFaultClient connects to url (with opts, e.g. a dialer) and starts
+// recording.
+func connectFaultClient(t *testing.T, url, dataDir string, opts ...nats.Option) *faultClient {
 	t.Helper()
-	nc, err := events.Connect([]string{url})
+	nc, err := events.Connect([]string{url}, opts...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{})

@@ -22,7 +22,10 @@ func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, as
 		return nil
 	}
 	if asJSON {
-		return writeJSON(w, job)
+		// The command must answer the same store when pasted as is.
+		j := *job
+		j.ReportCommand = nativeReportCommand(job.ExecutionID, conn)
+		return writeJSON(w, j)
 	}
 	fmt.Fprintf(w, "native job for parent %s\n", job.Parent)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -65,6 +66,16 @@ parent it prints the exact command to run:
   a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
   a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
+
+A run waiting on a serve rides out a serve restart: it re-reads serve.json
+on every reconnect, so it finds a serve that came back on another port.
+
+Interrupted (Ctrl-C) after its run is final, run prints the report. Before,
+it says what it leaves: waiting on a serve, the run goes on there; a
+self-contained run stops its workers, whose running attempts get SIGTERM
+(each is recorded with a cancelled receipt, an outcome of failed, so that
+lane stops without falling back) while launched-but-unstarted attempts and
+lanes waiting for the parent stay as they are until a serve resumes the run.
 
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
 says); 3 with --fail-if-undelivered when the run is final and no lane
@@ -231,7 +242,16 @@ func containsProvider(ps []policy.Provider, p policy.Provider) bool {
 
 // runRun connects, submits, waits and reports.
 func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf runFlags, in runInput) error {
-	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", onWait: func(msg string) {
+	// A run waiting on a serve (or --nats) says when its connection drops
+	// and when it is back; every reconnect finds the serve again through
+	// serve.json, wherever it listens now.
+	link := linkEvents{
+		lost: func(err error) {
+			fmt.Fprintf(stderr, "switchyard run: lost the connection to the server (%v); the run goes on there, reconnecting\n", err)
+		},
+		back: func() { fmt.Fprintln(stderr, "switchyard run: reconnected; following the run again") },
+	}
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, onWait: func(msg string) {
 		fmt.Fprintf(stderr, "switchyard run: %s\n", msg)
 	}})
 	if err != nil {
@@ -308,12 +328,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		if bgErr != nil {
 			return bgErr
 		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "switchyard run: interrupted; run %s is not final and stays stored (a `switchyard serve` resumes it; watch it with `switchyard status --run %s --watch%s`)\n",
-				runID, runID, conn.connFlags(f))
-			return &exitError{code: exitInterrupted}
+		if ctx.Err() == nil {
+			return failf("wait for run %s: %v", runID, err)
 		}
-		return failf("wait for run %s: %v", runID, err)
+		// Interrupted. The run may be final already (it may have become
+		// final just now, or while the connection was down): then say so
+		// and print its report rather than call it unfinished.
+		var final bool
+		report, final, err = interruptedRun(ctx, stderr, conn, f, eng, runID, stopDrive, &bg)
+		if !final {
+			return err
+		}
 	}
 	if !rf.json {
 		fmt.Fprintln(stdout)
@@ -326,6 +351,72 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		return &exitError{code: exitUndelivered}
 	}
 	return nil
+}
+
+// interruptedRun tells what an interrupt left: the report when the run is
+// final after all (final true), else what happened to its attempts and how
+// to follow or resume it (an exit 130 error). stopDrive and bg stop a
+// self-contained run's engine and workers.
+func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f engineFlags, eng *engine.Engine,
+	runID string, stopDrive func(), bg *sync.WaitGroup) (engine.RunReport, bool, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	flags := conn.connFlags(f)
+	st, err := eng.Status(cctx, runID)
+	if err == nil && st.Final {
+		report, err := eng.Wait(cctx, runID, nil)
+		if err == nil {
+			fmt.Fprintf(stderr, "switchyard run: interrupted, but run %s is final; its report follows\n", runID)
+			return report, true, nil
+		}
+	}
+	interrupted := &exitError{code: exitInterrupted}
+	if err != nil {
+		fmt.Fprintf(stderr, "switchyard run: interrupted; cannot tell whether run %s is final (%s: %v); it stays stored: check it with `switchyard status --run %s%s`\n",
+			runID, conn.describe(), err, runID, flags)
+		return engine.RunReport{}, false, interrupted
+	}
+	if conn.mode != connEmbedded {
+		fmt.Fprintf(stderr, "switchyard run: interrupted; run %s is not final and goes on in %s; follow it with `switchyard status --run %s --watch%s`\n",
+			runID, conn.describe(), runID, flags)
+		return engine.RunReport{}, false, interrupted
+	}
+	// Self-contained: this process's engine and workers stop now. An
+	// attempt its workers run gets SIGTERM (its CLI's process group), and
+	// the finished report (receipt status cancelled, normalized to failed)
+	// is stored before the server stops; the next engine records it and
+	// that lane stops there, without falling back.
+	var running, launched, parent []string
+	for _, l := range st.Lanes {
+		desc := fmt.Sprintf("lane %d", l.Lane)
+		if l.Descriptor != "" {
+			desc += " " + l.Descriptor
+		}
+		switch {
+		case l.State == machines.StateRunning && l.Route == policy.RouteExternal:
+			running = append(running, desc)
+		case l.State == machines.StateLaunching && l.Route == policy.RouteExternal:
+			launched = append(launched, desc)
+		case l.WaitingFor != engine.WaitNone && l.WaitingFor != engine.WaitWorker && l.WaitingFor != engine.WaitEngine:
+			parent = append(parent, desc)
+		}
+	}
+	stopDrive()
+	bg.Wait()
+	fmt.Fprintf(stderr, "switchyard run: interrupted; run %s is not final and stays stored in %s\n", runID, conn.dataDir)
+	if len(running) > 0 {
+		fmt.Fprintf(stderr, "  stopped: %s: each CLI was sent SIGTERM; the attempt is recorded as cancelled (an outcome of failed), so that lane stops there, without fallback, when the run resumes\n",
+			strings.Join(running, ", "))
+	}
+	if len(launched) > 0 {
+		fmt.Fprintf(stderr, "  not started: %s: the job stays queued and a worker starts it when the run resumes\n", strings.Join(launched, ", "))
+	}
+	if len(parent) > 0 {
+		fmt.Fprintf(stderr, "  waiting for the parent: %s: they keep waiting; the answer is applied when the run resumes\n", strings.Join(parent, ", "))
+	}
+	fmt.Fprintf(stderr, "  resume it with `switchyard serve%s` (it drives every unfinished run; workers: `switchyard worker --provider P%s`), then follow it with `switchyard status --run %s --watch%s`\n",
+		flags, flags, runID, flags)
+	return engine.RunReport{}, false, interrupted
 }
 
 // joinProviders renders providers comma-separated.

@@ -219,12 +219,23 @@ func TestRunNativeLaneAnsweredFromAnotherProcess(t *testing.T) {
 	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+job.ExecutionID+" names no native execution a run is waiting for"), r.stderr)
 }
 
-// TestWorkerNeedsAServer: a worker never starts an embedded server of its
-// own; it says what to start instead.
+// TestWorkerNeedsAServer: a worker never starts an embedded server or
+// creates a store of its own; it says what to start instead.
 func TestWorkerNeedsAServer(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, nil, singleLaneSheet)
 	r := s.run(t, 30*time.Second, "worker", "--provider", "grok", "--data-dir", s.data)
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Equal(t, "error: no Switchyard data in "+s.data+" and no switchyard serve for it; start `switchyard serve --data-dir "+
+		s.data+"` first (it creates the store), or pass --nats URL\n", r.stderr)
+	_, err := os.Stat(s.data)
+	require.True(t, os.IsNotExist(err), "the worker created %s: %v", s.data, err)
+
+	// A store nobody serves: the same advice.
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, serve)
+	require.Equal(t, 0, serve.stop(t))
+	r = s.run(t, 30*time.Second, "worker", "--provider", "grok", "--data-dir", s.data)
 	require.Equal(t, 1, r.code, r.stdout)
 	require.Equal(t, "error: no switchyard serve is running for data directory "+s.data+
 		"; start one with `switchyard serve --data-dir "+s.data+"`, or pass --nats URL\n", r.stderr)

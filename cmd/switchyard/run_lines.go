@@ -33,7 +33,7 @@ func (p *laneChangePrinter) print(ch engine.LaneChange) {
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.w, laneChangeLine(ch))
 	if ch.Notice != "" {
-		fmt.Fprintf(p.w, "  notice: %s\n", ch.Notice)
+		fmt.Fprintf(p.w, "  notice: %s\n", noticeWithConn(ch.Notice, p.conn))
 	}
 	cmd := parentCommand(ch.WaitingFor, p.run, ch.Lane, p.parent, p.conn)
 	if ch.WaitingFor == engine.WaitNative && ch.To == machines.StateRunning && ch.ExecutionID != "" {
@@ -71,6 +71,36 @@ func laneChangeLine(ch engine.LaneChange) string {
 		line += " (" + ch.Reason + ")"
 	}
 	return line
+}
+
+// noticeWithConn adds conn (the connection flags, e.g. " --data-dir D") to
+// every switchyard command in an engine notice, so each one pasted as is
+// answers the same store. A command runs from "switchyard " to the next
+// ", then ", " (or " or the end of the notice.
+func noticeWithConn(notice, conn string) string {
+	if conn == "" {
+		return notice
+	}
+	var b strings.Builder
+	rest := notice
+	for {
+		i := strings.Index(rest, "switchyard ")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:i])
+		rest = rest[i:]
+		end := len(rest)
+		for _, stop := range []string{", then ", " (or "} {
+			if j := strings.Index(rest, stop); j >= 0 && j < end {
+				end = j
+			}
+		}
+		b.WriteString(rest[:end])
+		b.WriteString(conn)
+		rest = rest[end:]
+	}
 }
 
 // parentCommand is the command the parent runs to answer a lane waiting on

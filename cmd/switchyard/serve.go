@@ -33,6 +33,12 @@ every other command on this host find it through <data-dir>/serve.json.
 With --nats the engine runs against that server or cluster instead and no
 embedded server starts.
 
+The address is recorded in <data-dir>/serve.addr: started again with
+--listen HOST:0, serve comes back on the port it had when that port is
+free, so nothing has to move. Clients that found it through the data
+directory (workers, waiting runs, status --watch) re-read serve.json on
+every reconnect, so they also find a serve that came back elsewhere.
+
 The server has no authentication, so it listens on loopback only; to spread
 workers over several hosts run a NATS cluster and pass --nats everywhere.
 
@@ -41,7 +47,8 @@ shuts down (stepping down any leadership) before the process exits.`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
   switchyard serve
 
-  # A throwaway data directory on a free port, fsync once a second:
+  # A throwaway data directory on a free port (the same one on a restart,
+  # when it is still free), fsync once a second:
   switchyard serve --data-dir /tmp/sy --listen 127.0.0.1:0 --fsync interval
 
   # Drive runs stored on a three-node cluster:
@@ -62,7 +69,7 @@ shuts down (stepping down any leadership) before the process exits.`,
 			return runServe(cmd.Context(), stdout, stderr, f, listen, lf.logger(stderr))
 		},
 	}
-	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0 picks a free one)")
+	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0: the port it had last time when free, else any free one)")
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)

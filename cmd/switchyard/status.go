@@ -352,6 +352,9 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 			if ctx.Err() != nil {
 				return nil, nil
 			}
+			if conn.mode == connServe && conn.holder.Kind == "serve" {
+				return nil, nil // the serve is away; the next change after it is back compares again
+			}
 			if conn.mode == connServe && !processAlive(conn.holder.PID) {
 				return nil, &holderStoppedError{holder: conn.describe()}
 			}
@@ -383,16 +386,27 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-ch:
-			if !ok {
-				if ctx.Err() != nil {
+		case env, ok := <-ch:
+			if ok {
+				after = max(after, env.Seq)
+				break
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			if conn.mode == connServe && conn.holder.Kind == "serve" {
+				// A serve that went away may come back (on any port: the
+				// connection re-reads serve.json); follow it again from
+				// the last event seen.
+				if ch = rewatch(ctx, conn, after); ch == nil {
 					return nil
 				}
-				if conn.mode == connServe {
-					return &holderStoppedError{holder: conn.describe()}
-				}
-				return failf("the watch on %s ended; run status --watch again", conn.describe())
+				break
 			}
+			if conn.mode == connServe {
+				return &holderStoppedError{holder: conn.describe()}
+			}
+			return failf("the watch on %s ended; run status --watch again", conn.describe())
 		}
 		// Let a burst of events land before comparing once.
 		timer := time.NewTimer(settle)
@@ -402,10 +416,11 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 			case <-ctx.Done():
 				timer.Stop()
 				return nil
-			case _, ok := <-ch:
+			case env, ok := <-ch:
 				if !ok {
 					break drain
 				}
+				after = max(after, env.Seq)
 			case <-timer.C:
 				break drain
 			}
@@ -465,6 +480,21 @@ func (s statusPrinter) jsonLine(v any) error {
 	}
 	_, err = fmt.Fprintf(s.w, "%s\n", b)
 	return err
+}
+
+// rewatch opens the store watch again after seq after, retrying while the
+// connection finds the data directory's serve again; nil once ctx ends.
+func rewatch(ctx context.Context, conn *engineConn, after uint64) <-chan events.Envelope {
+	for {
+		if ch, err := conn.store().Watch(ctx, "", after); err == nil {
+			return ch
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // holderStoppedError: the process serving the data directory went away

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,7 +38,12 @@ signed in. Each execution is claimed with a lease before the CLI starts, so
 an attempt whose process may have started never runs twice.
 
 The worker needs a server that outlives it: the data directory's
-"switchyard serve" (found through <data-dir>/serve.json), or --nats.`,
+"switchyard serve" (found through <data-dir>/serve.json), or --nats. It
+does not create a data directory or store: with none there, or no serve
+for it, it exits with an error saying what to start. Once connected it
+rides out a serve restart: every reconnect re-reads serve.json, so a serve
+that comes back on another port is found again; the loss and the
+recovery are logged once each.`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
@@ -107,6 +113,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logge
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(), Presence: conn.js.Presence(),
 		Providers: provs, Concurrency: concurrency, Now: time.Now, Logger: logger,
+		Offline: conn.watch.offline,
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -116,11 +123,25 @@ func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logge
 
 // runWorker runs until ctx ends.
 func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, concurrency int, logger *slog.Logger) error {
-	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second})
+	// The connection's loss and recovery are logged once each; while it
+	// is down the worker's own retries stay quiet (WorkerConfig.Offline).
+	var connected atomic.Pointer[engineConn]
+	link := linkEvents{
+		lost: func(err error) {
+			logger.Warn("lost the connection to the server; running attempts go on, reconnecting", "err", err)
+		},
+		back: func() {
+			if c := connected.Load(); c != nil {
+				logger.Info("connection to the server is back", "server", c.describe())
+			}
+		},
+	}
+	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second, link: link})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	connected.Store(conn)
 	w, err := newWorker(conn, provs, concurrency, logger)
 	if err != nil {
 		return err
