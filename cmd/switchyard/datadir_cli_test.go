@@ -129,6 +129,7 @@ func TestDataDirEnvAndPasteableCommands(t *testing.T) {
 	require.Equal(t, "envdir", job.Run)
 	require.True(t, strings.HasSuffix(job.ReportCommand, " --data-dir "+quoted), job.ReportCommand)
 
+	require.NoError(t, os.WriteFile(job.Paths.Output, []byte("the subagent's answer\n"), 0o600))
 	r := s.run(t, 30*time.Second, "native", "report", "--execution", job.ExecutionID, "--status", "complete",
 		"--process-started", "true", "--evidence", "host/envelope.json")
 	require.Equal(t, 0, r.code, r.stderr)

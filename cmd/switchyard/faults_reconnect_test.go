@@ -73,10 +73,6 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	// do, so it sees every acknowledged event across both moves.
 	h.c = connectFaultClient(t, url1, w.data, nats.SetCustomDialer(&dataDirDialer{dir: w.data, timeout: 2 * time.Second}))
 
-	// A status --watch of every run, found through the data directory too.
-	watch := w.start("status-watch", "status", "--watch", "--json", "--data-dir", w.data)
-	watch.waitOutput(t, "[", 30*time.Second)
-
 	var clis []*faultProc
 	for i := range runs {
 		id := fmt.Sprintf("moved-%02d", i)
@@ -93,6 +89,10 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 		}
 		return true
 	})
+	// A status --watch of every run, found through the data directory too:
+	// one JSON object per run, then one per change.
+	watch := w.start("status-watch", "status", "--watch", "--json", "--limit", "0", "--data-dir", w.data)
+	watch.waitOutput(t, `"run":"moved-`, 30*time.Second)
 
 	// Kill 1, while attempts run and launches wait; the old port is taken
 	// while serve restarts, so it must move.
@@ -147,16 +147,22 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	}
 	require.NotZero(t, sawBoth, "a run waiting across both kills said each loss and recovery once")
 
-	// status --watch followed both moves: it is still watching, and its
-	// latest run list has every run final.
+	// status --watch followed both moves: it is still watching, and the
+	// latest line it printed for each run says final.
 	allFinal := func() bool {
-		lines := strings.Split(strings.TrimSpace(watch.stdoutText()), "\n")
-		var list []engine.RunStatus
-		if json.Unmarshal([]byte(lines[len(lines)-1]), &list) != nil || len(list) != runs {
+		latest := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(watch.stdoutText()), "\n") {
+			var r engine.RunStatus
+			if json.Unmarshal([]byte(line), &r) != nil {
+				return false
+			}
+			latest[r.Run] = r.Final
+		}
+		if len(latest) != runs {
 			return false
 		}
-		for _, r := range list {
-			if !r.Final {
+		for _, final := range latest {
+			if !final {
 				return false
 			}
 		}
