@@ -274,7 +274,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // pull is one of a provider's slots: it takes one job at a time and
 // handles it to the end before taking the next.
 func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsumer) {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		d, err := c.Next(ctx)
 		if ctx.Err() != nil {
@@ -289,14 +289,13 @@ func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsum
 				w.log.Warn("malformed job removed", "provider", p, "err", err)
 				continue
 			}
-			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", wait)
-			if !sleepCtx(ctx, wait) {
+			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", bo.Current())
+			if !bo.Wait(ctx) {
 				return
 			}
-			wait = min(2*wait, retryMax)
 			continue
 		}
-		wait = retryMin
+		bo.Reset()
 		w.handle(ctx, d)
 	}
 }

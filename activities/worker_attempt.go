@@ -142,7 +142,7 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 // (no longer renewed) goes stale for another worker to abandon.
 func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Delivery, lease events.Lease, why string) {
 	id := d.Job.ExecutionID
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		_, err := w.cfg.Claims.Abandon(actx, lease, w.cfg.WorkerID)
@@ -150,13 +150,12 @@ func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Del
 		if err == nil {
 			break
 		}
-		if errors.Is(err, events.ErrLeaseLost) || ctx.Err() != nil || !sleepCtx(ctx, wait) {
+		if errors.Is(err, events.ErrLeaseLost) || ctx.Err() != nil || !bo.Wait(ctx) {
 			log.Warn("own claim not abandoned; job returned", "why", why, "err", err)
 			w.nak(ctx, log, d, 0)
 			w.emit(evReturned, id)
 			return
 		}
-		wait = min(2*wait, retryMax)
 	}
 	log.Warn("execution abandoned by its own worker", "why", why)
 	if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, w.cfg.WorkerID)); err != nil {
@@ -172,7 +171,7 @@ func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Del
 // release that timed out but was stored leaves the revision moved; the
 // claim is then looked at to confirm.
 func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lease) error {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		_, err := w.cfg.Claims.Release(actx, lease)
@@ -190,11 +189,10 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 		if ctx.Err() != nil {
 			return err
 		}
-		w.retrying(log, "release failed; retrying", "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		w.retrying(log, "release failed; retrying", "err", err, "in", bo.Current())
+		if !bo.Wait(ctx) {
 			return err
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
@@ -225,14 +223,14 @@ func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job event
 // that ends early is resumed after the last event seen.
 func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, onCancel func(events.Envelope)) {
 	var after uint64
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		ch, err := w.cfg.Store.Watch(ctx, job.Run, after)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			w.retrying(log, "cannot watch the run for cancellation; retrying", "err", err, "in", wait)
+			w.retrying(log, "cannot watch the run for cancellation; retrying", "err", err, "in", bo.Current())
 		} else {
 			for env := range ch {
 				after = env.Seq
@@ -240,17 +238,16 @@ func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.J
 					onCancel(env)
 					return
 				}
-				wait = retryMin
+				bo.Reset()
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			w.retrying(log, "run watch ended; watching again", "after", after, "in", wait)
+			w.retrying(log, "run watch ended; watching again", "after", after, "in", bo.Current())
 		}
-		if !sleepCtx(ctx, wait) {
+		if !bo.Wait(ctx) {
 			return
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
