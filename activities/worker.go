@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -91,9 +92,9 @@ type WorkerConfig struct {
 	// and its recovery once. Default: every such failure is a warning.
 	Offline func() bool
 	// RunnerConfig, when set, returns the runner configuration for a job
-	// (tests shorten grace periods with it). The worker always supplies
-	// Signals, and Env, Now, Stdout and Stderr when they are unset.
-	RunnerConfig func(job events.Job) Config
+	// (tests shorten grace periods with it). The worker supplies Env and
+	// Now when they are unset.
+	RunnerConfig func(job events.Job) runner.Config
 }
 
 // withDefaults returns c with every unset field defaulted.
@@ -114,7 +115,7 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.Env == nil {
-		c.Env = EnvMap(os.Environ())
+		c.Env = runner.EnvMap(os.Environ())
 	}
 	if c.Now == nil {
 		c.Now = time.Now

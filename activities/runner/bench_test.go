@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		}
 		t1 := time.Now()
 		sink.Reset()
-		code := r.Run(context.Background(), []string{"--parent", "claude", "--provider", "codex",
+		code := r.Main(context.Background(), []string{"--parent", "claude", "--provider", "codex",
 			"--model", "gpt-5.5", "--effort", "high", "--mode", "read-only", "--prompt", prompt, "--cwd", cwd,
 			"--output", filepath.Join(dir, fmt.Sprintf("out-%d.md", i)),
 			"--receipt", filepath.Join(dir, fmt.Sprintf("receipt-%d.json", i))})

@@ -1,13 +1,13 @@
-package activities
+package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,26 +21,26 @@ type interrupt int
 
 const (
 	notInterrupted interrupt = iota
-	byCancel                 // SIGINT or SIGTERM to the runner, or context cancellation
+	byCancel                 // context cancellation (a Signalled cause names SIGINT or SIGTERM)
 	byDeadline               // the --timeout deadline passed
 )
 
-// latch is an attempt's cancellation and deadline: both fire at most once
-// and stay fired, so every wait in the attempt sees them.
+// latch is an attempt's cancellation and deadline, read from its
+// context's cause: either fires at most once and stays fired, so every
+// wait in the attempt sees it.
 type latch struct {
-	cancelled chan struct{} // closed on the first cancellation
-	expired   chan struct{} // closed when the deadline passes; never when none
-	once      sync.Once
-	signal    string // SIGINT or SIGTERM; written before cancelled closes
-	timer     *time.Timer
+	cancelled chan struct{} // closed on cancellation
+	expired   chan struct{} // closed when the deadline passes
+	signal    string        // SIGINT or SIGTERM; written before cancelled closes
 	stop      chan struct{}
 	done      chan struct{} // closed when the watcher goroutine returns
 	onCancel  func(signal string)
 }
 
-// newLatch arms the deadline (zero means none) and starts watching
-// signals and ctx. release must be called to stop the watcher.
-func newLatch(ctx context.Context, signals <-chan os.Signal, remaining time.Duration, hasDeadline bool, onCancel func(string)) *latch {
+// newLatch starts watching ctx: a cause matching ErrDeadline expires the
+// latch, any other cause cancels it (with the Signalled signal, else
+// SIGTERM). release must be called to stop the watcher.
+func newLatch(ctx context.Context, onCancel func(string)) *latch {
 	l := &latch{
 		cancelled: make(chan struct{}),
 		expired:   make(chan struct{}),
@@ -48,51 +48,43 @@ func newLatch(ctx context.Context, signals <-chan os.Signal, remaining time.Dura
 		done:      make(chan struct{}),
 		onCancel:  onCancel,
 	}
-	if hasDeadline {
-		if remaining <= 0 {
+	fire := func() {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrDeadline) {
 			close(l.expired)
-		} else {
-			l.timer = time.AfterFunc(remaining, func() { close(l.expired) })
+			return
 		}
+		l.signal = causeSignal(cause)
+		if l.onCancel != nil {
+			l.onCancel(l.signal)
+		}
+		close(l.cancelled)
+	}
+	if ctx.Err() != nil {
+		// Already done: every stage sees it from the start.
+		fire()
+		close(l.done)
+		return l
 	}
 	go func() {
 		defer close(l.done)
 		select {
-		case s := <-signals:
-			l.fire(signalName(s))
 		case <-ctx.Done():
-			l.fire("SIGTERM")
+			fire()
 		case <-l.stop:
 		}
 	}()
 	return l
 }
 
-// fire records the first cancellation.
-func (l *latch) fire(signal string) {
-	l.once.Do(func() {
-		if signal != "SIGINT" {
-			signal = "SIGTERM"
-		}
-		l.signal = signal
-		if l.onCancel != nil {
-			l.onCancel(signal)
-		}
-		close(l.cancelled)
-	})
-}
-
 // isCancelled and isExpired poll the latch.
 func (l *latch) isCancelled() bool { return closed(l.cancelled) }
 func (l *latch) isExpired() bool   { return closed(l.expired) }
 
-// release stops the watcher and the deadline timer.
+// release stops the watcher.
 func (l *latch) release() {
 	close(l.stop)
 	<-l.done
-	if l.timer != nil {
-		l.timer.Stop()
-	}
 }
 
 // sleep waits d unless the latch fires first.
