@@ -83,7 +83,8 @@ type WorkerConfig struct {
 	Env map[string]string
 	// Now is the clock for reports and lease observations. Default time.Now.
 	Now func() time.Time
-	// Logger receives the worker's log. Default slog.Default().
+	// Logger receives the worker's log. Nil discards it (as engine.Config
+	// does); cmd/switchyard passes its logger explicitly.
 	Logger *slog.Logger
 	// Offline, when set, reports whether the connection to the server is
 	// known to be down (or has only just come back). Failures the worker
@@ -121,7 +122,7 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		c.Now = time.Now
 	}
 	if c.Logger == nil {
-		c.Logger = slog.Default()
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }

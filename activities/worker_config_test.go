@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"log/slog"
 	"regexp"
 	"testing"
 	"time"
@@ -72,6 +73,19 @@ func TestWorkerDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, w.ID(), other.ID(), "default ids are unique per worker")
 	require.Equal(t, 10*time.Second, w.heartbeatInterval(), "a third of the shorter of lease and ack wait")
+	require.Equal(t, slog.DiscardHandler, w.cfg.Logger.Handler(), "a nil Logger discards, as in engine.Config")
+}
+
+// TestWorkerConfigJoinsErrors proves Validate reports every problem at
+// once, not only the first.
+func TestWorkerConfigJoinsErrors(t *testing.T) {
+	t.Parallel()
+	c := validWorkerConfig()
+	c.Queue, c.Concurrency, c.LeaseTTL = nil, -1, -time.Second
+	err := c.Validate()
+	for _, want := range []string{"Queue is required", "Concurrency -1", "LeaseTTL must not be negative"} {
+		require.ErrorContains(t, err, want)
+	}
 }
 
 // TestRunnerOptions proves the attempt the worker hands the runner: the
