@@ -23,7 +23,7 @@ import (
 // classification, receipt), interleaved so both see the same machine
 // state. It reports the medians and their difference:
 //
-//	go test -run '^$' -bench RunnerOverhead -benchtime 200x ./activities
+//	go test -run '^$' -bench RunnerOverhead -benchtime 200x ./activities/runner
 //
 // Without -race the fake CLI is a plain Go binary; under -race every
 // child adds the race runtime's start-up to both sides alike.
