@@ -353,7 +353,7 @@ func TestRunnerTimeout(t *testing.T) {
 	})
 }
 
-// TestRunnerCancelInProcess proves SIGINT delivered on Config.Signals
+// TestRunnerCancelInProcess proves SIGINT delivered as a Signalled cause
 // signals the live child and writes a cancelled receipt with exit 130.
 func TestRunnerCancelInProcess(t *testing.T) {
 	t.Parallel()
