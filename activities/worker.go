@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -82,7 +83,8 @@ type WorkerConfig struct {
 	Env map[string]string
 	// Now is the clock for reports and lease observations. Default time.Now.
 	Now func() time.Time
-	// Logger receives the worker's log. Default slog.Default().
+	// Logger receives the worker's log. Nil discards it (as engine.Config
+	// does); cmd/switchyard passes its logger explicitly.
 	Logger *slog.Logger
 	// Offline, when set, reports whether the connection to the server is
 	// known to be down (or has only just come back). Failures the worker
@@ -91,9 +93,9 @@ type WorkerConfig struct {
 	// and its recovery once. Default: every such failure is a warning.
 	Offline func() bool
 	// RunnerConfig, when set, returns the runner configuration for a job
-	// (tests shorten grace periods with it). The worker always supplies
-	// Signals, and Env, Now, Stdout and Stderr when they are unset.
-	RunnerConfig func(job events.Job) Config
+	// (tests shorten grace periods with it). The worker supplies Env and
+	// Now when they are unset.
+	RunnerConfig func(job events.Job) runner.Config
 }
 
 // withDefaults returns c with every unset field defaulted.
@@ -114,13 +116,13 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.Env == nil {
-		c.Env = EnvMap(os.Environ())
+		c.Env = runner.EnvMap(os.Environ())
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	if c.Logger == nil {
-		c.Logger = slog.Default()
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -274,7 +276,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // pull is one of a provider's slots: it takes one job at a time and
 // handles it to the end before taking the next.
 func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsumer) {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		d, err := c.Next(ctx)
 		if ctx.Err() != nil {
@@ -289,14 +291,13 @@ func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsum
 				w.log.Warn("malformed job removed", "provider", p, "err", err)
 				continue
 			}
-			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", wait)
-			if !sleepCtx(ctx, wait) {
+			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", bo.Current())
+			if !bo.Wait(ctx) {
 				return
 			}
-			wait = min(2*wait, retryMax)
 			continue
 		}
-		wait = retryMin
+		bo.Reset()
 		w.handle(ctx, d)
 	}
 }

@@ -3,34 +3,54 @@ package activities
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 )
 
-// execute runs a claimed execution: the claimed report, the runner with
-// heartbeats and cancel forwarding, then the finished report, Release and
-// Ack. Without a receipt (the runner refused its command line, or the
-// worker stopped before the start) the worker abandons its own claim and
-// reports abandoned, so the execution still ends and is never run again.
+// attemptEnd is how an execution's claim and run phases ended: the one
+// thing execute does about it.
+type attemptEnd int
+
+const (
+	endFinished  attemptEnd = iota // a receipt: report finished, release, ack
+	endLeaseLost                   // another worker abandoned the claim: term the job
+	endAbandon                     // no receipt: abandon the own claim
+)
+
+// phaseEnd is a phase's outcome: how it ended, why (for endAbandon) and
+// the receipt's digest (for endFinished).
+type phaseEnd struct {
+	end    attemptEnd
+	why    string
+	digest string
+}
+
+// execute runs a claimed execution in three phases: the claimed report
+// (start), the runner with heartbeats and cancel forwarding (run), then
+// one place that acts on how they ended (settle): the finished report,
+// Release and Ack, or, without a receipt (the runner refused the attempt,
+// or the worker stopped before the start), abandoning its own claim and
+// reporting abandoned, so the execution still ends and is never run again.
 func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delivery, lease events.Lease) {
-	job := d.Job
-	id := job.ExecutionID
 	fctx, fcancel := w.finalCtx(ctx)
 	defer fcancel()
-
-	sigs := make(chan os.Signal, 1)
+	// The attempt's context: the worker's, cancelled with a SIGTERM cause
+	// by a lost lease or a cancel event. interrupt reports whether it was
+	// the first to cancel.
+	rctx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	var interrupted atomic.Bool
 	interrupt := func() bool {
-		select {
-		case sigs <- syscall.SIGTERM:
-			return true
-		default:
+		if !interrupted.CompareAndSwap(false, true) {
 			return false
 		}
+		cancelRun(runner.Signalled{Signal: syscall.SIGTERM})
+		return true
 	}
 	// The heartbeat starts with the claim and outlives ctx: it keeps the
 	// lease and the job while the claimed report goes out, while the child
@@ -40,6 +60,16 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 			log.Warn("lease lost while running: stopping the child")
 		}
 	})
+	end, ok := w.startAttempt(ctx, log, d.Job, lease, hb)
+	if ok {
+		end = w.runAttempt(ctx, rctx, log, d.Job, hb, interrupt)
+	}
+	w.settle(fctx, log, d, hb, end)
+}
+
+// startAttempt publishes the claimed report and renews the lease once
+// more. It reports whether the attempt may start, else how it ended.
+func (w *Worker) startAttempt(ctx context.Context, log *slog.Logger, job events.Job, lease events.Lease, hb *heartbeat) (phaseEnd, bool) {
 	claimed := w.report(job, events.ReportClaimed, w.cfg.WorkerID)
 	claimed.Lease = &events.LeaseInfo{TTLMs: lease.TTL.Milliseconds(), Revision: lease.Revision}
 	err := w.publish(ctx, log, claimed)
@@ -48,19 +78,21 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 		// the report was retried, and nobody can for a TTL.
 		err = hb.confirm(ctx)
 	}
-	if errors.Is(err, events.ErrLeaseLost) {
-		hb.stop()
+	switch {
+	case err == nil:
+		return phaseEnd{}, true
+	case errors.Is(err, events.ErrLeaseLost):
 		log.Warn("lease lost before the attempt started; nothing started, nothing more to report")
-		w.term(fctx, log, d, "lease lost")
-		w.emit(evLeaseLost, id)
-		return
+		return phaseEnd{end: endLeaseLost}, false
+	default:
+		return phaseEnd{end: endAbandon, why: "worker stopped before the attempt started"}, false
 	}
-	if err != nil {
-		lease = hb.stop()
-		w.abandonOwn(fctx, log, d, lease, "worker stopped before the attempt started")
-		return
-	}
+}
 
+// runAttempt runs the runner under rctx while a cancel event of the job's
+// lane or run interrupts it, and returns how it ended.
+func (w *Worker) runAttempt(ctx, rctx context.Context, log *slog.Logger, job events.Job, hb *heartbeat, interrupt func() bool) phaseEnd {
+	id := job.ExecutionID
 	var cancelOnce sync.Once
 	onCancel := func(env events.Envelope) {
 		cancelOnce.Do(func() {
@@ -81,39 +113,58 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 	watchWG.Go(func() { w.watchCancel(watchCtx, log, job, onCancel) })
 
 	w.emit(evClaimed, id)
-	stderr := &cappedBuffer{max: 8 << 10}
-	code := ExitUsage
-	r, err := New(w.runnerConfig(job, sigs, stderr))
-	if err != nil {
-		log.Error("runner configuration refused", "err", err)
-	} else {
-		code = r.Run(ctx, runnerArgs(job))
-	}
+	res, err := w.runRunner(rctx, log, job)
 	stopWatch()
 	watchWG.Wait()
 
+	code := runner.ExitUsage
+	if err == nil {
+		code = res.ExitCode
+	}
 	if hb.isLost() {
-		hb.stop()
 		log.Warn("lease lost: another worker abandoned the execution; no finished report", "exit", code)
+		return phaseEnd{end: endLeaseLost}
+	}
+	var digest string
+	if err == nil {
+		digest, err = receiptDigest(job.Paths.Receipt, res)
+	}
+	if err != nil {
+		log.Error("runner left no receipt", "exit", code, "err", err)
+		return phaseEnd{end: endAbandon, why: "runner left no receipt"}
+	}
+	log.Info("attempt ended", "exit", code)
+	return phaseEnd{end: endFinished, digest: digest}
+}
+
+// runRunner runs job's attempt in-process. The error is the runner's
+// refusal (a configuration or a usage error): no receipt.
+func (w *Worker) runRunner(ctx context.Context, log *slog.Logger, job events.Job) (runner.Result, error) {
+	r, err := runner.New(w.runnerConfig(job))
+	if err != nil {
+		log.Error("runner configuration refused", "err", err)
+		return runner.Result{}, err
+	}
+	return r.Run(ctx, runnerOptions(job))
+}
+
+// settle acts on how the attempt ended, under fctx (live past shutdown
+// for ShutdownGrace): it stops the heartbeat, then terms the job of a lost
+// lease, abandons its own claim, or reports finished, releases and acks.
+func (w *Worker) settle(fctx context.Context, log *slog.Logger, d *events.Delivery, hb *heartbeat, end phaseEnd) {
+	id := d.Job.ExecutionID
+	switch end.end {
+	case endLeaseLost:
+		hb.stop()
 		w.term(fctx, log, d, "lease lost")
 		w.emit(evLeaseLost, id)
 		return
-	}
-	var digest string
-	if code != ExitUsage {
-		digest, err = receiptDigest(job.Paths.Receipt)
-	} else {
-		err = errors.New("usage error: no receipt")
-	}
-	if err != nil {
-		lease = hb.stop()
-		log.Error("runner left no receipt", "exit", code, "err", err, "stderr", stderr.String())
-		w.abandonOwn(fctx, log, d, lease, "runner left no receipt")
+	case endAbandon:
+		w.abandonOwn(fctx, log, d, hb.stop(), end.why)
 		return
 	}
-	log.Info("attempt ended", "exit", code)
-	finished := w.report(job, events.ReportFinished, w.cfg.WorkerID)
-	finished.ReceiptPath, finished.ReceiptDigest = job.Paths.Receipt, digest
+	finished := w.report(d.Job, events.ReportFinished, w.cfg.WorkerID)
+	finished.ReceiptPath, finished.ReceiptDigest = d.Job.Paths.Receipt, end.digest
 	if err := w.publish(fctx, log, finished); err != nil {
 		// The claim stays held and goes stale: whoever gets the job next
 		// reports the execution abandoned.
@@ -123,7 +174,7 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 		return
 	}
 	w.emit(evFinished, id)
-	lease = hb.stop()
+	lease := hb.stop()
 	if hb.isLost() {
 		log.Warn("lease lost after the finished report went out")
 		w.term(fctx, log, d, "lease lost")
@@ -142,7 +193,7 @@ func (w *Worker) execute(ctx context.Context, log *slog.Logger, d *events.Delive
 // (no longer renewed) goes stale for another worker to abandon.
 func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Delivery, lease events.Lease, why string) {
 	id := d.Job.ExecutionID
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		_, err := w.cfg.Claims.Abandon(actx, lease, w.cfg.WorkerID)
@@ -150,13 +201,12 @@ func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Del
 		if err == nil {
 			break
 		}
-		if errors.Is(err, events.ErrLeaseLost) || ctx.Err() != nil || !sleepCtx(ctx, wait) {
+		if errors.Is(err, events.ErrLeaseLost) || ctx.Err() != nil || !bo.Wait(ctx) {
 			log.Warn("own claim not abandoned; job returned", "why", why, "err", err)
 			w.nak(ctx, log, d, 0)
 			w.emit(evReturned, id)
 			return
 		}
-		wait = min(2*wait, retryMax)
 	}
 	log.Warn("execution abandoned by its own worker", "why", why)
 	if err := w.publish(ctx, log, w.report(d.Job, events.ReportAbandoned, w.cfg.WorkerID)); err != nil {
@@ -172,7 +222,7 @@ func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Del
 // release that timed out but was stored leaves the revision moved; the
 // claim is then looked at to confirm.
 func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lease) error {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		_, err := w.cfg.Claims.Release(actx, lease)
@@ -190,11 +240,10 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 		if ctx.Err() != nil {
 			return err
 		}
-		w.retrying(log, "release failed; retrying", "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		w.retrying(log, "release failed; retrying", "err", err, "in", bo.Current())
+		if !bo.Wait(ctx) {
 			return err
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
@@ -225,14 +274,14 @@ func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job event
 // that ends early is resumed after the last event seen.
 func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, onCancel func(events.Envelope)) {
 	var after uint64
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		ch, err := w.cfg.Store.Watch(ctx, job.Run, after)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			w.retrying(log, "cannot watch the run for cancellation; retrying", "err", err, "in", wait)
+			w.retrying(log, "cannot watch the run for cancellation; retrying", "err", err, "in", bo.Current())
 		} else {
 			for env := range ch {
 				after = env.Seq
@@ -240,25 +289,24 @@ func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.J
 					onCancel(env)
 					return
 				}
-				wait = retryMin
+				bo.Reset()
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			w.retrying(log, "run watch ended; watching again", "after", after, "in", wait)
+			w.retrying(log, "run watch ended; watching again", "after", after, "in", bo.Current())
 		}
-		if !sleepCtx(ctx, wait) {
+		if !bo.Wait(ctx) {
 			return
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
 // runnerConfig is the runner's configuration for job: the RunnerConfig
-// hook's (or the zero Config) with the worker's signals channel, and the
-// worker's environment, clock and outputs where unset.
-func (w *Worker) runnerConfig(job events.Job, sigs chan os.Signal, stderr io.Writer) Config {
-	var c Config
+// hook's (or the zero Config) with the worker's environment and clock
+// where unset.
+func (w *Worker) runnerConfig(job events.Job) runner.Config {
+	var c runner.Config
 	if w.cfg.RunnerConfig != nil {
 		c = w.cfg.RunnerConfig(job)
 	}
@@ -268,12 +316,5 @@ func (w *Worker) runnerConfig(job events.Job, sigs chan os.Signal, stderr io.Wri
 	if c.Now == nil {
 		c.Now = w.cfg.Now
 	}
-	if c.Stdout == nil {
-		c.Stdout = io.Discard
-	}
-	if c.Stderr == nil {
-		c.Stderr = stderr
-	}
-	c.Signals = sigs
 	return c
 }

@@ -79,7 +79,7 @@ func (w *Worker) handle(ctx context.Context, d *events.Delivery) {
 // process, and nothing starts before a claim is known): it is adopted. It
 // returns events.ErrClaimed when the execution was claimed before.
 func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events.Lease, error) {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		l, err := w.cfg.Claims.Claim(actx, id, w.cfg.WorkerID, w.cfg.LeaseTTL)
@@ -110,11 +110,10 @@ func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events
 		if ctx.Err() != nil {
 			return events.Lease{}, ctx.Err()
 		}
-		w.retrying(log, "claim failed; retrying", "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		w.retrying(log, "claim failed; retrying", "err", err, "in", bo.Current())
+		if !bo.Wait(ctx) {
 			return events.Lease{}, ctx.Err()
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
@@ -242,17 +241,16 @@ func (w *Worker) inspectOnce(ctx context.Context, id string) (events.Lease, erro
 // inspect reads a claim, retrying transient failures until ctx is done.
 // ErrNotFound and ErrInvalid are returned at once.
 func (w *Worker) inspect(ctx context.Context, id string) (events.Lease, error) {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		l, err := w.inspectOnce(ctx, id)
 		if err == nil || errors.Is(err, events.ErrNotFound) || errors.Is(err, events.ErrInvalid) || ctx.Err() != nil {
 			return l, err
 		}
-		w.retrying(w.log, "inspect failed; retrying", "execution", id, "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		w.retrying(w.log, "inspect failed; retrying", "execution", id, "err", err, "in", bo.Current())
+		if !bo.Wait(ctx) {
 			return events.Lease{}, ctx.Err()
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 

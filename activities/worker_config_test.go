@@ -1,13 +1,14 @@
 package activities
 
 import (
+	"log/slog"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/policy"
@@ -72,44 +73,53 @@ func TestWorkerDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, w.ID(), other.ID(), "default ids are unique per worker")
 	require.Equal(t, 10*time.Second, w.heartbeatInterval(), "a third of the shorter of lease and ack wait")
+	require.Equal(t, slog.DiscardHandler, w.cfg.Logger.Handler(), "a nil Logger discards, as in engine.Config")
 }
 
-func TestRunnerArgs(t *testing.T) {
+// TestWorkerConfigJoinsErrors proves Validate reports every problem at
+// once, not only the first.
+func TestWorkerConfigJoinsErrors(t *testing.T) {
+	t.Parallel()
+	c := validWorkerConfig()
+	c.Queue, c.Concurrency, c.LeaseTTL = nil, -1, -time.Second
+	err := c.Validate()
+	for _, want := range []string{"Queue is required", "Concurrency -1", "LeaseTTL must not be negative"} {
+		require.ErrorContains(t, err, want)
+	}
+}
+
+// TestRunnerOptions proves the attempt the worker hands the runner: the
+// job's descriptor and paths, a deny or approved spend (an unset or legacy
+// one stays legacy), the contract, and the timeout to the millisecond.
+func TestRunnerOptions(t *testing.T) {
 	t.Parallel()
 	base := eventstest.SampleJob("R1", 0, "x1")
 	p := base.Paths
-	common := []string{"--parent=claude", "--provider=codex", "--model=gpt-5.6-sol", "--effort=max", "--mode=read-only",
-		"--prompt=" + p.Prompt, "--cwd=" + p.Cwd, "--output=" + p.Output, "--receipt=" + p.Receipt,
-		"--progress=" + p.Progress, "--execution-id=x1"}
+	want := func(mod func(*runner.Options)) runner.Options {
+		o := runner.Options{Parent: policy.ParentClaude, Provider: policy.Codex, Model: "gpt-5.6-sol", Effort: policy.EffortMax,
+			Mode: policy.ReadOnly, Prompt: p.Prompt, Cwd: p.Cwd, Output: p.Output, Receipt: p.Receipt, Progress: p.Progress,
+			ExecutionID: "x1", APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Timeout: 1800 * time.Second}
+		mod(&o)
+		return o
+	}
 	for _, tc := range []struct {
 		name   string
 		mutate func(*events.Job)
-		tail   []string
+		want   runner.Options
 	}{
-		{"deny spend and timeout", func(*events.Job) {}, []string{"--api-spend=deny", "--contract=legacy", "--timeout=1800"}},
-		{"approved spend", func(j *events.Job) { j.APISpend = policy.APISpendApproved }, []string{"--api-spend=approved", "--contract=legacy", "--timeout=1800"}},
-		{"unset spend is omitted", func(j *events.Job) { j.APISpend = policy.APISpendUnset }, []string{"--contract=legacy", "--timeout=1800"}},
-		{"legacy spend is omitted", func(j *events.Job) { j.APISpend = policy.APISpendLegacy }, []string{"--contract=legacy", "--timeout=1800"}},
-		{"fractional timeout", func(j *events.Job) { j.TimeoutMs = 1500 }, []string{"--api-spend=deny", "--contract=legacy", "--timeout=1.5"}},
-		{"no timeout", func(j *events.Job) { j.TimeoutMs = 0 }, []string{"--api-spend=deny", "--contract=legacy"}},
-		{"strict contract", func(j *events.Job) { j.Contract = policy.ContractStrict }, []string{"--api-spend=deny", "--contract=strict", "--timeout=1800"}},
+		{"deny spend and timeout", func(*events.Job) {}, want(func(*runner.Options) {})},
+		{"approved spend", func(j *events.Job) { j.APISpend = policy.APISpendApproved }, want(func(o *runner.Options) { o.APISpend = policy.APISpendApproved })},
+		{"unset spend stays legacy", func(j *events.Job) { j.APISpend = policy.APISpendUnset }, want(func(o *runner.Options) { o.APISpend = "" })},
+		{"legacy spend stays legacy", func(j *events.Job) { j.APISpend = policy.APISpendLegacy }, want(func(o *runner.Options) { o.APISpend = "" })},
+		{"fractional timeout", func(j *events.Job) { j.TimeoutMs = 1500 }, want(func(o *runner.Options) { o.Timeout = 1500 * time.Millisecond })},
+		{"no timeout", func(j *events.Job) { j.TimeoutMs = 0 }, want(func(o *runner.Options) { o.Timeout = 0 })},
+		{"strict contract", func(j *events.Job) { j.Contract = policy.ContractStrict }, want(func(o *runner.Options) { o.Contract = policy.ContractStrict })},
+		{"values that look like flags stay values", func(j *events.Job) { j.Model = "--weird" }, want(func(o *runner.Options) { o.Model = "--weird" })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := base
 			tc.mutate(&j)
-			args := runnerArgs(j)
-			require.Equal(t, append(append([]string{}, common...), tc.tail...), args)
-			o, err := parseRunnerFlags(args)
-			require.NoError(t, err, "the runner accepts what the worker builds")
-			require.Equal(t, j.ExecutionID, o.ExecutionID)
+			require.Equal(t, tc.want, runnerOptions(j))
 		})
 	}
-	t.Run("values that look like flags stay values", func(t *testing.T) {
-		j := base
-		j.Model = "--weird"
-		o, err := parseRunnerFlags(runnerArgs(j))
-		require.NoError(t, err)
-		require.Equal(t, "--weird", o.Model)
-		require.True(t, strings.HasPrefix(runnerArgs(j)[2], "--model="))
-	})
 }

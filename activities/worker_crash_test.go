@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -61,7 +62,7 @@ func workerProcessMain() int {
 		Queue: js.Queue(), Claims: js.Claims(), Store: js.Store(),
 		Providers: []policy.Provider{policy.Codex}, WorkerID: c.WorkerID,
 		LeaseTTL: c.LeaseTTL, AckWait: c.AckWait, Env: c.Env, Logger: log,
-		RunnerConfig: func(events.Job) Config { return Config{KillGrace: c.KillGrace} },
+		RunnerConfig: func(events.Job) runner.Config { return runner.Config{KillGrace: c.KillGrace} },
 	})
 	if err != nil {
 		log.Error("new worker", "err", err)

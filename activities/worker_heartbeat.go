@@ -97,7 +97,7 @@ func (w *Worker) beat(ctx context.Context, log *slog.Logger, d *events.Delivery,
 // done. It returns nil once renewed, or an error matching
 // events.ErrLeaseLost if the claim is someone else's.
 func (h *heartbeat) confirm(ctx context.Context) error {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		reply := make(chan error, 1)
 		select {
@@ -114,10 +114,9 @@ func (h *heartbeat) confirm(ctx context.Context) error {
 		if err == nil || errors.Is(err, events.ErrLeaseLost) {
 			return err
 		}
-		if !sleepCtx(ctx, wait) {
+		if !bo.Wait(ctx) {
 			return ctx.Err()
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/policy"
@@ -162,7 +163,7 @@ func (e *workerEnv) workerConfig(id string) WorkerConfig {
 		Providers: []policy.Provider{policy.Codex}, WorkerID: id,
 		LeaseTTL: testLeaseTTL, AckWait: testAckWait, Env: e.env,
 		Logger:       slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
-		RunnerConfig: func(events.Job) Config { return Config{KillGrace: 500 * time.Millisecond} },
+		RunnerConfig: func(events.Job) runner.Config { return runner.Config{KillGrace: 500 * time.Millisecond} },
 	}
 }
 

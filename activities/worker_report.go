@@ -29,7 +29,7 @@ func (w *Worker) report(job events.Job, kind events.ReportKind, worker string) e
 // once. Every failed try is logged; a report given up on is logged as an
 // error and the error returned.
 func (w *Worker) publish(ctx context.Context, log *slog.Logger, r events.Report) error {
-	wait := retryMin
+	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for try := 1; ; try++ {
 		seq, err := w.cfg.Queue.PublishReport(ctx, r)
 		if err == nil {
@@ -44,12 +44,11 @@ func (w *Worker) publish(ctx context.Context, log *slog.Logger, r events.Report)
 			log.Error("report not published before shutdown", "kind", r.Kind, "tries", try, "err", err)
 			return err
 		}
-		w.retrying(log, "report not published; retrying", "kind", r.Kind, "try", try, "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		w.retrying(log, "report not published; retrying", "kind", r.Kind, "try", try, "err", err, "in", bo.Current())
+		if !bo.Wait(ctx) {
 			log.Error("report not published before shutdown", "kind", r.Kind, "tries", try, "err", err)
 			return ctx.Err()
 		}
-		wait = min(2*wait, retryMax)
 	}
 }
 
@@ -89,17 +88,5 @@ func (w *Worker) term(ctx context.Context, log *slog.Logger, d *events.Delivery,
 	defer cancel()
 	if err := d.Term(actx, reason); err != nil {
 		log.Warn("job term failed; a redelivery is handled from the claim", "err", err)
-	}
-}
-
-// sleepCtx waits d; false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -16,7 +16,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
@@ -286,12 +286,12 @@ func buildReceipt(b testing.TB, job events.Job) *benchReceipt {
 	bin := simenv.Install(b, "", simenv.Scenarios(map[string]string{string(job.Provider): "success"}))
 	home := filepath.Join(b.TempDir(), "home")
 	require.NoError(b, os.Mkdir(home, 0o755))
-	r, err := activities.New(activities.Config{
+	r, err := runner.New(runner.Config{
 		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(b, err)
-	r.Run(context.Background(), runnerArgs(job))
+	r.Main(context.Background(), runnerArgs(job))
 	data, err := os.ReadFile(job.Paths.Receipt)
 	require.NoError(b, err, "the runner wrote a receipt")
 	// The file must not exist when answer writes it again.

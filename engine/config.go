@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -74,30 +73,34 @@ type Config struct {
 	NativePoll time.Duration
 }
 
-// Validate reports the first missing or invalid setting. Unset optional
-// fields are valid (they take their defaults).
+// Validate reports every missing or invalid setting, joined
+// (errors.Join). Unset optional fields are valid (they take their
+// defaults).
 func (c Config) Validate() error {
-	switch {
-	case c.Store == nil:
-		return errors.New("engine: config: Store is required")
-	case c.Queue == nil:
-		return errors.New("engine: config: Queue is required")
-	case c.Claims == nil:
-		return errors.New("engine: config: Claims is required")
-	case c.DataDir == "":
-		return errors.New("engine: config: DataDir is required")
-	case c.CancelGrace < 0 || c.NativeLeaseTTL < 0 || c.NativePoll < 0:
-		return errors.New("engine: config: durations must not be negative")
+	var errs []error
+	if c.Store == nil {
+		errs = append(errs, errors.New("engine: config: Store is required"))
 	}
-	if _, ok := c.Queue.(events.ControlQueue); !ok {
-		return fmt.Errorf("engine: config: Queue %T does not implement events.ControlQueue", c.Queue)
+	if c.Queue == nil {
+		errs = append(errs, errors.New("engine: config: Queue is required"))
+	} else if _, ok := c.Queue.(events.ControlQueue); !ok {
+		errs = append(errs, fmt.Errorf("engine: config: Queue %T does not implement events.ControlQueue", c.Queue))
+	}
+	if c.Claims == nil {
+		errs = append(errs, errors.New("engine: config: Claims is required"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("engine: config: DataDir is required"))
+	}
+	if c.CancelGrace < 0 || c.NativeLeaseTTL < 0 || c.NativePoll < 0 {
+		errs = append(errs, errors.New("engine: config: durations must not be negative"))
 	}
 	if c.Actor != "" {
 		if err := events.ValidateWorkerID(c.Actor); err != nil {
-			return fmt.Errorf("engine: config: Actor: %w", err)
+			errs = append(errs, fmt.Errorf("engine: config: Actor: %w", err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // withDefaults returns c with every unset field at its default and DataDir
@@ -110,7 +113,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Now = time.Now
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.NewID == nil {
 		c.NewID = uuid.NewString

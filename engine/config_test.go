@@ -16,6 +16,17 @@ type queueOnly struct{ events.Queue }
 // TestConfigValidate proves New refuses a configuration missing a seam,
 // the data directory, or a queue that carries controls, and that a valid
 // Engine runs and stops cleanly.
+// TestConfigValidateJoinsErrors proves Validate reports every problem at
+// once (errors.Join), as the worker's and the runner's configurations do.
+func TestConfigValidateJoinsErrors(t *testing.T) {
+	t.Parallel()
+	err := engine.Config{Queue: queueOnly{events.NewMemoryQueue()}, CancelGrace: -1, Actor: "a b"}.Validate()
+	for _, want := range []string{"Store is required", "does not implement events.ControlQueue", "Claims is required",
+		"DataDir is required", "durations must not be negative", "Actor"} {
+		require.ErrorContains(t, err, want)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	ok := engine.Config{Store: events.NewMemoryStore(), Queue: events.NewMemoryQueue(), Claims: events.NewMemoryClaims(nil), DataDir: t.TempDir()}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -170,14 +170,14 @@ func TestCancelRunCancelsEveryLane(t *testing.T) {
 func executeCancelled(t *testing.T, job events.Job) {
 	t.Helper()
 	bin := simenv.Install(t, "", simenv.Scenarios(map[string]string{string(job.Provider): "long-running"}))
-	r, err := activities.New(activities.Config{
+	r, err := runner.New(runner.Config{
 		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": t.TempDir()},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r.Run(ctx, runnerArgs(job))
+	r.Main(ctx, runnerArgs(job))
 	b, err := os.ReadFile(job.Paths.Receipt)
 	require.NoError(t, err)
 	rc, err := policy.DecodeReceipt(b)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -48,8 +49,8 @@ func (h *harness) startWorkerConfig(cfg simenv.Config) string {
 		LeaseTTL: 3 * time.Second, AckWait: 5 * time.Second, ShutdownGrace: 5 * time.Second,
 		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
 		Logger: slog.New(slog.NewTextHandler(h.t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "worker"),
-		RunnerConfig: func(events.Job) activities.Config {
-			return activities.Config{KillGrace: 500 * time.Millisecond}
+		RunnerConfig: func(events.Job) runner.Config {
+			return runner.Config{KillGrace: 500 * time.Millisecond}
 		},
 	})
 	require.NoError(h.t, err)

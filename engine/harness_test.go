@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
@@ -299,12 +299,12 @@ func (h *harness) execute(job events.Job, scenario string) {
 	bin := simenv.Install(h.t, "", simenv.Scenarios(map[string]string{string(job.Provider): scenario}))
 	home := filepath.Join(h.t.TempDir(), "home")
 	require.NoError(h.t, os.Mkdir(home, 0o755))
-	r, err := activities.New(activities.Config{
+	r, err := runner.New(runner.Config{
 		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(h.t, err)
-	r.Run(context.Background(), runnerArgs(job))
+	r.Main(context.Background(), runnerArgs(job))
 	_, err = os.Stat(job.Paths.Receipt)
 	require.NoError(h.t, err, "the runner wrote a receipt")
 }

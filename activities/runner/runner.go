@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
-// Run executes one `switchyard runner` command line (args without the
+// Main executes one `switchyard runner` command line (args without the
 // command name) and returns the process exit code. "status" as the first
 // argument runs Status. Usage errors print "error: <msg>" and the usage on
 // Stderr and return ExitUsage without a receipt; once output, receipt and
-// progress are reserved every outcome writes a receipt.
+// progress are reserved every outcome writes a receipt, printed as one
+// line on Stdout for exit 0 and on Stderr otherwise.
 //
-// The --timeout deadline starts at entry to Run. ctx cancellation and
-// Config.Signals both cancel the attempt.
-func (r *Runner) Run(ctx context.Context, args []string) int {
+// The --timeout deadline starts at entry to Main; ctx cancels the attempt
+// as in Run.
+func (r *Runner) Main(ctx context.Context, args []string) int {
 	start := r.cfg.Now()
 	if len(args) > 0 && args[0] == "status" {
 		return r.Status(args[1:])
@@ -37,7 +38,13 @@ func (r *Runner) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		return r.usage(err)
 	}
-	return a.run(ctx)
+	res := a.run(ctx)
+	w := r.cfg.Stderr
+	if res.ExitCode == 0 {
+		w = r.cfg.Stdout
+	}
+	w.Write(res.Line)
+	return res.ExitCode
 }
 
 // usage reports a usage error.
@@ -50,7 +57,7 @@ func (r *Runner) usage(err error) int {
 // a receipt.
 type attempt struct {
 	r        *Runner
-	o        runOptions
+	o        Options
 	paths    attemptPaths
 	spec     *providers.Spec
 	req      providers.Request
@@ -69,7 +76,7 @@ type attempt struct {
 
 // newAttempt validates the descriptor and paths, reads the prompt and
 // reserves output, receipt and progress. Every error is a UsageError.
-func (r *Runner) newAttempt(o runOptions, start time.Time) (*attempt, error) {
+func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	spec, err := r.cfg.Lookup(o.Provider)
 	if err != nil {
 		return nil, usagef("--provider", "--provider %s: %v", o.Provider, err)
@@ -118,7 +125,7 @@ func (r *Runner) newAttempt(o runOptions, start time.Time) (*attempt, error) {
 // Antigravity, OpenCode and Devin UIDs), no versioned Claude pin, an
 // explicit --api-spend for Antigravity, and no same-provider descriptor a
 // native lane covers.
-func (r *Runner) checkDescriptor(o runOptions) (string, error) {
+func (r *Runner) checkDescriptor(o Options) (string, error) {
 	att := policy.Attempt{Kind: policy.KindDescriptor, Provider: o.Provider, Model: o.Model, Effort: o.Effort}
 	if o.Provider == policy.Gemini {
 		if !validGeminiModel(o.Model) {
@@ -170,19 +177,20 @@ func validGeminiModel(m string) bool {
 	return true
 }
 
-// run executes the reserved attempt and returns its exit code.
-func (a *attempt) run(ctx context.Context) int {
+// run executes the reserved attempt and returns its result.
+func (a *attempt) run(ctx context.Context) Result {
 	cfg := a.r.cfg
 	a.initReceipt()
 	a.progress = openProgress(a.res.progress, a.o.Provider, a.start, a.res.receipt, cfg.Now, cfg.ActivityFlush)
 	if a.res.progress != nil {
 		a.res.progress.close() // the reporter replaces the file by rename
 	}
-	var remaining time.Duration
 	if a.o.Timeout > 0 {
-		remaining = a.start.Add(a.o.Timeout).Sub(cfg.Now())
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, a.start.Add(a.o.Timeout).Sub(cfg.Now()), ErrDeadline)
+		defer cancel()
 	}
-	a.latch = newLatch(ctx, cfg.Signals, remaining, a.o.Timeout > 0, a.progress.cancelRequested)
+	a.latch = newLatch(ctx, a.progress.cancelRequested)
 	a.exec = &executor{latch: a.latch, limit: cfg.CaptureLimit, killGrace: cfg.KillGrace, progress: a.progress}
 
 	a.execute()
@@ -274,7 +282,7 @@ func (a *attempt) stopped() bool {
 			"cancelled by "+a.latch.signal+" before the workload started", "no CLI child was running")
 	case a.latch.isExpired():
 		a.failPreflight(policy.StatusTimedOut, timedOut,
-			fmt.Sprintf("the --timeout deadline of %s passed before the workload started", a.o.Timeout), "no CLI child was running")
+			a.deadline()+" passed before the workload started", "no CLI child was running")
 	default:
 		return false
 	}

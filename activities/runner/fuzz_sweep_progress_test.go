@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"encoding/json"
@@ -94,7 +94,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 // receipt's head names schema 1 or 2 and a known status; the lane renders,
 // text and JSON.
 func FuzzReadLaneView(f *testing.F) {
-	receipt, err := os.ReadFile(filepath.Join("..", "policy", "testdata", "receipts", "complete-v2.json"))
+	receipt, err := os.ReadFile(filepath.Join("..", "..", "policy", "testdata", "receipts", "complete-v2.json"))
 	require.NoError(f, err)
 	for _, b := range snapshotSeeds(f) {
 		f.Add(b, receipt)

@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"errors"
@@ -45,11 +45,6 @@ type Config struct {
 	// usage errors and the receipt line on any other exit. Default
 	// os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
-	// Signals delivers SIGINT or SIGTERM sent to the runner; either cancels
-	// the attempt and is forwarded to a live child's process group. Nil
-	// means only context cancellation cancels (recorded as SIGTERM). One Run
-	// at a time may read a given channel.
-	Signals <-chan os.Signal
 	// Options gives the native coverage used to reject same-provider
 	// descriptors a native lane covers. Default policy.DefaultOptions().
 	Options *policy.Options
@@ -108,22 +103,22 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	if c.CaptureLimit < 0 {
-		errs = append(errs, errors.New("activities: CaptureLimit must not be negative"))
+		errs = append(errs, errors.New("runner: CaptureLimit must not be negative"))
 	}
 	if c.RetryDelay < 0 {
-		errs = append(errs, errors.New("activities: RetryDelay must not be negative"))
+		errs = append(errs, errors.New("runner: RetryDelay must not be negative"))
 	}
 	if c.KillGrace < 0 {
-		errs = append(errs, errors.New("activities: KillGrace must not be negative"))
+		errs = append(errs, errors.New("runner: KillGrace must not be negative"))
 	}
 	if c.ActivityFlush < 0 {
-		errs = append(errs, errors.New("activities: ActivityFlush must not be negative"))
+		errs = append(errs, errors.New("runner: ActivityFlush must not be negative"))
 	}
 	return errors.Join(errs...)
 }
 
-// Runner executes `switchyard runner` command lines. It is safe for
-// concurrent use when Config.Signals is nil; each Run is one attempt.
+// Runner executes attempts (Run) and `switchyard runner` command lines
+// (Main, Status). It is safe for concurrent use; each Run is one attempt.
 type Runner struct {
 	cfg Config
 }

@@ -1,13 +1,13 @@
-package activities
+package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,26 +21,26 @@ type interrupt int
 
 const (
 	notInterrupted interrupt = iota
-	byCancel                 // SIGINT or SIGTERM to the runner, or context cancellation
+	byCancel                 // context cancellation (a Signalled cause names SIGINT or SIGTERM)
 	byDeadline               // the --timeout deadline passed
 )
 
-// latch is an attempt's cancellation and deadline: both fire at most once
-// and stay fired, so every wait in the attempt sees them.
+// latch is an attempt's cancellation and deadline, read from its
+// context's cause: either fires at most once and stays fired, so every
+// wait in the attempt sees it.
 type latch struct {
-	cancelled chan struct{} // closed on the first cancellation
-	expired   chan struct{} // closed when the deadline passes; never when none
-	once      sync.Once
-	signal    string // SIGINT or SIGTERM; written before cancelled closes
-	timer     *time.Timer
+	cancelled chan struct{} // closed on cancellation
+	expired   chan struct{} // closed when the deadline passes
+	signal    string        // SIGINT or SIGTERM; written before cancelled closes
 	stop      chan struct{}
 	done      chan struct{} // closed when the watcher goroutine returns
 	onCancel  func(signal string)
 }
 
-// newLatch arms the deadline (zero means none) and starts watching
-// signals and ctx. release must be called to stop the watcher.
-func newLatch(ctx context.Context, signals <-chan os.Signal, remaining time.Duration, hasDeadline bool, onCancel func(string)) *latch {
+// newLatch starts watching ctx: a cause matching ErrDeadline expires the
+// latch, any other cause cancels it (with the Signalled signal, else
+// SIGTERM). release must be called to stop the watcher.
+func newLatch(ctx context.Context, onCancel func(string)) *latch {
 	l := &latch{
 		cancelled: make(chan struct{}),
 		expired:   make(chan struct{}),
@@ -48,51 +48,43 @@ func newLatch(ctx context.Context, signals <-chan os.Signal, remaining time.Dura
 		done:      make(chan struct{}),
 		onCancel:  onCancel,
 	}
-	if hasDeadline {
-		if remaining <= 0 {
+	fire := func() {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrDeadline) {
 			close(l.expired)
-		} else {
-			l.timer = time.AfterFunc(remaining, func() { close(l.expired) })
+			return
 		}
+		l.signal = causeSignal(cause)
+		if l.onCancel != nil {
+			l.onCancel(l.signal)
+		}
+		close(l.cancelled)
+	}
+	if ctx.Err() != nil {
+		// Already done: every stage sees it from the start.
+		fire()
+		close(l.done)
+		return l
 	}
 	go func() {
 		defer close(l.done)
 		select {
-		case s := <-signals:
-			l.fire(signalName(s))
 		case <-ctx.Done():
-			l.fire("SIGTERM")
+			fire()
 		case <-l.stop:
 		}
 	}()
 	return l
 }
 
-// fire records the first cancellation.
-func (l *latch) fire(signal string) {
-	l.once.Do(func() {
-		if signal != "SIGINT" {
-			signal = "SIGTERM"
-		}
-		l.signal = signal
-		if l.onCancel != nil {
-			l.onCancel(signal)
-		}
-		close(l.cancelled)
-	})
-}
-
 // isCancelled and isExpired poll the latch.
 func (l *latch) isCancelled() bool { return closed(l.cancelled) }
 func (l *latch) isExpired() bool   { return closed(l.expired) }
 
-// release stops the watcher and the deadline timer.
+// release stops the watcher.
 func (l *latch) release() {
 	close(l.stop)
 	<-l.done
-	if l.timer != nil {
-		l.timer.Stop()
-	}
 }
 
 // sleep waits d unless the latch fires first.
@@ -221,6 +213,34 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 	// is reaped, so only the death of the whole process fires it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	p, err := x.start(cs)
+	if err != nil {
+		return nil, err
+	}
+	res := x.await(p)
+	if res.interrupted != notInterrupted {
+		x.escalate(p, res)
+	}
+	x.collect(p, res)
+	return res, nil
+}
+
+// child is a started process with the goroutines that feed its stdin,
+// drain its output pipes and reap it.
+type child struct {
+	role      childRole
+	cmd       *exec.Cmd
+	pid       int
+	out, errs *stream
+	inW       *os.File      // nil without stdin
+	stdinDone chan struct{} // closed once stdin is written and closed
+	drained   chan struct{} // closed when both output pipes reached EOF
+	waited    chan struct{} // closed when the process was reaped
+}
+
+// start starts cs with its pipes and the goroutines around it. On error
+// nothing is left open.
+func (x *executor) start(cs childSpec) (*child, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -269,46 +289,50 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 		}
 		return nil, err
 	}
-	pid := cmd.Process.Pid
-	stdinDone := make(chan struct{})
+	c := &child{role: cs.role, cmd: cmd, pid: cmd.Process.Pid, inW: inW,
+		stdinDone: make(chan struct{}), drained: make(chan struct{}), waited: make(chan struct{})}
 	if inW != nil {
 		go func() {
-			defer close(stdinDone)
+			defer close(c.stdinDone)
 			inW.Write(cs.stdin) // a child that exits unread is judged by its exit, not EPIPE
 			inW.Close()
 		}()
 	} else {
-		close(stdinDone)
+		close(c.stdinDone)
 	}
 	// Telemetry after prompt delivery has begun: it never delays the child.
-	x.progress.spawned(cs.role, pid)
-	out := &stream{f: outR, limit: x.limit, done: make(chan struct{})}
-	errs := &stream{f: errR, limit: x.limit, done: make(chan struct{})}
+	x.progress.spawned(cs.role, c.pid)
+	c.out = &stream{f: outR, limit: x.limit, done: make(chan struct{})}
+	c.errs = &stream{f: errR, limit: x.limit, done: make(chan struct{})}
 	countOut, countErr := func(int) {}, func(int) {}
 	if cs.role == roleWorkload {
 		countOut = func(n int) { x.progress.bytes(0, n) }
 		countErr = func(n int) { x.progress.bytes(1, n) }
 	}
-	go out.read(countOut)
-	go errs.read(countErr)
-	drained := make(chan struct{})
+	go c.out.read(countOut)
+	go c.errs.read(countErr)
 	go func() {
-		<-out.done
-		<-errs.done
-		close(drained)
+		<-c.out.done
+		<-c.errs.done
+		close(c.drained)
 	}()
-	waited := make(chan struct{})
 	go func() {
 		cmd.Wait()
-		close(waited)
+		close(c.waited)
 	}()
+	return c, nil
+}
 
+// await waits for the child to exit and its pipes to drain, or for the
+// latch. A cancellation or deadline already due when the child settled
+// still wins.
+func (x *executor) await(c *child) *childResult {
 	res := &childResult{}
 	select {
-	case <-waited:
-		x.progress.exited(cs.role, exitStatusOf(cmd.ProcessState))
+	case <-c.waited:
+		x.progress.exited(c.role, exitStatusOf(c.cmd.ProcessState))
 		select {
-		case <-drained:
+		case <-c.drained:
 			res.drained = true
 		case <-x.latch.cancelled:
 			res.interrupted, res.settled = byCancel, settledAlreadyExits
@@ -330,61 +354,71 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 			res.interrupted, res.settled = byDeadline, settledAlreadyExits
 		}
 	}
-	if res.interrupted != notInterrupted && res.settled == "" {
+	return res
+}
+
+// escalate settles an interrupted child: a live one's process group gets
+// the signal (SIGINT for a SIGINT cancellation, else SIGTERM), then
+// SIGKILL after the grace period; then waiting on its pipes stops.
+func (x *executor) escalate(c *child, res *childResult) {
+	if res.settled == "" {
 		sig, name := syscall.SIGTERM, "SIGTERM"
 		if res.interrupted == byCancel && x.latch.signal == "SIGINT" {
 			sig, name = syscall.SIGINT, "SIGINT"
 		}
-		if !closed(waited) && !exitedUnreaped(pid) {
+		if !closed(c.waited) && !exitedUnreaped(c.pid) {
 			// The direct child is still running: forward the signal to its
 			// process group, then insist after the grace period.
-			if syscall.Kill(-pid, sig) == nil {
+			if syscall.Kill(-c.pid, sig) == nil {
 				res.signalSent = name
 			}
 			grace := time.NewTimer(x.killGrace)
 			select {
-			case <-waited:
+			case <-c.waited:
 			case <-grace.C:
-				syscall.Kill(-pid, syscall.SIGKILL)
-				<-waited
+				syscall.Kill(-c.pid, syscall.SIGKILL)
+				<-c.waited
 			}
 			grace.Stop()
 		} else {
-			<-waited
+			<-c.waited
 		}
 		res.settled = settledAlreadyExits
 		if res.signalSent != "" {
 			res.settled = settledSignalled
 		}
-		x.progress.exited(cs.role, exitStatusOf(cmd.ProcessState))
+		x.progress.exited(c.role, exitStatusOf(c.cmd.ProcessState))
 	}
-	if res.interrupted != notInterrupted {
-		cause := "cancel"
-		if res.interrupted == byDeadline {
-			cause = "deadline"
-		}
-		x.progress.childSettled(res.settled, cause)
-		// Stop waiting on inherited pipes: descendants may hold them open.
-		out.abandon()
-		errs.abandon()
-		res.drained = closed(drained)
+	cause := "cancel"
+	if res.interrupted == byDeadline {
+		cause = "deadline"
 	}
-	<-drained
-	outR.Close()
-	errR.Close()
-	if inW != nil {
-		inW.SetWriteDeadline(time.Now())
+	x.progress.childSettled(res.settled, cause)
+	// Stop waiting on inherited pipes: descendants may hold them open.
+	c.out.abandon()
+	c.errs.abandon()
+	res.drained = closed(c.drained)
+}
+
+// collect closes the child's pipes and fills res with its capture and
+// exit.
+func (x *executor) collect(c *child, res *childResult) {
+	<-c.drained
+	c.out.f.Close()
+	c.errs.f.Close()
+	if c.inW != nil {
+		c.inW.SetWriteDeadline(time.Now())
 	}
-	<-stdinDone
+	<-c.stdinDone
 	if res.drained {
-		x.progress.drained(cs.role)
+		x.progress.drained(c.role)
 	}
 
-	res.capture = providers.Capture{Stdout: out.buf, Stderr: errs.buf}
-	res.total = [2]int64{out.total, errs.total}
-	res.dropped = [2]int64{out.dropped, errs.dropped}
-	res.exitStatus = exitStatusOf(cmd.ProcessState)
-	if ps := cmd.ProcessState; ps != nil {
+	res.capture = providers.Capture{Stdout: c.out.buf, Stderr: c.errs.buf}
+	res.total = [2]int64{c.out.total, c.errs.total}
+	res.dropped = [2]int64{c.out.dropped, c.errs.dropped}
+	res.exitStatus = exitStatusOf(c.cmd.ProcessState)
+	if ps := c.cmd.ProcessState; ps != nil {
 		if ps.Exited() {
 			code := ps.ExitCode()
 			res.capture.ExitCode = &code
@@ -392,7 +426,6 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 			res.capture.Signal = signalName(ws.Signal())
 		}
 	}
-	return res, nil
 }
 
 // exitStatusOf is the receipt's exitCode: the exit code, or 128 plus the

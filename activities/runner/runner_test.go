@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"context"
@@ -193,7 +193,7 @@ func TestRunnerOpenCodeNeedsApprovedSpend(t *testing.T) {
 			if spend != policy.APISpendLegacy {
 				args = append(args, "--api-spend", string(spend))
 			}
-			code := l.runner(func(c *Config) { c.Lookup = providers.Lookup }).Run(context.Background(), args)
+			code := l.runner(func(c *Config) { c.Lookup = providers.Lookup }).Main(context.Background(), args)
 			require.Equal(t, 78, code, "stderr: %s", l.stderr)
 			rc := l.receiptFile()
 			require.Equal(t, policy.StatusBillingPolicyBlocked, rc.Status)
@@ -340,12 +340,12 @@ func TestRunnerTimeout(t *testing.T) {
 	t.Run("stubborn child gets SIGKILL after the grace", func(t *testing.T) {
 		t.Parallel()
 		l := newLane(t, "ignore-term")
-		sigs := make(chan os.Signal, 1)
-		r := l.runner(func(c *Config) { c.Signals = sigs; c.KillGrace = 200 * time.Millisecond })
+		ctx, send := signalled()
+		r := l.runner(func(c *Config) { c.KillGrace = 200 * time.Millisecond })
 		done := make(chan int, 1)
-		go func() { done <- r.Run(context.Background(), l.args()) }()
+		go func() { done <- r.Main(ctx, l.args()) }()
 		waitFile(t, l.fake.started()+".ready")
-		sigs <- syscall.SIGTERM
+		send(syscall.SIGTERM)
 		require.Equal(t, 130, <-done)
 		rc := l.receiptFile()
 		require.Equal(t, "SIGTERM", *rc.Signal, "the forwarded signal is recorded, not the SIGKILL that followed")
@@ -353,17 +353,17 @@ func TestRunnerTimeout(t *testing.T) {
 	})
 }
 
-// TestRunnerCancelInProcess proves SIGINT delivered on Config.Signals
+// TestRunnerCancelInProcess proves SIGINT delivered as a Signalled cause
 // signals the live child and writes a cancelled receipt with exit 130.
 func TestRunnerCancelInProcess(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "hang")
-	sigs := make(chan os.Signal, 1)
-	r := l.runner(func(c *Config) { c.Signals = sigs })
+	ctx, send := signalled()
+	r := l.runner(nil)
 	done := make(chan int, 1)
-	go func() { done <- r.Run(context.Background(), l.args("--progress", l.prg)) }()
+	go func() { done <- r.Main(ctx, l.args("--progress", l.prg)) }()
 	waitFile(t, l.fake.started())
-	sigs <- syscall.SIGINT
+	send(syscall.SIGINT)
 	code := <-done
 	require.Equal(t, 130, code, "stderr: %s", l.stderr)
 	rc := l.receiptFile()
@@ -388,15 +388,15 @@ func TestRunnerCancelDuringPreflight(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "ok")
 	l.fake.Preflight = "hang"
-	sigs := make(chan os.Signal, 1)
-	r := l.runner(func(c *Config) { c.Signals = sigs })
+	ctx, send := signalled()
+	r := l.runner(nil)
 	done := make(chan int, 1)
-	go func() { done <- r.Run(context.Background(), l.args("--progress", l.prg)) }()
+	go func() { done <- r.Main(ctx, l.args("--progress", l.prg)) }()
 	require.Eventually(t, func() bool {
 		s, _ := readSnapshot(l.prg)
 		return s != nil && s.Phase == phasePreflight
 	}, 10*time.Second, 5*time.Millisecond)
-	sigs <- syscall.SIGTERM
+	send(syscall.SIGTERM)
 	require.Equal(t, 130, <-done)
 	rc := l.receiptFile()
 	require.Equal(t, policy.StatusCancelled, rc.Status)
@@ -423,16 +423,16 @@ func TestRunnerCancelAfterChildExited(t *testing.T) {
 			}
 		}
 	})
-	sigs := make(chan os.Signal, 1)
-	r := l.runner(func(c *Config) { c.Signals = sigs })
+	ctx, send := signalled()
+	r := l.runner(nil)
 	done := make(chan int, 1)
-	go func() { done <- r.Run(context.Background(), l.args("--progress", l.prg)) }()
+	go func() { done <- r.Main(ctx, l.args("--progress", l.prg)) }()
 	waitFile(t, l.fake.grandPid())
 	require.Eventually(t, func() bool {
 		s, _ := readSnapshot(l.prg)
 		return s != nil && s.Phase == phaseWorkloadDrain
 	}, 10*time.Second, 5*time.Millisecond, "the direct child exits while the pipe stays open")
-	sigs <- syscall.SIGTERM
+	send(syscall.SIGTERM)
 	code := <-done
 	require.Equal(t, 130, code, "stderr: %s", l.stderr)
 	rc := l.receiptFile()

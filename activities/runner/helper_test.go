@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"bytes"
@@ -48,9 +48,6 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(envRunner) == "1" {
 		os.Exit(runnerProcessMain())
-	}
-	if os.Getenv(envWorkerProcess) != "" {
-		os.Exit(workerProcessMain())
 	}
 	dir, err := os.MkdirTemp("", "sy-activities-bin-")
 	if err != nil {
@@ -261,14 +258,22 @@ func runnerProcessMain() int {
 	r, err := New(Config{
 		Lookup:    func(policy.Provider) (*providers.Spec, error) { return f.spec() },
 		Env:       map[string]string{"PATH": os.Getenv("SY_FAKE_PATH"), "HOME": os.Getenv("HOME")},
-		Signals:   sigs,
 		KillGrace: 2 * time.Second,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	return r.Run(context.Background(), os.Args[1:])
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() { cancel(Signalled{Signal: <-sigs}) }()
+	return r.Main(ctx, os.Args[1:])
+}
+
+// signalled is a runner context for a test that signals the runner: send
+// cancels it as SIGINT or SIGTERM to the runner's process does.
+func signalled() (context.Context, func(os.Signal)) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return ctx, func(s os.Signal) { cancel(Signalled{Signal: s}) }
 }
 
 // lane is one test attempt's files.
@@ -327,7 +332,7 @@ func (l *lane) runner(mod func(*Config)) *Runner {
 
 // run runs the runner synchronously.
 func (l *lane) run(mod func(*Config), extra ...string) int {
-	return l.runner(mod).Run(context.Background(), l.args(extra...))
+	return l.runner(mod).Main(context.Background(), l.args(extra...))
 }
 
 // receiptFile decodes the receipt file strictly.

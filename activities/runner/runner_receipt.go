@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"bytes"
@@ -98,7 +98,7 @@ func (a *attempt) interrupted(res *childResult, phase policy.FailurePhase) {
 		message = "cancelled by " + a.latch.signal + "; " + how
 	} else {
 		status, code = policy.StatusTimedOut, "runner_deadline_exceeded"
-		message = fmt.Sprintf("the --timeout deadline of %s passed; %s", a.o.Timeout, how)
+		message = fmt.Sprintf("%s passed; %s", a.deadline(), how)
 	}
 	evidence := providers.FailureEvidence(message, code, nil, res.capture.Stdout, res.capture.Stderr)
 	if phase == policy.PhasePreflight {
@@ -112,6 +112,15 @@ func (a *attempt) interrupted(res *childResult, phase policy.FailurePhase) {
 	a.rc.Status = status
 	a.rc.FailurePhase = ptr(phase)
 	a.rc.Error = receiptError(message, evidence)
+}
+
+// deadline names the deadline that passed: the --timeout one, or the
+// caller's (a context deadline with cause ErrDeadline).
+func (a *attempt) deadline() string {
+	if a.o.Timeout > 0 {
+		return fmt.Sprintf("the --timeout deadline of %s", a.o.Timeout)
+	}
+	return "the deadline"
 }
 
 // delivered reports whether the status delivers a final response.
@@ -167,8 +176,8 @@ func (a *attempt) noteTruncation(res *childResult) {
 
 // finish writes the output (or removes its empty reservation), removes
 // the private files, completes and writes the receipt, marks the progress
-// snapshot terminal and prints the receipt line. It returns the exit code.
-func (a *attempt) finish() int {
+// snapshot terminal. It returns the result.
+func (a *attempt) finish() Result {
 	if delivered(a.rc.Status) {
 		if err := a.res.output.write([]byte(a.final)); err != nil {
 			a.rc.Status = policy.StatusChildFailed
@@ -195,13 +204,7 @@ func (a *attempt) finish() int {
 	a.progress.terminal(written)
 	a.progress.close()
 
-	code := policy.ExitCodeForStatus(a.rc.Status)
-	w := a.r.cfg.Stderr
-	if code == 0 {
-		w = a.r.cfg.Stdout
-	}
-	w.Write(line)
-	return code
+	return Result{Receipt: a.rc, Bytes: pretty, Line: line, Written: written, ExitCode: policy.ExitCodeForStatus(a.rc.Status)}
 }
 
 // encodeReceipt renders the receipt followed by a newline, on one line or

@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"context"
@@ -122,7 +122,7 @@ func TestRunnerUsageErrors(t *testing.T) {
 			l := newLane(t, "ok")
 			args := rw.setup(l)
 			before := existing(l)
-			code := l.runner(nil).Run(context.Background(), args)
+			code := l.runner(nil).Main(context.Background(), args)
 			require.Equal(t, ExitUsage, code, "stderr: %s", l.stderr)
 			require.Empty(t, l.stdout.String())
 			require.True(t, strings.HasPrefix(l.stderr.String(), "error: "), l.stderr.String())
@@ -152,7 +152,7 @@ func TestRunnerHelp(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"--bogus", "--help"}} {
 		l := newLane(t, "ok")
-		require.Equal(t, 0, l.runner(nil).Run(context.Background(), args))
+		require.Equal(t, 0, l.runner(nil).Main(context.Background(), args))
 		require.Contains(t, l.stdout.String(), "Usage: switchyard runner")
 		require.Contains(t, l.stdout.String(), "Examples:")
 		require.Empty(t, l.stderr.String())

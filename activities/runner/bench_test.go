@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 // classification, receipt), interleaved so both see the same machine
 // state. It reports the medians and their difference:
 //
-//	go test -run '^$' -bench RunnerOverhead -benchtime 200x ./activities
+//	go test -run '^$' -bench RunnerOverhead -benchtime 200x ./activities/runner
 //
 // Without -race the fake CLI is a plain Go binary; under -race every
 // child adds the race runtime's start-up to both sides alike.
@@ -63,7 +63,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		}
 		t1 := time.Now()
 		sink.Reset()
-		code := r.Run(context.Background(), []string{"--parent", "claude", "--provider", "codex",
+		code := r.Main(context.Background(), []string{"--parent", "claude", "--provider", "codex",
 			"--model", "gpt-5.5", "--effort", "high", "--mode", "read-only", "--prompt", prompt, "--cwd", cwd,
 			"--output", filepath.Join(dir, fmt.Sprintf("out-%d.md", i)),
 			"--receipt", filepath.Join(dir, fmt.Sprintf("receipt-%d.json", i))})

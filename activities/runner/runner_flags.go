@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"math"
@@ -157,25 +157,6 @@ var runnerFlags = flagSet{values: map[string]bool{
 	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
 }}
 
-// runOptions are a validated runner command line. Paths are as given;
-// resolvePaths makes them absolute.
-type runOptions struct {
-	Parent      policy.Parent
-	Provider    policy.Provider
-	Model       string
-	Effort      policy.Effort
-	Mode        policy.Access
-	Prompt      string
-	Cwd         string
-	Output      string
-	Receipt     string
-	ExecutionID string          // "" means the receipt path
-	Timeout     time.Duration   // 0 means no deadline
-	APISpend    policy.APISpend // deny, approved or legacy (omitted)
-	Contract    policy.Contract
-	Progress    string // "" means no progress snapshots
-}
-
 // requiredRunnerFlags are checked in this order so the first missing one is
 // reported.
 var requiredRunnerFlags = []string{"parent", "provider", "model", "effort", "mode",
@@ -184,43 +165,37 @@ var requiredRunnerFlags = []string{"parent", "provider", "model", "effort", "mod
 // parseRunnerFlags parses and checks a runner command line: presence,
 // closed vocabularies and the timeout. Cross-field and filesystem checks
 // come later (validate, resolvePaths).
-func parseRunnerFlags(args []string) (runOptions, error) {
+func parseRunnerFlags(args []string) (Options, error) {
 	p, err := runnerFlags.parse(args)
 	if err != nil {
-		return runOptions{}, err
+		return Options{}, err
 	}
 	for _, name := range requiredRunnerFlags {
 		v, ok := p.one(name)
 		if !ok {
-			return runOptions{}, usagef("--"+name, "--%s is required", name)
+			return Options{}, usagef("--"+name, "--%s is required", name)
 		}
 		if strings.TrimSpace(v) == "" {
-			return runOptions{}, usagef("--"+name, "--%s must not be empty", name)
+			return Options{}, usagef("--"+name, "--%s must not be empty", name)
 		}
 	}
-	o := runOptions{APISpend: policy.APISpendLegacy, Contract: policy.ContractLegacy}
+	o := Options{APISpend: policy.APISpendLegacy, Contract: policy.ContractLegacy}
 	v, _ := p.one("parent")
-	switch policy.Parent(v) {
-	case policy.ParentClaude, policy.ParentCodex:
-		o.Parent = policy.Parent(v)
-	default:
-		return o, usagef("--parent", "--parent must be claude or codex, got %q", v)
+	if o.Parent = policy.Parent(v); checkParent(o.Parent) != nil {
+		return o, checkParent(o.Parent)
 	}
 	v, _ = p.one("provider")
-	if o.Provider = policy.Provider(v); !o.Provider.Valid() && o.Provider != policy.Gemini {
-		return o, usagef("--provider", "--provider must be one of claude, codex, grok, devin, cursor, antigravity, opencode, gemini; got %q", v)
+	if o.Provider = policy.Provider(v); checkProvider(o.Provider) != nil {
+		return o, checkProvider(o.Provider)
 	}
 	o.Model, _ = p.one("model")
 	v, _ = p.one("effort")
-	if o.Effort = policy.Effort(v); !o.Effort.Valid() {
-		return o, usagef("--effort", "--effort must be one of low, medium, high, xhigh, max, default; got %q", v)
+	if o.Effort = policy.Effort(v); checkEffort(o.Effort) != nil {
+		return o, checkEffort(o.Effort)
 	}
 	v, _ = p.one("mode")
-	switch policy.Access(v) {
-	case policy.ReadOnly, policy.IsolatedWrite:
-		o.Mode = policy.Access(v)
-	default:
-		return o, usagef("--mode", "--mode must be read-only or isolated-write, got %q", v)
+	if o.Mode = policy.Access(v); checkMode(o.Mode) != nil {
+		return o, checkMode(o.Mode)
 	}
 	o.Prompt, _ = p.one("prompt")
 	o.Cwd, _ = p.one("cwd")
@@ -238,19 +213,13 @@ func parseRunnerFlags(args []string) (runOptions, error) {
 		}
 	}
 	if v, ok := p.one("api-spend"); ok {
-		switch policy.APISpend(v) {
-		case policy.APISpendDeny, policy.APISpendApproved:
-			o.APISpend = policy.APISpend(v)
-		default:
-			return o, usagef("--api-spend", "--api-spend must be deny or approved, got %q", v)
+		if o.APISpend = policy.APISpend(v); checkAPISpend(o.APISpend) != nil {
+			return o, checkAPISpend(o.APISpend)
 		}
 	}
 	if v, ok := p.one("contract"); ok {
-		switch policy.Contract(v) {
-		case policy.ContractLegacy, policy.ContractStrict:
-			o.Contract = policy.Contract(v)
-		default:
-			return o, usagef("--contract", "--contract must be legacy or strict, got %q", v)
+		if o.Contract = policy.Contract(v); checkContract(o.Contract) != nil {
+			return o, checkContract(o.Contract)
 		}
 	}
 	if v, ok := p.one("progress"); ok {
@@ -260,6 +229,57 @@ func parseRunnerFlags(args []string) (runOptions, error) {
 		o.Progress = v
 	}
 	return o, nil
+}
+
+// checkParent, checkProvider, checkEffort, checkMode, checkAPISpend and
+// checkContract are the closed vocabularies of the command line and of
+// Options alike, with the command line's messages.
+func checkParent(v policy.Parent) error {
+	switch v {
+	case policy.ParentClaude, policy.ParentCodex:
+		return nil
+	}
+	return usagef("--parent", "--parent must be claude or codex, got %q", string(v))
+}
+
+func checkProvider(v policy.Provider) error {
+	if v.Valid() || v == policy.Gemini {
+		return nil
+	}
+	return usagef("--provider", "--provider must be one of claude, codex, grok, devin, cursor, antigravity, opencode, gemini; got %q", string(v))
+}
+
+func checkEffort(v policy.Effort) error {
+	if v.Valid() {
+		return nil
+	}
+	return usagef("--effort", "--effort must be one of low, medium, high, xhigh, max, default; got %q", string(v))
+}
+
+func checkMode(v policy.Access) error {
+	switch v {
+	case policy.ReadOnly, policy.IsolatedWrite:
+		return nil
+	}
+	return usagef("--mode", "--mode must be read-only or isolated-write, got %q", string(v))
+}
+
+// checkAPISpend accepts what --api-spend accepts; Options may also leave
+// the spend legacy.
+func checkAPISpend(v policy.APISpend) error {
+	switch v {
+	case policy.APISpendDeny, policy.APISpendApproved:
+		return nil
+	}
+	return usagef("--api-spend", "--api-spend must be deny or approved, got %q", string(v))
+}
+
+func checkContract(v policy.Contract) error {
+	switch v {
+	case policy.ContractLegacy, policy.ContractStrict:
+		return nil
+	}
+	return usagef("--contract", "--contract must be legacy or strict, got %q", string(v))
 }
 
 // maxTimeout keeps the deadline representable as a time.Duration.

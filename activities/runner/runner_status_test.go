@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"bytes"
@@ -43,10 +43,10 @@ func statusJSON(t *testing.T, progress, receipt string) map[string]any {
 func TestProgressAndStatusDuringRun(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "drip")
-	sigs := make(chan os.Signal, 1)
-	r := l.runner(func(c *Config) { c.Signals = sigs; c.ActivityFlush = 10 * time.Millisecond })
+	ctx, send := signalled()
+	r := l.runner(func(c *Config) { c.ActivityFlush = 10 * time.Millisecond })
 	done := make(chan int, 1)
-	go func() { done <- r.Run(context.Background(), l.args("--progress", l.prg)) }()
+	go func() { done <- r.Main(ctx, l.args("--progress", l.prg)) }()
 	waitFile(t, l.fake.started())
 
 	var first map[string]any
@@ -76,7 +76,7 @@ func TestProgressAndStatusDuringRun(t *testing.T) {
 		first["activity"].(map[string]any)["stdoutBytes"].(float64))
 	require.Equal(t, first["changeKey"], last["changeKey"], "byte counts and elapsed time do not change the key")
 
-	sigs <- syscall.SIGTERM
+	send(syscall.SIGTERM)
 	require.Equal(t, 130, <-done)
 	end := statusJSON(t, l.prg, l.receipt)
 	require.Equal(t, "terminal", end["kind"])
@@ -255,7 +255,7 @@ func TestStatusText(t *testing.T) {
 	var out bytes.Buffer
 	r, err := New(Config{Stdout: &out})
 	require.NoError(t, err)
-	require.Equal(t, 0, r.Run(context.Background(), []string{"status",
+	require.Equal(t, 0, r.Main(context.Background(), []string{"status",
 		"--progress", filepath.Join(dir, "a.json"), "--receipt", filepath.Join(dir, "a.receipt"),
 		"--progress=" + filepath.Join(dir, "b.json"), "--receipt=" + filepath.Join(dir, "b.receipt")}))
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")

@@ -1,4 +1,4 @@
-package activities
+package runner
 
 import (
 	"errors"
@@ -62,7 +62,7 @@ func resolveRef(flag, p string) (pathRef, error) {
 // differ; the progress file must alias none of prompt, cwd, output or
 // receipt and must not be a sidecar ("<output>." or "<receipt>." prefix)
 // of either.
-func resolvePaths(o runOptions) (attemptPaths, error) {
+func resolvePaths(o Options) (attemptPaths, error) {
 	var ap attemptPaths
 	var err error
 	for _, r := range []struct {
