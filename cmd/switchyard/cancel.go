@@ -42,11 +42,7 @@ passed).`,
 			if err := checkRunLane(run, max(target, 0), true); err != nil {
 				return err
 			}
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {
 				if target != events.RunLane {
 					if err := checkLaneOf(ctx, conn, f, run, target); err != nil {
 						return err

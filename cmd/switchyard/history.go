@@ -52,11 +52,7 @@ form, one JSON object per line.`,
 			if err != nil {
 				return err
 			}
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, _ engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, _ engineAPI, run string) error {
 				if n, err := strconv.Atoi(lane); err == nil {
 					if err := checkLaneOf(ctx, conn, f, run, n); err != nil {
 						return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,19 @@ func resolveRunID(ctx context.Context, conn *engineConn, f engineFlags, run stri
 	}
 	sort.Strings(hits)
 	return "", usagef("--run %s is ambiguous: it starts %d runs (%s); pass more of the id", run, len(hits), strings.Join(hits, ", "))
+}
+
+// withRun connects as withEngine does and resolves run (an id or a unique
+// prefix) before fn sees it: the one way a command that names a run reaches
+// the store.
+func withRun(ctx context.Context, stderr io.Writer, f engineFlags, run string, fn func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error) error {
+	return withEngine(ctx, stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+		id, err := resolveRunID(ctx, conn, f, run)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, conn, eng, id)
+	})
 }
 
 // runLanes returns how many lanes run has, from its run-created event.

@@ -45,11 +45,7 @@ the lane moves on; switchyard run prints this command when a lane waits.`,
 			if v != events.VerdictClear && v != events.VerdictUnsafe {
 				return usagef("--state %q: want clear or unsafe", state)
 			}
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {
 				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
 					return err
 				}

@@ -67,11 +67,7 @@ inspection in both cases.`,
 				}
 			}
 			in.Clear = clear
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {
 				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
 					return err
 				}

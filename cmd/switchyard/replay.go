@@ -52,11 +52,7 @@ Replay reads the log only; it works on a run in progress too.`,
 			if err := checkRunLane(run, 0, true); err != nil {
 				return err
 			}
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, _ engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, _ engineAPI, run string) error {
 				res, err := engine.Replay(ctx, conn.store(), run, policy.DefaultOptions())
 				if err != nil {
 					return engineError(err, run, events.RunLane, f, conn)

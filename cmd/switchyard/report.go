@@ -48,11 +48,7 @@ anything else.`,
 			if err := checkRunLane(run, 0, true); err != nil {
 				return err
 			}
-			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				run, err := resolveRunID(ctx, conn, f, run)
-				if err != nil {
-					return err
-				}
+			return withRun(cmd.Context(), stderr, f, run, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {
 				rep, err := eng.Report(ctx, run)
 				if err != nil {
 					return engineError(err, run, events.RunLane, f, conn)
