@@ -253,10 +253,8 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 			return nil, failf("data directory %s stays locked by pid %d, which does not serve it; wait for it to finish or pass another --data-dir",
 				dir, lockHolder(dir))
 		}
-		select {
-		case <-ctx.Done():
+		if !events.Sleep(ctx, 50*time.Millisecond) {
 			return nil, &cliError{code: exitInterrupted, msg: "interrupted while waiting for data directory " + dir}
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
