@@ -192,25 +192,7 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 	if err != nil {
 		return nil, translate("watch "+filter, err)
 	}
-	ch := make(chan Envelope, 64)
-	go func() {
-		defer close(ch)
-		defer r.stop()
-		for {
-			m, md, err := r.next(ctx)
-			if err != nil {
-				return
-			}
-			env, err := decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
-			if err != nil {
-				return
-			}
-			select {
-			case ch <- env:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return ch, nil
+	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (Envelope, error) {
+		return decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
+	}), nil
 }
