@@ -47,7 +47,7 @@ type driver struct {
 	// failures how many did, backoff the wait before the next one.
 	firstFailure, lastFailure time.Time
 	failures                  int
-	backoff                   time.Duration
+	backoff                   events.Backoff
 }
 
 // errConflict marks a session that lost an append race: reload at once.
@@ -58,7 +58,7 @@ var errConflict = errors.New("conflicting writer")
 // the log, after a backoff (none after an append conflict). Once the run
 // makes progress again, the pause is logged with its length.
 func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
-	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run), backoff: minBackoff}
+	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run), backoff: events.Backoff{Min: minBackoff, Max: maxBackoff}}
 	for conflicts := 0; ; {
 		err := d.session(ctx)
 		if err == nil || ctx.Err() != nil {
@@ -79,11 +79,10 @@ func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
 			d.firstFailure = d.lastFailure
 		}
 		d.failures++
-		d.log.Warn("run session failed; reloading", "err", err, "retryIn", d.backoff)
-		if !sleep(ctx, d.backoff) {
+		d.log.Warn("run session failed; reloading", "err", err, "retryIn", d.backoff.Current())
+		if !d.backoff.Wait(ctx) {
 			return
 		}
-		d.backoff = min(2*d.backoff, maxBackoff)
 	}
 }
 
@@ -103,7 +102,8 @@ func (d *driver) progressed() {
 	}
 	d.log.Warn("run resumed after a pause", "paused", time.Since(d.firstFailure).Round(time.Millisecond),
 		"failingFor", d.lastFailure.Sub(d.firstFailure).Round(time.Millisecond), "failedSessions", d.failures)
-	d.failures, d.backoff = 0, minBackoff
+	d.failures = 0
+	d.backoff.Reset()
 }
 
 // session reloads the run, brings it to rest, then applies its reports and

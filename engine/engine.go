@@ -125,7 +125,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.log.Info("engine running", "runs", len(seen), "watchAfter", after)
 
-	wait := 50 * time.Millisecond
+	// Never reset: once the store watch has ended a few times, each
+	// restart waits up to 5 s.
+	retry := events.Backoff{Min: 50 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		select {
 		case <-ctx.Done():
@@ -142,10 +144,9 @@ func (e *Engine) Run(ctx context.Context) error {
 				return nil
 			}
 			e.log.Warn("store watch ended; restarting it", "after", after)
-			if !sleep(ctx, wait) {
+			if !retry.Wait(ctx) {
 				return nil
 			}
-			wait = min(2*wait, 5*time.Second)
 			if watch, err = e.cfg.Store.Watch(ctx, "", after); err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -215,16 +216,4 @@ func (e *Engine) load(ctx context.Context, run string) (*machines.Run, []events.
 		return nil, nil, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
 	}
 	return r, envs, nil
-}
-
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -92,7 +92,7 @@ func (l *lateReports) signal() {
 // watch follows every run's reports after after and queues a catch-up for
 // each report of a known final run, until ctx is done.
 func (l *lateReports) watch(ctx context.Context, after uint64) {
-	wait := 50 * time.Millisecond
+	retry := events.Backoff{Min: lateRetryMin, Max: lateRetryMax}
 	for ctx.Err() == nil {
 		ch, err := l.e.cfg.Queue.WatchReports(ctx, after)
 		if err == nil {
@@ -104,17 +104,16 @@ func (l *lateReports) watch(ctx context.Context, after uint64) {
 				if known {
 					l.enqueue(rd.Run)
 				}
-				wait = 50 * time.Millisecond
+				retry.Reset()
 			}
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		l.e.log.Warn("watch of late reports ended; restarting it", "after", after, "err", err)
-		if !sleep(ctx, wait) {
+		if !retry.Wait(ctx) {
 			return
 		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }
 
@@ -122,7 +121,7 @@ func (l *lateReports) watch(ctx context.Context, after uint64) {
 // until ctx is done. A catch-up that fails is queued again after a
 // backoff.
 func (l *lateReports) loop(ctx context.Context) {
-	wait := 50 * time.Millisecond
+	retry := events.Backoff{Min: lateRetryMin, Max: lateRetryMax}
 	for {
 		l.mu.Lock()
 		var run string
@@ -164,17 +163,22 @@ func (l *lateReports) loop(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			l.e.log.Warn("late reports not recorded yet; retrying", "run", run, "err", err, "in", wait)
-			if !sleep(ctx, wait) {
+			l.e.log.Warn("late reports not recorded yet; retrying", "run", run, "err", err, "in", retry.Current())
+			if !retry.Wait(ctx) {
 				return
 			}
-			wait = min(2*wait, 5*time.Second)
 			l.enqueue(run)
 			continue
 		}
-		wait = 50 * time.Millisecond
+		retry.Reset()
 	}
 }
+
+// Backoff of the late-report watch's restarts and of failed catch-ups.
+const (
+	lateRetryMin = 50 * time.Millisecond
+	lateRetryMax = 5 * time.Second
+)
 
 // catchUp records an audit event for every report of final run past its
 // mark. A run that is not final is left to its driver.

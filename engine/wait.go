@@ -63,7 +63,7 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 	var envs []events.Envelope
 	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
 	var after uint64
-	wait := waitRetryMin
+	retry := events.Backoff{Min: waitRetryMin, Max: waitRetryMax}
 	for {
 		ch, err := e.cfg.Store.Watch(ctx, run, after)
 		if err != nil {
@@ -73,11 +73,11 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 			if errors.Is(err, events.ErrInvalid) {
 				return RunReport{}, fmt.Errorf("watch run %s: %w", run, err)
 			}
-			e.log.Warn("cannot watch the run; retrying", "run", run, "err", err, "in", wait)
+			e.log.Warn("cannot watch the run; retrying", "run", run, "err", err, "in", retry.Current())
 		} else {
 			for env := range ch {
 				after = env.Seq
-				wait = waitRetryMin
+				retry.Reset()
 				from := machines.State("")
 				if env.Lane >= 0 && env.Lane < len(r.Lanes) {
 					from = r.Lanes[env.Lane].State
@@ -104,12 +104,11 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 			if _, err := e.cfg.Store.LoadRun(ctx, run); errors.Is(err, events.ErrInvalid) {
 				return RunReport{}, fmt.Errorf("watch run %s ended before run-final: %w", run, err)
 			}
-			e.log.Warn("run watch ended before run-final; watching again", "run", run, "after", after, "in", wait)
+			e.log.Warn("run watch ended before run-final; watching again", "run", run, "after", after, "in", retry.Current())
 		}
-		if !sleep(ctx, wait) {
+		if !retry.Wait(ctx) {
 			return RunReport{}, ctx.Err()
 		}
-		wait = min(2*wait, waitRetryMax)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 )
 
-// Each seam's one conformance suite runs against both implementations; the
+// Each seam's conformance suite runs against both implementations (the
+// queue's in two parts, jobs and reports, run by one test each); the
 // JetStream runs share one embedded server (default fsync: always).
 
 func TestMemoryStoreConformance(t *testing.T) {
@@ -24,13 +25,17 @@ func TestJetStreamStoreConformance(t *testing.T) {
 
 func TestMemoryQueueConformance(t *testing.T) {
 	t.Parallel()
-	eventstest.RunQueueConformance(t, func(*testing.T) events.Queue { return events.NewMemoryQueue() })
+	newQueue := func(*testing.T) events.Queue { return events.NewMemoryQueue() }
+	eventstest.RunQueueJobsConformance(t, newQueue)
+	eventstest.RunQueueReportsConformance(t, newQueue)
 }
 
 func TestJetStreamQueueConformance(t *testing.T) {
 	t.Parallel()
 	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{})
-	eventstest.RunQueueConformance(t, func(*testing.T) events.Queue { return j.Queue() })
+	newQueue := func(*testing.T) events.Queue { return j.Queue() }
+	eventstest.RunQueueJobsConformance(t, newQueue)
+	eventstest.RunQueueReportsConformance(t, newQueue)
 }
 
 func TestMemoryClaimsConformance(t *testing.T) {

@@ -139,7 +139,7 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 	defer cancel()
 	// Before a cluster has a meta leader, requests go unanswered until they
 	// time out, so early attempts are short.
-	wait, attempt := 50*time.Millisecond, time.Second
+	retry, attempt := Backoff{Min: 50 * time.Millisecond, Max: time.Second}, time.Second
 	for {
 		err = j.setup(ctx, attempt)
 		if err == nil {
@@ -148,12 +148,10 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 		if !transient(err) && !peersJoining(err) {
 			return nil, fmt.Errorf("jetstream: set up streams: %w", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx) {
 			return nil, fmt.Errorf("jetstream: set up streams: %w (last error: %v)", ctx.Err(), err)
-		case <-time.After(wait):
 		}
-		wait, attempt = min(2*wait, time.Second), min(2*attempt, 8*time.Second)
+		attempt = min(2*attempt, 8*time.Second)
 	}
 }
 
@@ -282,7 +280,7 @@ func (j *JetStream) Config() JetStreamConfig { return j.cfg }
 // options until ctx ends. Callers pass a message id so a retry after an
 // unseen success is dropped as a duplicate.
 func (j *JetStream) publish(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	wait := 25 * time.Millisecond
+	retry := Backoff{Min: 25 * time.Millisecond, Max: time.Second}
 	for {
 		actx, cancel := context.WithTimeout(ctx, j.cfg.AttemptTimeout)
 		ack, err := j.js.PublishMsg(actx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, opts...)
@@ -296,11 +294,8 @@ func (j *JetStream) publish(ctx context.Context, subject string, data []byte, op
 		if !transient(err) {
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx) {
 			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, time.Second)
 	}
 }

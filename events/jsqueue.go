@@ -151,23 +151,9 @@ func (q *JetStreamQueue) readReports(ctx context.Context, filter string, after u
 	if err != nil {
 		return nil, translate("subscribe "+filter, err)
 	}
-	ch := make(chan ReportDelivery, 64)
-	go func() {
-		defer close(ch)
-		defer r.stop()
-		for {
-			m, md, err := r.next(ctx)
-			if err != nil {
-				return
-			}
-			select {
-			case ch <- reportDelivery(md.Sequence.Stream, reportSubjectRun(m.Subject()), m.Data()):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return ch, nil
+	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (ReportDelivery, error) {
+		return reportDelivery(md.Sequence.Stream, reportSubjectRun(m.Subject()), m.Data()), nil
+	}), nil
 }
 
 // LastReportSeq implements Queue.

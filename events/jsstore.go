@@ -41,6 +41,8 @@ func (s *JetStreamStore) Append(ctx context.Context, env Envelope, expected uint
 	}
 	subj := env.Subject()
 	id := appendMsgID(env, expected, data)
+	// Waits of up to 20, 40, 60 and 60 ms between the five attempts.
+	retry := Backoff{Min: 20 * time.Millisecond, Max: 60 * time.Millisecond}
 	for attempt := 1; ; attempt++ {
 		ack, err := s.j.publish(ctx, subj, data, jetstream.WithMsgID(id),
 			jetstream.WithExpectLastSequencePerSubject(expected), jetstream.WithExpectStream(EventsStream))
@@ -55,10 +57,8 @@ func (s *JetStreamStore) Append(ctx context.Context, env Envelope, expected uint
 			return seq, nil
 		}
 		if code == jetstream.JSErrCodeStreamWrongLastSequenceConstant && attempt < 5 {
-			select {
-			case <-ctx.Done():
+			if !retry.Wait(ctx) {
 				return 0, fmt.Errorf("append %s: %w", subj, ctx.Err())
-			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
 			}
 			continue
 		}
@@ -192,25 +192,7 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 	if err != nil {
 		return nil, translate("watch "+filter, err)
 	}
-	ch := make(chan Envelope, 64)
-	go func() {
-		defer close(ch)
-		defer r.stop()
-		for {
-			m, md, err := r.next(ctx)
-			if err != nil {
-				return
-			}
-			env, err := decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
-			if err != nil {
-				return
-			}
-			select {
-			case ch <- env:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return ch, nil
+	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (Envelope, error) {
+		return decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
+	}), nil
 }

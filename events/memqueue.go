@@ -238,33 +238,13 @@ func (q *MemoryQueue) WatchReports(ctx context.Context, after uint64) (<-chan Re
 
 // readReports follows run's reports (every run's for "") after after.
 func (q *MemoryQueue) readReports(ctx context.Context, run string, after uint64) <-chan ReportDelivery {
-	ch := make(chan ReportDelivery, 64)
-	go func() {
-		defer close(ch)
-		pos := 0
-		for {
-			q.mu.Lock()
-			batch, wait := q.reports[pos:], q.changed
-			pos = len(q.reports)
-			q.mu.Unlock()
-			for _, r := range batch {
-				if r.seq <= after || (run != "" && r.run != run) {
-					continue
-				}
-				select {
-				case ch <- reportDelivery(r.seq, r.run, r.data):
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				return
-			}
+	next := memFollower(&q.mu, &q.reports, &q.changed, func(r memReport) (ReportDelivery, bool, error) {
+		if r.seq <= after || (run != "" && r.run != run) {
+			return ReportDelivery{}, false, nil
 		}
-	}()
-	return ch
+		return reportDelivery(r.seq, r.run, r.data), true, nil
+	})
+	return follow(ctx, next, nil)
 }
 
 // LastReportSeq implements Queue.

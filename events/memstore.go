@@ -134,37 +134,14 @@ func (s *MemoryStore) Watch(ctx context.Context, run string, after uint64) (<-ch
 			return nil, err
 		}
 	}
-	ch := make(chan Envelope, 64)
-	go func() {
-		defer close(ch)
-		pos := 0
-		for {
-			s.mu.Lock()
-			batch, wait := s.log[pos:], s.changed
-			pos = len(s.log)
-			s.mu.Unlock()
-			for _, e := range batch {
-				if e.seq <= after || (run != "" && e.run != run) {
-					continue
-				}
-				env, err := decodeStored(e.subject, e.seq, e.data)
-				if err != nil {
-					return
-				}
-				select {
-				case ch <- env:
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				return
-			}
+	next := memFollower(&s.mu, &s.log, &s.changed, func(e memEvent) (Envelope, bool, error) {
+		if e.seq <= after || (run != "" && e.run != run) {
+			return Envelope{}, false, nil
 		}
-	}()
-	return ch, nil
+		env, err := decodeStored(e.subject, e.seq, e.data)
+		return env, err == nil, err
+	})
+	return follow(ctx, next, nil), nil
 }
 
 func decodeAll(evs []memEvent) ([]Envelope, error) {

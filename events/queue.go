@@ -18,7 +18,7 @@ import (
 // reports it has applied.
 //
 // Implementations: *JetStreamQueue and *MemoryQueue; both pass
-// eventstest.RunQueueConformance.
+// eventstest.RunQueueJobsConformance and RunQueueReportsConformance.
 type Queue interface {
 	// PublishJob validates and publishes job on subject (JobSubject or
 	// NativeJobSubject) with message id job.ExecutionID, so a retried

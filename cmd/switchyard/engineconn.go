@@ -152,62 +152,93 @@ type engineConn struct {
 //     server in this process, holding serve.lock while it runs.
 func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engineConn, error) {
 	if f.nats != "" {
-		urls := events.SplitURLs(f.nats)
-		replicas := f.replicas
-		if replicas == 0 {
-			replicas = 1
-			if len(urls) >= 3 {
-				replicas = 3
-			}
-		}
-		watch := &linkWatch{settling: 10 * time.Second}
-		nc, err := events.Connect(urls, append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))...)
-		if err != nil {
-			return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
-		}
-		// Streams that exist keep their replicas unless --replicas asks
-		// for a change: a command pointed at one node of a cluster must
-		// not strip its replication.
-		js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
-		if err != nil {
-			nc.Close()
-			return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
-		}
-		return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil
+		return openExternal(ctx, f, o)
 	}
-	var dir string
-	var err error
-	if o.query || o.noEmbed {
-		// Create nothing: a typo in --data-dir must not leave a fresh,
-		// empty store behind that then answers "no runs".
-		if dir, err = locateDataDir(f.dataDir); err != nil {
-			return nil, usagef("%v", err)
-		}
-		if !hasStore(dir) {
-			if o.noEmbed {
-				return nil, failf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",
-					dir, dataDirFlag(dir))
-			}
-			return nil, noStoreError(dir, f)
-		}
-	} else if dir, err = resolveDataDir(f.dataDir); err != nil {
-		return nil, usagef("%v", err)
+	dir, err := connDataDir(f, o)
+	if err != nil {
+		return nil, err
 	}
+	return dataDirConn(ctx, dir, f, o)
+}
+
+// openExternal connects to the server or cluster --nats names.
+func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engineConn, error) {
+	urls := events.SplitURLs(f.nats)
+	replicas := f.replicas
+	if replicas == 0 {
+		replicas = 1
+		if len(urls) >= 3 {
+			replicas = 3
+		}
+	}
+	watch := &linkWatch{settling: 10 * time.Second}
+	nc, err := events.Connect(urls, append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))...)
+	if err != nil {
+		return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
+	}
+	// Streams that exist keep their replicas unless --replicas asks
+	// for a change: a command pointed at one node of a cluster must
+	// not strip its replication.
+	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
+	if err != nil {
+		nc.Close()
+		return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
+	}
+	return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil
+}
+
+// connDataDir is the data directory the command uses. A query or worker
+// needs one that holds a store and creates nothing; the others create it.
+func connDataDir(f engineFlags, o connectOptions) (string, error) {
+	if !o.query && !o.noEmbed {
+		dir, err := resolveDataDir(f.dataDir)
+		if err != nil {
+			return "", usagef("%v", err)
+		}
+		return dir, nil
+	}
+	// Create nothing: a typo in --data-dir must not leave a fresh,
+	// empty store behind that then answers "no runs".
+	dir, err := locateDataDir(f.dataDir)
+	if err != nil {
+		return "", usagef("%v", err)
+	}
+	if !hasStore(dir) {
+		if o.noEmbed {
+			return "", failf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",
+				dir, dataDirFlag(dir))
+		}
+		return "", noStoreError(dir, f)
+	}
+	return dir, nil
+}
+
+// dataDirConn looks at who holds dir (serve.lock, serve.json, the holder's
+// pid) and does what decideHold says, looking again every 50ms while it
+// says wait; a holder that does not listen is waited for up to o.lockWait
+// (30s by default), another self-contained run until it finishes.
+func dataDirConn(ctx context.Context, dir string, f engineFlags, o connectOptions) (*engineConn, error) {
 	wait := o.lockWait
 	if wait == 0 {
 		wait = 30 * time.Second
 	}
 	deadline := time.Now().Add(wait)
-	waitingForRun := false // waiting, without a deadline, for another run to finish
-	expired := func() bool { return !waitingForRun && time.Now().After(deadline) }
+	facts := holdFacts{noEmbed: o.noEmbed, exclusive: o.exclusive, isRun: o.serveKind == "run"}
 	for {
 		lock, err := tryLockDataDir(dir)
-		switch {
-		case err == nil:
-			if o.noEmbed {
-				lock.Unlock()
-				return nil, failf("no switchyard serve is running for data directory %s; start one with `switchyard serve%s`, or pass --nats URL", dir, dataDirFlag(dir))
+		if err != nil && !errors.Is(err, errLocked) {
+			return nil, failf("%v", err)
+		}
+		facts.lockFree, facts.info, facts.alive = err == nil, nil, false
+		if !facts.lockFree {
+			if info, err := readServeInfo(dir); err == nil {
+				facts.info, facts.alive = &info, processAlive(info.PID)
 			}
+		}
+		facts.expired = time.Now().After(deadline)
+		d := decideHold(facts)
+		switch d.action {
+		case holdEmbed:
 			c, err := startEmbedded(ctx, dir, f, o, lock)
 			if err != nil {
 				lock.Unlock()
@@ -215,49 +246,49 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 			}
 			c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
 			return c, nil
-		case !errors.Is(err, errLocked):
-			return nil, failf("%v", err)
-		}
-		// Another process holds the directory. If it listens, use it.
-		if info, ierr := readServeInfo(dir); ierr == nil && processAlive(info.PID) {
-			switch {
-			case o.exclusive:
-				return nil, failf("data directory %s is already served by %s (pid %d, %s); stop it first or pass another --data-dir",
-					dir, info.Kind, info.PID, info.URL)
-			case info.Kind != "serve" && o.noEmbed:
-				return nil, failf("data directory %s is held by a self-contained switchyard %s (pid %d), which stops when its run is final; start `switchyard serve%s` for workers, or pass --nats URL",
-					dir, info.Kind, info.PID, dataDirFlag(dir))
-			case info.Kind != "serve" && o.serveKind == "run":
-				// Its server (and engine) stop when its run is final, so a
-				// second run waits for the directory rather than lean on it.
-				if o.onWait != nil && !waitingForRun {
-					o.onWait(fmt.Sprintf("data directory %s is in use by another switchyard run (pid %d); waiting for it to finish (a `switchyard serve%s` runs several at once)",
-						dir, info.PID, dataDirFlag(dir)))
-				}
-				waitingForRun = true
-			default:
-				c, err := connectHolder(ctx, dir, info, o.link)
-				if err == nil {
-					c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
-					return c, nil
-				}
-				if expired() {
-					return nil, err
-				}
+		case holdRefuse:
+			lock.Unlock()
+			return nil, holdRefusal(d.reason, dir, facts.info)
+		case holdConnect:
+			c, err := connectHolder(ctx, dir, *facts.info, o.link)
+			if err == nil {
+				c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
+				return c, nil
 			}
-		} else if o.noEmbed && expired() {
-			return nil, failf("no switchyard serve is running for data directory %s (pid %d holds it without listening); start `switchyard serve%s`, or pass --nats URL",
-				dir, lockHolder(dir), dataDirFlag(dir))
+			if d.lastTry {
+				return nil, err
+			}
+		case holdWait:
+			if d.announce && o.onWait != nil {
+				o.onWait(fmt.Sprintf("data directory %s is in use by another switchyard run (pid %d); waiting for it to finish (a `switchyard serve%s` runs several at once)",
+					dir, facts.info.PID, dataDirFlag(dir)))
+			}
+			facts.waitingForRun = facts.waitingForRun || d.waitForRun
 		}
-		if expired() {
-			return nil, failf("data directory %s stays locked by pid %d, which does not serve it; wait for it to finish or pass another --data-dir",
-				dir, lockHolder(dir))
-		}
-		select {
-		case <-ctx.Done():
+		if !events.Sleep(ctx, 50*time.Millisecond) {
 			return nil, &cliError{code: exitInterrupted, msg: "interrupted while waiting for data directory " + dir}
-		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// holdRefusal is the error of a refusal decideHold gave for dir (info: the
+// holder's serve.json, when read).
+func holdRefusal(r holdReason, dir string, info *serveInfo) error {
+	switch r {
+	case refuseNoServe:
+		return failf("no switchyard serve is running for data directory %s; start one with `switchyard serve%s`, or pass --nats URL", dir, dataDirFlag(dir))
+	case refuseServed:
+		return failf("data directory %s is already served by %s (pid %d, %s); stop it first or pass another --data-dir",
+			dir, info.Kind, info.PID, info.URL)
+	case refuseSelfContained:
+		return failf("data directory %s is held by a self-contained switchyard %s (pid %d), which stops when its run is final; start `switchyard serve%s` for workers, or pass --nats URL",
+			dir, info.Kind, info.PID, dataDirFlag(dir))
+	case refuseNotListening:
+		return failf("no switchyard serve is running for data directory %s (pid %d holds it without listening); start `switchyard serve%s`, or pass --nats URL",
+			dir, lockHolder(dir), dataDirFlag(dir))
+	default:
+		return failf("data directory %s stays locked by pid %d, which does not serve it; wait for it to finish or pass another --data-dir",
+			dir, lockHolder(dir))
 	}
 }
 

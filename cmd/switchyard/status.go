@@ -485,14 +485,13 @@ func (s statusPrinter) jsonLine(v any) error {
 // rewatch opens the store watch again after seq after, retrying while the
 // connection finds the data directory's serve again; nil once ctx ends.
 func rewatch(ctx context.Context, conn *engineConn, after uint64) <-chan events.Envelope {
+	retry := events.Backoff{Min: 50 * time.Millisecond, Max: 250 * time.Millisecond}
 	for {
 		if ch, err := conn.store().Watch(ctx, "", after); err == nil {
 			return ch
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx) {
 			return nil
-		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
