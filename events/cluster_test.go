@@ -21,7 +21,7 @@ func TestClusterR3Conformance(t *testing.T) {
 	nc, err := events.Connect(eventstest.ClientURLs(nodes))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // only ends a hang; see testCtx
 	defer cancel()
 	j, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: 3})
 	require.NoError(t, err)
