@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -100,21 +101,11 @@ type WorkerConfig struct {
 
 // withDefaults returns c with every unset field defaulted.
 func (c WorkerConfig) withDefaults() WorkerConfig {
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.WorkerID == "" {
-		c.WorkerID = defaultWorkerID()
-	}
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
-	}
-	if c.AckWait == 0 {
-		c.AckWait = events.DefaultAckWait
-	}
-	if c.ShutdownGrace == 0 {
-		c.ShutdownGrace = DefaultShutdownGrace
-	}
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.WorkerID = cmp.Or(c.WorkerID, defaultWorkerID())
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, DefaultLeaseTTL)
+	c.AckWait = cmp.Or(c.AckWait, events.DefaultAckWait)
+	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, DefaultShutdownGrace)
 	if c.Env == nil {
 		c.Env = runner.EnvMap(os.Environ())
 	}

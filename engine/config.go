@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,18 +119,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.NewID == nil {
 		c.NewID = uuid.NewString
 	}
-	if c.Actor == "" {
-		c.Actor = DefaultActor
-	}
-	if c.CancelGrace == 0 {
-		c.CancelGrace = DefaultCancelGrace
-	}
-	if c.NativeLeaseTTL == 0 {
-		c.NativeLeaseTTL = DefaultNativeLeaseTTL
-	}
-	if c.NativePoll == 0 {
-		c.NativePoll = DefaultNativePoll
-	}
+	c.Actor = cmp.Or(c.Actor, DefaultActor)
+	c.CancelGrace = cmp.Or(c.CancelGrace, DefaultCancelGrace)
+	c.NativeLeaseTTL = cmp.Or(c.NativeLeaseTTL, DefaultNativeLeaseTTL)
+	c.NativePoll = cmp.Or(c.NativePoll, DefaultNativePoll)
 	dir, err := filepath.Abs(c.DataDir)
 	if err != nil {
 		return c, fmt.Errorf("engine: config: DataDir: %w", err)

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -23,9 +24,7 @@ type wireEnvelope struct {
 // Encode validates e and returns its JSON form. An encoding over
 // MaxEventBytes is a *LimitError (ErrTooLarge).
 func Encode(e Envelope) ([]byte, error) {
-	if e.Schema == 0 {
-		e.Schema = SchemaVersion
-	}
+	e.Schema = cmp.Or(e.Schema, SchemaVersion)
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}

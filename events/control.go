@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -149,9 +150,7 @@ func (c Control) Validate() error {
 // EncodeControl validates c and returns its JSON form (schema filled in,
 // time in UTC). Over MaxMessageBytes it is a *LimitError.
 func EncodeControl(c Control) ([]byte, error) {
-	if c.Schema == 0 {
-		c.Schema = JobSchemaVersion
-	}
+	c.Schema = cmp.Or(c.Schema, JobSchemaVersion)
 	c.Time = c.Time.UTC()
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -120,24 +121,14 @@ func (c EmbeddedConfig) Validate() error {
 
 // WithDefaults returns c with every unset field at its default.
 func (c EmbeddedConfig) WithDefaults() EmbeddedConfig {
-	if c.Fsync == "" {
-		c.Fsync = FsyncAlways
-	}
+	c.Fsync = cmp.Or(c.Fsync, FsyncAlways)
 	if c.Fsync == FsyncInterval && c.FsyncInterval == 0 {
 		c.FsyncInterval = DefaultFsyncInterval
 	}
-	if c.MaxStore == 0 {
-		c.MaxStore = DefaultMaxStore
-	}
-	if c.MaxMemory == 0 {
-		c.MaxMemory = DefaultMaxMemory
-	}
-	if c.ServerName == "" {
-		c.ServerName = DefaultServerName
-	}
-	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = DefaultReadyTimeout
-	}
+	c.MaxStore = cmp.Or(c.MaxStore, DefaultMaxStore)
+	c.MaxMemory = cmp.Or(c.MaxMemory, DefaultMaxMemory)
+	c.ServerName = cmp.Or(c.ServerName, DefaultServerName)
+	c.ReadyTimeout = cmp.Or(c.ReadyTimeout, DefaultReadyTimeout)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,21 +92,11 @@ func (c JetStreamConfig) Validate() error {
 
 // WithDefaults returns c with every unset field at its default.
 func (c JetStreamConfig) WithDefaults() JetStreamConfig {
-	if c.Replicas == 0 {
-		c.Replicas = 1
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = DefaultDuplicateWindow
-	}
-	if c.SetupTimeout == 0 {
-		c.SetupTimeout = DefaultSetupTimeout
-	}
-	if c.PresenceTTL == 0 {
-		c.PresenceTTL = DefaultPresenceTTL
-	}
-	if c.AttemptTimeout == 0 {
-		c.AttemptTimeout = DefaultAttemptTimeout
-	}
+	c.Replicas = cmp.Or(c.Replicas, 1)
+	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, DefaultDuplicateWindow)
+	c.SetupTimeout = cmp.Or(c.SetupTimeout, DefaultSetupTimeout)
+	c.PresenceTTL = cmp.Or(c.PresenceTTL, DefaultPresenceTTL)
+	c.AttemptTimeout = cmp.Or(c.AttemptTimeout, DefaultAttemptTimeout)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -99,9 +100,7 @@ func (j Job) Validate() error {
 // EncodeJob validates j and returns its JSON form (schema filled in). Over
 // MaxMessageBytes it is a *LimitError.
 func EncodeJob(j Job) ([]byte, error) {
-	if j.Schema == 0 {
-		j.Schema = JobSchemaVersion
-	}
+	j.Schema = cmp.Or(j.Schema, JobSchemaVersion)
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}

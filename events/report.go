@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"time"
@@ -137,9 +138,7 @@ func (r Report) Validate() error {
 // EncodeReport validates r and returns its JSON form (schema filled in,
 // time in UTC). Over MaxMessageBytes it is a *LimitError.
 func EncodeReport(r Report) ([]byte, error) {
-	if r.Schema == 0 {
-		r.Schema = JobSchemaVersion
-	}
+	r.Schema = cmp.Or(r.Schema, JobSchemaVersion)
 	r.Time = r.Time.UTC()
 	if err := r.Validate(); err != nil {
 		return nil, err

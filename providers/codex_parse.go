@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -35,9 +36,7 @@ func parseCodex(_ Request, c Capture) Parsed {
 		p.TerminalSuccess = a.terminal.typ() == "turn.completed"
 		if !p.TerminalSuccess {
 			p.TerminalError = codexMessage(a.terminal)
-			if p.TerminalError == "" {
-				p.TerminalError = "codex reported a failed turn"
-			}
+			p.TerminalError = cmp.Or(p.TerminalError, "codex reported a failed turn")
 			return p // the typed failure wins over stream faults
 		}
 	}

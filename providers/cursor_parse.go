@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,9 +42,7 @@ func parseCursor(_ Request, c Capture) Parsed {
 	p.CostUSD = result.cost("total_cost_usd")
 	if isError, _ := result.boolean("is_error"); isError || (result.text("subtype") != "success" && result.text("subtype") != "") {
 		p.TerminalError = CapText(strings.TrimSpace(result.text("result")), FieldCap)
-		if p.TerminalError == "" {
-			p.TerminalError = CapText("cursor result "+result.text("subtype"), FieldCap)
-		}
+		p.TerminalError = cmp.Or(p.TerminalError, CapText("cursor result "+result.text("subtype"), FieldCap))
 		return p
 	}
 	switch {

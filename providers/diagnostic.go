@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -358,9 +359,7 @@ func jsonLines(b []byte, fn func(o rawObject)) lineStats {
 		n++
 		o, ok := decodeObject(line)
 		if !ok {
-			if s.firstBad == 0 {
-				s.firstBad = n
-			}
+			s.firstBad = cmp.Or(s.firstBad, n)
 			return
 		}
 		s.events++

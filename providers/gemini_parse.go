@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,9 +59,7 @@ func parseGemini(_ Request, c Capture) Parsed {
 			// The typed failure wins over stream faults.
 			p.ProtocolError = nil
 			p.TerminalError = geminiErrorText(e)
-			if p.TerminalError == "" {
-				p.TerminalError = "gemini reported an error"
-			}
+			p.TerminalError = cmp.Or(p.TerminalError, "gemini reported an error")
 		}
 		return p
 	}
@@ -75,9 +74,7 @@ func parseGemini(_ Request, c Capture) Parsed {
 	if !p.TerminalSuccess {
 		errObj, _ := result.obj("error")
 		p.TerminalError = geminiErrorText(errObj)
-		if p.TerminalError == "" {
-			p.TerminalError = CapText("gemini result status "+result.text("status"), FieldCap)
-		}
+		p.TerminalError = cmp.Or(p.TerminalError, CapText("gemini result status "+result.text("status"), FieldCap))
 		return p
 	}
 	switch {
@@ -148,9 +145,7 @@ func geminiJSONMode(p Parsed, doc rawObject) Parsed {
 	p.Usage = nonEmptyUsage(u)
 	if errObj, ok := doc.obj("error"); ok || (doc.has("error") && !doc.isNull("error")) {
 		p.TerminalError = geminiErrorText(errObj)
-		if p.TerminalError == "" {
-			p.TerminalError = "gemini reported an error"
-		}
+		p.TerminalError = cmp.Or(p.TerminalError, "gemini reported an error")
 		return p
 	}
 	response, _ := doc.str("response")

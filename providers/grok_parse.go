@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -43,9 +44,7 @@ func parseGrok(_ Request, c Capture) Parsed {
 			// The typed failure wins over stream faults.
 			p.ProtocolError = nil
 			p.TerminalError = CapText(strings.TrimSpace(lastError.text("message")), FieldCap)
-			if p.TerminalError == "" {
-				p.TerminalError = "grok emitted an error event"
-			}
+			p.TerminalError = cmp.Or(p.TerminalError, "grok emitted an error event")
 		}
 		return p
 	}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -43,12 +44,8 @@ func (o Options) validate() (Options, error) {
 			return o, usagef("--"+r.flag, "--%s is required", r.flag)
 		}
 	}
-	if o.APISpend == "" {
-		o.APISpend = policy.APISpendLegacy
-	}
-	if o.Contract == "" {
-		o.Contract = policy.ContractLegacy
-	}
+	o.APISpend = cmp.Or(o.APISpend, policy.APISpendLegacy)
+	o.Contract = cmp.Or(o.Contract, policy.ContractLegacy)
 	for _, err := range []error{checkParent(o.Parent), checkProvider(o.Provider), checkEffort(o.Effort), checkMode(o.Mode)} {
 		if err != nil {
 			return o, err

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"os"
@@ -83,18 +84,10 @@ func (c Config) withDefaults() Config {
 		o := policy.DefaultOptions()
 		c.Options = &o
 	}
-	if c.CaptureLimit == 0 {
-		c.CaptureLimit = DefaultCaptureLimit
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
-	}
-	if c.KillGrace == 0 {
-		c.KillGrace = DefaultKillGrace
-	}
-	if c.ActivityFlush == 0 {
-		c.ActivityFlush = DefaultActivityFlush
-	}
+	c.CaptureLimit = cmp.Or(c.CaptureLimit, DefaultCaptureLimit)
+	c.RetryDelay = cmp.Or(c.RetryDelay, DefaultRetryDelay)
+	c.KillGrace = cmp.Or(c.KillGrace, DefaultKillGrace)
+	c.ActivityFlush = cmp.Or(c.ActivityFlush, DefaultActivityFlush)
 	return c
 }
 

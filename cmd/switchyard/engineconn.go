@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -298,14 +299,10 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 	// A serve.json left by a holder that died names no one now.
 	os.Remove(filepath.Join(dir, serveInfoName))
 	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: events.FsyncPolicy(f.fsync)}
-	if cfg.Fsync == "" {
-		cfg.Fsync = events.FsyncAlways
-	}
+	cfg.Fsync = cmp.Or(cfg.Fsync, events.FsyncAlways)
 	if o.serveKind != "" {
 		cfg.Listen = o.listen
-		if cfg.Listen == "" {
-			cfg.Listen = "127.0.0.1:0"
-		}
+		cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
 	}
 	recorded := ""
 	if o.serveKind == "serve" {

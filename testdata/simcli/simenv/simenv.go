@@ -11,6 +11,7 @@
 package simenv
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -164,9 +165,7 @@ func Install(t testing.TB, dir string, cfg Config) (binDir string) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	if cfg.Transcripts == "" {
-		cfg.Transcripts = TranscriptsRoot()
-	}
+	cfg.Transcripts = cmp.Or(cfg.Transcripts, TranscriptsRoot())
 	if err := simconfig.Install(exe, dir, cfg); err != nil {
 		t.Fatalf("simenv: install into %s: %v", dir, err)
 	}
@@ -177,9 +176,7 @@ func Install(t testing.TB, dir string, cfg Config) (binDir string) {
 // provider's queue); an empty cfg.Transcripts means TranscriptsRoot().
 func Configure(t testing.TB, binDir string, cfg Config) {
 	t.Helper()
-	if cfg.Transcripts == "" {
-		cfg.Transcripts = TranscriptsRoot()
-	}
+	cfg.Transcripts = cmp.Or(cfg.Transcripts, TranscriptsRoot())
 	if err := simconfig.Write(binDir, cfg); err != nil {
 		t.Fatalf("simenv: configure %s: %v", binDir, err)
 	}
