@@ -135,107 +135,184 @@ func withOutputs(rep RunReport) RunReport {
 // buildReport walks the log in order, so each skip is explained by the
 // group-exhausted event recorded before the decision that skipped it.
 func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
-	c := r.Created
-	rep := RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
-		Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))}
-	next := make([]int, len(r.Lanes)) // first attempt index not yet reported per lane
-	exhausted := map[policy.Provider]events.GroupExhausted{}
-	claimed := map[string]bool{}      // executions a worker claimed
-	started := map[string]time.Time{} // launch, then claim, time of each execution
-	for i, l := range r.Lanes {
-		rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
-	}
-	current := func(i int) *AttemptReport {
-		a := rep.Lanes[i].Attempts
-		for j := len(a) - 1; j >= 0; j-- {
-			if !a[j].Skipped {
-				return &a[j]
-			}
-		}
-		return nil
-	}
-	skipTo := func(i, upTo int) {
-		for k := next[i]; k < upTo && k < len(r.Lanes[i].Policy.Attempts); k++ {
-			ap := r.Lanes[i].Policy.Attempts[k]
-			ar := AttemptReport{AttemptIndex: k, Descriptor: ap.Descriptor, Provider: ap.ExhaustionGroup, Route: ap.Route, Skipped: true}
-			if g, ok := exhausted[ap.ExhaustionGroup]; ok {
-				ar.Cause = fmt.Sprintf("skipped: %s usage exhausted (lane %d, execution %s)", g.Provider, g.FromLane, g.ExecutionID)
-			} else {
-				ar.Cause = "skipped"
-			}
-			rep.Lanes[i].Attempts = append(rep.Lanes[i].Attempts, ar)
-		}
-		next[i] = max(next[i], upTo)
-	}
+	b := newReportBuilder(r)
 	for _, env := range envs {
-		if g, ok := env.Payload.(events.GroupExhausted); ok {
-			if _, seen := exhausted[g.Provider]; !seen {
-				exhausted[g.Provider] = g
-			}
-		}
-		i := env.Lane
-		if i == events.RunLane {
-			continue
-		}
-		switch p := env.Payload.(type) {
-		case events.Launch:
-			addExecution(&rep, r, i, p, skipTo, next)
-			started[p.ExecutionID] = env.Time
-		case events.Continue:
-			addExecution(&rep, r, i, events.Launch(p), skipTo, next)
-			started[p.ExecutionID] = env.Time
-		case events.Finish:
-			if a := current(i); a != nil && a.ExecutionID == p.ExecutionID {
-				describeFinish(a, p)
-				if a.DurationMs == nil {
-					if t, ok := started[p.ExecutionID]; ok && !env.Time.Before(t) {
-						ms := env.Time.Sub(t).Milliseconds()
-						a.DurationMs = &ms
-					}
-				}
-			}
-		case events.Verdict:
-			if a := current(i); a != nil {
-				a.Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
-			}
-		case events.RequestOperation:
-			if a := current(i); a != nil && p.Decision.Operation != nil {
-				op := p.Decision.Operation
-				a.Operation = fmt.Sprintf("%s task %s checkpoint %s: requested", op.Kind, op.TaskID, op.CheckpointID)
-			}
-		case events.OperationDone:
-			if a := current(i); a != nil {
-				a.Operation = fmt.Sprintf("%s task %s checkpoint %s: %s", p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, p.Result)
-				if p.Ref != "" {
-					a.Operation += " (" + p.Ref + ")"
-				}
-			}
-		case events.Stop:
-			if p.Decision.Reason == string(policy.StopChainExhausted) {
-				skipTo(i, len(r.Lanes[i].Policy.Attempts))
-			}
-		case events.Claim:
-			claimed[p.ExecutionID] = true
-			started[p.ExecutionID] = env.Time
-		case events.Cancel:
-			if a := current(i); a != nil && a.Outcome == "" {
-				when := "before a worker took it"
-				if claimed[a.ExecutionID] {
-					when = "while it ran"
-				}
-				a.Cause = "cancelled by the parent " + when + " (" + p.Reason + ")"
-			}
-		case events.Audit:
-			if a := current(i); a != nil && p.Reason == events.AuditLateReport &&
-				p.Report != nil && p.Report.ExecutionID == a.ExecutionID && p.Report.Kind != events.ReportClaimed && p.Detail != "" {
-				a.Cause += "; then " + p.Detail
-			}
+		b.apply(env)
+	}
+	return b.finish()
+}
+
+// reportBuilder folds a run's log into its report, one method per payload
+// that changes an attempt, as the machine's effects are.
+type reportBuilder struct {
+	r         *machines.Run
+	rep       RunReport
+	next      []int                                     // first attempt index not yet reported, per lane
+	exhausted map[policy.Provider]events.GroupExhausted // first exhaustion of each group
+	claimed   map[string]bool                           // executions a worker claimed
+	started   map[string]time.Time                      // launch, then claim, time of each execution
+}
+
+func newReportBuilder(r *machines.Run) *reportBuilder {
+	c := r.Created
+	b := &reportBuilder{r: r,
+		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
+			Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))},
+		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
+		claimed: map[string]bool{}, started: map[string]time.Time{}}
+	for i, l := range r.Lanes {
+		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
+	}
+	return b
+}
+
+// apply folds one event.
+func (b *reportBuilder) apply(env events.Envelope) {
+	if g, ok := env.Payload.(events.GroupExhausted); ok {
+		if _, seen := b.exhausted[g.Provider]; !seen {
+			b.exhausted[g.Provider] = g
 		}
 	}
-	for i, l := range r.Lanes {
+	i := env.Lane
+	if i == events.RunLane {
+		return
+	}
+	switch p := env.Payload.(type) {
+	case events.Launch:
+		b.launch(i, p, env.Time)
+	case events.Continue:
+		b.launch(i, events.Launch(p), env.Time)
+	case events.Finish:
+		b.finished(i, p, env.Time)
+	case events.Verdict:
+		b.verdict(i, p)
+	case events.RequestOperation:
+		b.requestOperation(i, p)
+	case events.OperationDone:
+		b.operationDone(i, p)
+	case events.Stop:
+		b.stop(i, p)
+	case events.Claim:
+		b.claimed[p.ExecutionID] = true
+		b.started[p.ExecutionID] = env.Time
+	case events.Cancel:
+		b.cancel(i, p)
+	case events.Audit:
+		b.audit(i, p)
+	}
+}
+
+// current is lane i's latest attempt that ran (not a skipped one), or nil.
+func (b *reportBuilder) current(i int) *AttemptReport {
+	a := b.rep.Lanes[i].Attempts
+	for j := len(a) - 1; j >= 0; j-- {
+		if !a[j].Skipped {
+			return &a[j]
+		}
+	}
+	return nil
+}
+
+// skipTo reports lane i's attempts before upTo that never ran as skipped,
+// with the exhaustion that skipped them when there was one.
+func (b *reportBuilder) skipTo(i, upTo int) {
+	for k := b.next[i]; k < upTo && k < len(b.r.Lanes[i].Policy.Attempts); k++ {
+		ap := b.r.Lanes[i].Policy.Attempts[k]
+		ar := AttemptReport{AttemptIndex: k, Descriptor: ap.Descriptor, Provider: ap.ExhaustionGroup, Route: ap.Route, Skipped: true}
+		if g, ok := b.exhausted[ap.ExhaustionGroup]; ok {
+			ar.Cause = fmt.Sprintf("skipped: %s usage exhausted (lane %d, execution %s)", g.Provider, g.FromLane, g.ExecutionID)
+		} else {
+			ar.Cause = "skipped"
+		}
+		b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, ar)
+	}
+	b.next[i] = max(b.next[i], upTo)
+}
+
+// launch appends a launch or continue of lane i, after the attempts it
+// skipped.
+func (b *reportBuilder) launch(i int, p events.Launch, at time.Time) {
+	b.skipTo(i, p.AttemptIndex)
+	ap := b.r.Lanes[i].Policy.Attempts[p.AttemptIndex]
+	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
+		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
+		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
+	})
+	b.next[i] = max(b.next[i], p.AttemptIndex+1)
+	b.started[p.ExecutionID] = at
+}
+
+// finished describes the attempt a finish ends; without a receipt's elapsed
+// time its duration is from its claim (else launch) to the finish.
+func (b *reportBuilder) finished(i int, p events.Finish, at time.Time) {
+	a := b.current(i)
+	if a == nil || a.ExecutionID != p.ExecutionID {
+		return
+	}
+	describeFinish(a, p)
+	if a.DurationMs == nil {
+		if t, ok := b.started[p.ExecutionID]; ok && !at.Before(t) {
+			ms := at.Sub(t).Milliseconds()
+			a.DurationMs = &ms
+		}
+	}
+}
+
+func (b *reportBuilder) verdict(i int, p events.Verdict) {
+	if a := b.current(i); a != nil {
+		a.Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
+	}
+}
+
+func (b *reportBuilder) requestOperation(i int, p events.RequestOperation) {
+	if a := b.current(i); a != nil && p.Decision.Operation != nil {
+		op := p.Decision.Operation
+		a.Operation = fmt.Sprintf("%s task %s checkpoint %s: requested", op.Kind, op.TaskID, op.CheckpointID)
+	}
+}
+
+func (b *reportBuilder) operationDone(i int, p events.OperationDone) {
+	if a := b.current(i); a != nil {
+		a.Operation = fmt.Sprintf("%s task %s checkpoint %s: %s", p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, p.Result)
+		if p.Ref != "" {
+			a.Operation += " (" + p.Ref + ")"
+		}
+	}
+}
+
+// stop reports the rest of an exhausted chain as skipped.
+func (b *reportBuilder) stop(i int, p events.Stop) {
+	if p.Decision.Reason == string(policy.StopChainExhausted) {
+		b.skipTo(i, len(b.r.Lanes[i].Policy.Attempts))
+	}
+}
+
+// cancel says when the parent cancelled an attempt that had not ended.
+func (b *reportBuilder) cancel(i int, p events.Cancel) {
+	if a := b.current(i); a != nil && a.Outcome == "" {
+		when := "before a worker took it"
+		if b.claimed[a.ExecutionID] {
+			when = "while it ran"
+		}
+		a.Cause = "cancelled by the parent " + when + " (" + p.Reason + ")"
+	}
+}
+
+// audit adds what a late report said about the attempt it names.
+func (b *reportBuilder) audit(i int, p events.Audit) {
+	if a := b.current(i); a != nil && p.Reason == events.AuditLateReport &&
+		p.Report != nil && p.Report.ExecutionID == a.ExecutionID && p.Report.Kind != events.ReportClaimed && p.Detail != "" {
+		a.Cause += "; then " + p.Detail
+	}
+}
+
+// finish fills in each lane's state and the run's diversity and summary.
+func (b *reportBuilder) finish() RunReport {
+	rep := b.rep
+	for i, l := range b.r.Lanes {
 		lr := &rep.Lanes[i]
 		lr.State, lr.WaitingFor = l.State, waitingFor(l)
-		if awaitsRecovery(r, i) {
+		if awaitsRecovery(b.r, i) {
 			lr.WaitingFor = WaitRecovery
 		}
 		if l.State.Final() {
@@ -248,18 +325,6 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 	rep.Diversity = diversity(rep)
 	rep.Summary = summaryLine(rep)
 	return rep
-}
-
-// addExecution appends a launch or continue of lane i, after the attempts
-// it skipped.
-func addExecution(rep *RunReport, r *machines.Run, i int, p events.Launch, skipTo func(int, int), next []int) {
-	skipTo(i, p.AttemptIndex)
-	ap := r.Lanes[i].Policy.Attempts[p.AttemptIndex]
-	rep.Lanes[i].Attempts = append(rep.Lanes[i].Attempts, AttemptReport{
-		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
-		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
-	})
-	next[i] = max(next[i], p.AttemptIndex+1)
 }
 
 // describeFinish fills an attempt from its finish event.
