@@ -239,6 +239,10 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 	defer cancel()
 	store := h.c.js.Store()
 	counts := crashCounts{Runs: len(h.runs), Kills: len(h.kills)}
+	// What the recorder saw, taken before the logs are loaded: an event
+	// appended after the load (an audit of a report that reaches a final
+	// run, such as a redelivered job) would otherwise look lost.
+	seen := h.c.snapshotSeen()
 
 	logs := map[string][]events.Envelope{}
 	stored := map[uint64][]byte{}
@@ -325,7 +329,7 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 	}
 
 	// Every event anyone saw acknowledged is still stored, unchanged.
-	for seq, b := range h.c.snapshotSeen() {
+	for seq, b := range seen {
 		got, ok := stored[seq]
 		switch {
 		case !ok:
