@@ -114,6 +114,11 @@ func (s *JetStreamStore) LoadRun(ctx context.Context, run string) ([]Envelope, e
 // it, and is deleted. Counting the consumer's pending messages instead is
 // not enough on a replicated stream: the consumer may live on a follower
 // that has not yet applied the last acknowledged append.
+//
+// A read consumer can go silent on a cluster (its pulls lost while a node
+// is slow or a leadership moves: nats.go reports missed heartbeats). The
+// read then starts a new consumer right after the last event it already
+// holds, with a backoff, until ctx ends; any other error ends the read.
 func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, error) {
 	last, err := s.j.events.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -122,14 +127,39 @@ func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, e
 	if err != nil {
 		return nil, translate("read "+filter, err)
 	}
-	target := last.Sequence
-	cons, err := s.j.events.CreateConsumer(ctx, jetstream.ConsumerConfig{
+	var out []Envelope
+	bo := Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	for {
+		var after uint64
+		if len(out) > 0 {
+			after = out[len(out)-1].Seq
+		}
+		out, err = s.readRange(ctx, filter, after, last.Sequence, out)
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, jetstream.ErrNoHeartbeat) || !bo.Wait(ctx) {
+			return nil, err
+		}
+	}
+}
+
+// readRange appends to out the events matching filter after sequence after
+// up to target, through one ephemeral consumer. Its errors are final
+// (translated), except that a silent consumer's still matches
+// jetstream.ErrNoHeartbeat.
+func (s *JetStreamStore) readRange(ctx context.Context, filter string, after, target uint64, out []Envelope) ([]Envelope, error) {
+	cfg := jetstream.ConsumerConfig{
 		FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1,
 		InactiveThreshold: readInactive,
-	})
+	}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	cons, err := s.j.events.CreateConsumer(ctx, cfg)
 	if err != nil {
-		return nil, translate("read "+filter, err)
+		return out, translate("read "+filter, err)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -137,24 +167,29 @@ func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, e
 		_ = s.j.events.DeleteConsumer(dctx, cons.CachedInfo().Name)
 	}()
 	pending := int(cons.CachedInfo().NumPending)
-	it, err := cons.Messages(jetstream.PullMaxMessages(min(max(pending, 64), 10000)))
+	// Heartbeats every 2 s: a silent consumer is noticed after about 4 s,
+	// not the default 30 s.
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(max(pending, 64), 10000)),
+		jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {
-		return nil, translate("read "+filter, err)
+		return out, translate("read "+filter, err)
 	}
 	defer it.Stop()
-	out := make([]Envelope, 0, pending)
+	if out == nil {
+		out = make([]Envelope, 0, pending)
+	}
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
-			return nil, translate("read "+filter, err)
+			return out, translate("read "+filter, err)
 		}
 		md, err := m.Metadata()
 		if err != nil {
-			return nil, translate("read "+filter, err)
+			return out, translate("read "+filter, err)
 		}
 		env, err := decodeStored(m.Subject(), md.Sequence.Stream, m.Data())
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		out = append(out, env)
 		if md.Sequence.Stream >= target {
