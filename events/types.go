@@ -63,13 +63,16 @@ const (
 	// or a malformed report, without changing state (Audit). Lane-level, or
 	// run-level when the report names no usable lane.
 	TypeAudit Type = "audit"
+	// TypeExclude records that the eligibility gate kept an attempt from
+	// launching (Exclude): created or terminal, no transition.
+	TypeExclude Type = "exclude"
 )
 
 // Types lists every event type in the order above.
 var Types = []Type{
 	TypeRunCreated, TypeGroupExhausted, TypeRunFinal,
 	TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
-	TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeCancel, TypeAudit, TypeRecover,
+	TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeCancel, TypeAudit, TypeRecover, TypeExclude,
 }
 
 // Scope says on which subjects an event type may appear.
@@ -88,7 +91,7 @@ func (t Type) Scope() Scope {
 	case TypeRunCreated, TypeGroupExhausted, TypeRunFinal:
 		return ScopeRun
 	case TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
-		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeRecover:
+		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeRecover, TypeExclude:
 		return ScopeLane
 	case TypeCancel, TypeAudit:
 		return ScopeAny
@@ -145,6 +148,8 @@ func decodePayload(t Type, raw []byte, strict bool) (Payload, error) {
 		return decodeAs[Audit](raw, strict)
 	case TypeRecover:
 		return decodeAs[Recover](raw, strict)
+	case TypeExclude:
+		return decodeAs[Exclude](raw, strict)
 	}
 	return nil, invalidf("unknown event type %q", t)
 }

@@ -7,15 +7,15 @@ import (
 )
 
 // QuotaSource says where trustworthy quota evidence for a provider comes
-// from (provider-contract.md "Quota honesty").
-type QuotaSource string
+// from; the type lives in policy, which evaluates eligibility from it.
+type QuotaSource = policy.QuotaSource
 
 // Quota source classes.
 const (
-	QuotaLiveHTTP    QuotaSource = "LIVE_HTTP"   // an HTTP usage endpoint
-	QuotaLiveRPC     QuotaSource = "LIVE_RPC"    // an RPC of the CLI's app server
-	QuotaLiveCLI     QuotaSource = "LIVE_CLI"    // a CLI command
-	QuotaUnsupported QuotaSource = "UNSUPPORTED" // no trustworthy metric; capacity is opaque
+	QuotaLiveHTTP    = policy.QuotaLiveHTTP
+	QuotaLiveRPC     = policy.QuotaLiveRPC
+	QuotaLiveCLI     = policy.QuotaLiveCLI
+	QuotaUnsupported = policy.QuotaUnsupported
 )
 
 // Request is everything a spec needs to build one attempt's commands. The
