@@ -33,6 +33,12 @@ const (
 	// reports, releasing claims and acknowledging jobs after its context is
 	// done.
 	DefaultShutdownGrace = 10 * time.Second
+	// DefaultQuotaRefresh is how often a worker re-acquires its providers'
+	// capacity reports.
+	DefaultQuotaRefresh = 5 * time.Minute
+	// DefaultExhaustionCooldown is how long a proved exhaustion of a provider
+	// that gives no reset time keeps it excluded.
+	DefaultExhaustionCooldown = time.Hour
 )
 
 // MaxConcurrency bounds WorkerConfig.Concurrency.
@@ -97,6 +103,18 @@ type WorkerConfig struct {
 	// (tests shorten grace periods with it). The worker supplies Env and
 	// Now when they are unset.
 	RunnerConfig func(job events.Job) runner.Config
+	// Capacity, when set, is where the worker puts its providers' capacity
+	// reports: at start, every QuotaRefresh, on a refresh request, and
+	// right after an attempt ends usage-exhausted. Optional (a worker
+	// without it acquires nothing).
+	Capacity events.Capacity
+	// QuotaRefresh is the period of capacity acquisition. Default
+	// DefaultQuotaRefresh.
+	QuotaRefresh time.Duration
+	// ExhaustionCooldown is how long a usage exhaustion an attempt proved
+	// is carried to later runs when the provider gives no reset time.
+	// Default DefaultExhaustionCooldown.
+	ExhaustionCooldown time.Duration
 }
 
 // withDefaults returns c with every unset field defaulted.

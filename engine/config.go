@@ -27,6 +27,9 @@ const (
 	// DefaultNativePoll is how long NativeNext without wait looks for a
 	// queued native job before answering that there is none.
 	DefaultNativePoll = time.Second
+	// DefaultEligibilityWait is how long the eligibility gate waits for a
+	// fresh capacity report it asked a provider's workers for.
+	DefaultEligibilityWait = 10 * time.Second
 	// DefaultActor is recorded as who gave a verdict or a cancel.
 	DefaultActor = "parent"
 )
@@ -72,6 +75,16 @@ type Config struct {
 	NativeLeaseTTL time.Duration
 	// NativePoll: see DefaultNativePoll. Default DefaultNativePoll.
 	NativePoll time.Duration
+	// Capacity holds each provider's current capacity report, which the
+	// eligibility gate reads before every launch. Required.
+	Capacity events.Capacity
+	// EligibilityWait bounds how long the gate waits for a provider's
+	// workers to answer a refresh request when it has no current report.
+	// Default DefaultEligibilityWait.
+	EligibilityWait time.Duration
+	// CapacityMaxAge: a report older than this is stale (unknown). Default
+	// policy.DefaultCapacityMaxAge.
+	CapacityMaxAge time.Duration
 }
 
 // Validate reports every missing or invalid setting, joined

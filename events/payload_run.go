@@ -39,6 +39,11 @@ type RunOptions struct {
 	// TimeoutMs is the per-attempt runner deadline in milliseconds; 0 means
 	// none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// AllowUnknownQuota lists the providers whose UNKNOWN quota or
+	// unverified eligibility the run explicitly accepts
+	// (run --allow-unknown-quota P): their attempts proceed with a warning
+	// instead of being excluded. Never policy_blocked or exhausted ones.
+	AllowUnknownQuota []policy.Provider `json:"allowUnknownQuota,omitempty"`
 }
 
 // EventType returns TypeRunCreated.
