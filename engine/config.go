@@ -34,8 +34,8 @@ const (
 	DefaultActor = "parent"
 )
 
-// Config configures an Engine. Store, Queue, Claims and DataDir are
-// required; every other field has the documented default.
+// Config configures an Engine. Store, Queue, Claims, DataDir and Capacity
+// are required; every other field has the documented default.
 type Config struct {
 	// Store is the event log (events.JetStream.Store or
 	// events.NewMemoryStore). Required.
@@ -106,7 +106,10 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("engine: config: DataDir is required"))
 	}
-	if c.CancelGrace < 0 || c.NativeLeaseTTL < 0 || c.NativePoll < 0 {
+	if c.Capacity == nil {
+		errs = append(errs, errors.New("engine: config: Capacity is required: the eligibility gate reads each provider's capacity report from it before every launch (events.JetStream's capacity bucket, or events.NewMemoryCapacity)"))
+	}
+	if c.CancelGrace < 0 || c.NativeLeaseTTL < 0 || c.NativePoll < 0 || c.EligibilityWait < 0 || c.CapacityMaxAge < 0 {
 		errs = append(errs, errors.New("engine: config: durations must not be negative"))
 	}
 	if c.Actor != "" {
@@ -136,6 +139,8 @@ func (c Config) withDefaults() (Config, error) {
 	c.CancelGrace = cmp.Or(c.CancelGrace, DefaultCancelGrace)
 	c.NativeLeaseTTL = cmp.Or(c.NativeLeaseTTL, DefaultNativeLeaseTTL)
 	c.NativePoll = cmp.Or(c.NativePoll, DefaultNativePoll)
+	c.EligibilityWait = cmp.Or(c.EligibilityWait, DefaultEligibilityWait)
+	c.CapacityMaxAge = cmp.Or(c.CapacityMaxAge, policy.DefaultCapacityMaxAge)
 	dir, err := filepath.Abs(c.DataDir)
 	if err != nil {
 		return c, fmt.Errorf("engine: config: DataDir: %w", err)

@@ -22,14 +22,15 @@ func TestConfigValidateJoinsErrors(t *testing.T) {
 	t.Parallel()
 	err := engine.Config{Queue: queueOnly{events.NewMemoryQueue()}, CancelGrace: -1, Actor: "a b"}.Validate()
 	for _, want := range []string{"Store is required", "does not implement events.ControlQueue", "Claims is required",
-		"DataDir is required", "durations must not be negative", "Actor"} {
+		"DataDir is required", "Capacity is required", "durations must not be negative", "Actor"} {
 		require.ErrorContains(t, err, want)
 	}
 }
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	ok := engine.Config{Store: events.NewMemoryStore(), Queue: events.NewMemoryQueue(), Claims: events.NewMemoryClaims(nil), DataDir: t.TempDir()}
+	ok := engine.Config{Store: events.NewMemoryStore(), Queue: events.NewMemoryQueue(), Claims: events.NewMemoryClaims(nil), DataDir: t.TempDir(),
+		Capacity: newMemoryCapacity()}
 	require.NoError(t, ok.Validate())
 	for _, tc := range []struct {
 		name string
@@ -39,6 +40,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no queue", func(c *engine.Config) { c.Queue = nil }},
 		{"no claims", func(c *engine.Config) { c.Claims = nil }},
 		{"no data directory", func(c *engine.Config) { c.DataDir = "" }},
+		{"no capacity store", func(c *engine.Config) { c.Capacity = nil }},
+		{"negative eligibility wait", func(c *engine.Config) { c.EligibilityWait = -1 }},
+		{"negative capacity max age", func(c *engine.Config) { c.CapacityMaxAge = -1 }},
 		{"queue without controls", func(c *engine.Config) { c.Queue = queueOnly{c.Queue} }},
 		{"negative grace", func(c *engine.Config) { c.CancelGrace = -1 }},
 		{"actor with a space", func(c *engine.Config) { c.Actor = "a b" }},

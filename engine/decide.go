@@ -12,6 +12,13 @@ import (
 // decide takes lane i's next decision if one is due (the lane is created or
 // terminal) and records it before acting on it.
 //
+// A launch of a provider route passes the eligibility gate first (see
+// gate): an attempt whose provider may not be routed to is recorded as
+// excluded, which adds its group to the lane's excluded groups, and the
+// lane is decided again, so policy.Next skips it the way it skips an
+// exhausted group and the lane moves to its next authorized attempt (or
+// stops chain-exhausted).
+//
 // The decision is policy.Next(lane policy, lane state, nil): the engine
 // never passes live file facts. They only feed the continuation readiness
 // gate, whose prepared execution the engine itself creates fresh, and a nil
@@ -22,24 +29,56 @@ func (d *driver) decide(ctx context.Context, i int) error {
 	if l.State != machines.StateCreated && l.State != machines.StateTerminal {
 		return nil
 	}
-	st, err := d.r.LaneState(i)
-	if err != nil {
-		return err
+	// Each exclusion moves the lane's excluded groups on, so the lane is
+	// decided again at most once per attempt.
+	excluded := map[int]bool{}
+	for range len(l.Policy.Attempts) + 1 {
+		st, err := d.r.LaneState(i)
+		if err != nil {
+			return err
+		}
+		dec, rec, err := decision(d.r, i, st)
+		if err != nil {
+			return err
+		}
+		if awaitingRecovery(st, dec) {
+			// Not recorded: the lane waits for the parent's recover (see
+			// recover.go); its answer makes the next decision.
+			return nil
+		}
+		attempt := -1
+		if dec.AttemptIndex != nil {
+			attempt = *dec.AttemptIndex
+		}
+		d.log.Info("decision", "lane", i, "kind", dec.Kind, "reason", dec.Reason, "attempt", attempt)
+		if gated(dec) {
+			if excluded[attempt] {
+				return fmt.Errorf("lane %d: attempt %d was excluded yet decided again: the fold does not skip its group", i, attempt)
+			}
+			ex, override, err := d.gate(ctx, i, rec)
+			if err != nil {
+				return err
+			}
+			if ex != nil {
+				if err := d.appendEvent(ctx, i, *ex); err != nil {
+					return err
+				}
+				excluded[attempt] = true
+				continue
+			}
+			if override != nil {
+				if err := d.audit(ctx, i, *override); err != nil {
+					return err
+				}
+			}
+		}
+		return d.act(ctx, i, dec, rec)
 	}
-	dec, rec, err := decision(d.r, i, st)
-	if err != nil {
-		return err
-	}
-	if awaitingRecovery(st, dec) {
-		// Not recorded: the lane waits for the parent's recover (see
-		// recover.go); its answer makes the next decision.
-		return nil
-	}
-	attempt := -1
-	if dec.AttemptIndex != nil {
-		attempt = *dec.AttemptIndex
-	}
-	d.log.Info("decision", "lane", i, "kind", dec.Kind, "reason", dec.Reason, "attempt", attempt)
+	return fmt.Errorf("lane %d: more exclusions than attempts", i)
+}
+
+// act records decision dec of lane i (and publishes its job for a launch).
+func (d *driver) act(ctx context.Context, i int, dec policy.Decision, rec events.Decided) error {
 	switch dec.Kind {
 	case policy.DecideLaunch, policy.DecideContinue:
 		return d.launch(ctx, i, rec)

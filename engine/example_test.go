@@ -30,6 +30,10 @@ func ExampleEngine() {
 	eng, err := engine.New(engine.Config{
 		Store: store, Queue: events.NewMemoryQueue(), Claims: events.NewMemoryClaims(nil),
 		DataDir: dataDir,
+		// Each provider's current capacity report, which the eligibility
+		// gate reads before launching a provider route (the native attempt
+		// below is not gated).
+		Capacity: newMemoryCapacity(),
 	})
 	if err != nil {
 		fmt.Println(err)

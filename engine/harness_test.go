@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
@@ -61,7 +62,11 @@ type harness struct {
 	store   events.Store
 	queue   events.Queue
 	claims  events.Claims
-	data    string
+	// capacity is the deployment's capacity store; the harness, acting as
+	// every provider's worker, seeds it with an eligible measured report
+	// for each provider with a live quota source.
+	capacity events.Capacity
+	data     string
 	repo    string
 	eng     *engine.Engine
 	cfg     engine.Config
@@ -94,6 +99,59 @@ func withCancelGrace(d time.Duration) option {
 	return func(h *harness, c *engine.Config) { c.CancelGrace = d }
 }
 
+// withEligibilityWait sets Config.EligibilityWait.
+func withEligibilityWait(d time.Duration) option {
+	return func(h *harness, c *engine.Config) { c.EligibilityWait = d }
+}
+
+// liveQuotaProviders are the providers whose spec has a live quota source:
+// the gate needs a current report for each before it launches them.
+func liveQuotaProviders() []policy.Provider {
+	var out []policy.Provider
+	for _, p := range providers.Names() {
+		if s, err := providers.Lookup(p); err == nil && s.QuotaSource != policy.QuotaUnsupported {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// eligibleReport is a measured, eligible capacity report of p acquired at
+// at: a 5-hour window at 12 %, and for codex an eligible eligibility report.
+func eligibleReport(p policy.Provider, at time.Time) policy.CapacityReport {
+	spec, err := providers.Lookup(p)
+	if err != nil {
+		panic(err)
+	}
+	used, minutes := 12.0, 300
+	r := policy.CapacityReport{
+		SchemaVersion: policy.CapacitySchemaVersion, Provider: p,
+		Snapshot: policy.CapacitySnapshot{
+			SchemaVersion: policy.CapacitySchemaVersion, Provider: p, Source: spec.QuotaSource, State: policy.CapacityMeasured,
+			Windows: []policy.CapacityWindow{{Name: "5h", UsedPercent: &used, WindowMinutes: &minutes}}, AcquiredAt: at,
+		},
+	}
+	if p == policy.Codex {
+		r.Eligibility = &policy.ExecutionEligibility{SchemaVersion: policy.EligibilitySchemaVersion, Provider: p,
+			State: policy.EligibilityEligible, ObservedAt: at}
+	}
+	return r
+}
+
+// seededCapacity is a capacity store holding an eligible measured report,
+// acquired now, for every provider with a live quota source, as the
+// workers of a healthy deployment keep it: existing tests launch exactly
+// as before the gate.
+func seededCapacity(t testing.TB) events.Capacity {
+	t.Helper()
+	c := newMemoryCapacity()
+	now := time.Now()
+	for _, p := range liveQuotaProviders() {
+		require.NoError(t, c.Put(context.Background(), eligibleReport(p, now)))
+	}
+	return c
+}
+
 func newHarness(t *testing.T, b backend, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, backend: b, data: t.TempDir(), repo: gitRepo(t)}
@@ -105,9 +163,11 @@ func newHarness(t *testing.T, b backend, opts ...option) *harness {
 		js := eventstest.Open(t, srv, events.JetStreamConfig{})
 		h.store, h.queue, h.claims = js.Store(), js.Queue(), js.Claims()
 	}
+	h.capacity = seededCapacity(t)
 	h.cfg = engine.Config{
 		Store: h.store, Queue: h.queue, Claims: h.claims, DataDir: h.data, NativePoll: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Capacity: h.capacity,
 	}
 	for _, o := range opts {
 		o(h, &h.cfg)

@@ -18,6 +18,12 @@ const (
 	AuditRedeliveredJob AuditReason = "redelivered-job"
 	// AuditMalformedReport: bytes on a report subject failed to decode.
 	AuditMalformedReport AuditReason = "malformed-report"
+	// AuditUnknownQuotaOverride: the eligibility gate let an attempt
+	// launch only because the run explicitly accepts its provider's
+	// UNKNOWN quota or unverified eligibility (RunOptions.AllowUnknownQuota);
+	// recorded on the lane just before that launch, Detail saying which
+	// attempt and which code was overridden.
+	AuditUnknownQuotaOverride AuditReason = "unknown-quota-override"
 )
 
 // Audit records a report or job that changes nothing (lane-level, or
@@ -40,7 +46,7 @@ func (Audit) EventType() Type { return TypeAudit }
 
 func (p Audit) validate() error {
 	switch p.Reason {
-	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditMalformedReport:
+	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditMalformedReport, AuditUnknownQuotaOverride:
 	default:
 		return invalidf("reason %q is not an audit reason", p.Reason)
 	}

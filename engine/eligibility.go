@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// eligibilityPoll is how often the gate looks for the fresh report it
+// asked a provider's workers for.
+const eligibilityPoll = 200 * time.Millisecond
+
+// gated reports whether dec passes the eligibility gate before it is
+// acted on: a launch of a provider route. A native attempt runs on the
+// parent's own model, outside any provider account this deployment can
+// measure. A continuation is not gated either: it resumes an attempt that
+// was already authorized and started (its interrupted execution is the one
+// the parent recovered), so excluding it now would strand that work rather
+// than avoid a launch.
+func gated(dec policy.Decision) bool {
+	return dec.Kind == policy.DecideLaunch && dec.Attempt != nil && dec.AttemptIndex != nil &&
+		dec.Attempt.Route != policy.RouteNative
+}
+
+// gate is the eligibility gate before lane i launches rec's attempt. It
+// reads the provider's current capacity report (asking its workers for a
+// fresh one and waiting up to Config.EligibilityWait when there is none or
+// it is stale) and evaluates policy.EvaluateEligibility at the engine's
+// clock. It returns the exclusion to record when the attempt may not
+// launch, or nil; and, when the attempt launches only on the run's
+// explicit unknown-quota override, the audit that records the override.
+func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.Exclude, *events.Audit, error) {
+	dec := rec.Decision
+	ap := *dec.Attempt
+	group := ap.ExhaustionGroup
+	spec, err := providers.Lookup(ap.Attempt.Provider)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lane %d: eligibility of attempt %d (%s): %w", i, *dec.AttemptIndex, ap.Descriptor, err)
+	}
+	src := spec.QuotaSource
+	report, err := d.capacityReport(ctx, group, src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lane %d: capacity report of %s: %w", i, group, err)
+	}
+	at := d.e.cfg.Now()
+	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
+	v := evaluateEligibility(policy.EligibilityInput{
+		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,
+	})
+	if v.Eligible {
+		if !v.Overridden {
+			return nil, nil, nil
+		}
+		detail := fmt.Sprintf("attempt %d %s launched on the run's explicit unknown-quota override for %s (%s: %s)",
+			*dec.AttemptIndex, ap.Descriptor, group, v.Code, v.Detail)
+		d.log.Warn("eligibility overridden", "lane", i, "attempt", *dec.AttemptIndex, "descriptor", ap.Descriptor, "code", v.Code, "detail", v.Detail)
+		return nil, &events.Audit{Reason: events.AuditUnknownQuotaOverride, Detail: detail}, nil
+	}
+	digest, err := CapacityReportDigest(report)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lane %d: digest of the capacity report of %s: %w", i, group, err)
+	}
+	d.log.Info("excluded before launch", "lane", i, "attempt", *dec.AttemptIndex, "descriptor", ap.Descriptor, "code", v.Code, "detail", v.Detail)
+	return &events.Exclude{
+		AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor, Provider: group, Source: src, Verdict: v,
+		Report: report, ReportDigest: digest, EvaluatedAt: at, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
+	}, nil, nil
+}
+
+// capacityReport returns provider's current capacity report, or nil when
+// none could be had. For a provider with a live source whose report is
+// missing or stale, it asks the provider's workers for a fresh one and
+// polls until one acquired since (and fresh) arrives or
+// Config.EligibilityWait passes; then it returns the latest it has, which
+// EvaluateEligibility judges (no answer is UNKNOWN, never "go ahead"). An
+// UNSUPPORTED provider has nothing to acquire: its report, when one
+// exists, only carries a learned exhaustion.
+func (d *driver) capacityReport(ctx context.Context, provider policy.Provider, src policy.QuotaSource) (*policy.CapacityReport, error) {
+	cur, err := d.currentReport(ctx, provider)
+	if err != nil || src == policy.QuotaUnsupported || d.fresh(cur) {
+		return cur, err
+	}
+	if err := d.e.cfg.Capacity.RequestRefresh(ctx, provider); err != nil {
+		// Nobody could be asked; a periodic acquisition may still land
+		// within the wait, so look for it all the same.
+		d.log.Warn("capacity refresh request failed", "provider", provider, "err", err)
+	}
+	d.log.Info("waiting for a capacity report", "provider", provider, "wait", d.e.cfg.EligibilityWait)
+	deadline := time.NewTimer(d.e.cfg.EligibilityWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(min(eligibilityPoll, d.e.cfg.EligibilityWait))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			d.log.Warn("no fresh capacity report within the wait", "provider", provider, "wait", d.e.cfg.EligibilityWait)
+			return cur, nil
+		case <-tick.C:
+		}
+		r, err := d.currentReport(ctx, provider)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			continue
+		}
+		newer := cur == nil || r.Snapshot.AcquiredAt.After(cur.Snapshot.AcquiredAt)
+		if newer {
+			cur = r
+			if d.fresh(r) {
+				return r, nil
+			}
+		}
+	}
+}
+
+// currentReport is Capacity.Get, with no report as nil.
+func (d *driver) currentReport(ctx context.Context, provider policy.Provider) (*policy.CapacityReport, error) {
+	r, err := d.e.cfg.Capacity.Get(ctx, provider)
+	if errors.Is(err, events.ErrNoCapacityReport) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// fresh reports whether r exists and is no older than CapacityMaxAge by the
+// engine's clock.
+func (d *driver) fresh(r *policy.CapacityReport) bool {
+	return r != nil && d.e.cfg.Now().Sub(r.Snapshot.AcquiredAt) <= d.e.cfg.CapacityMaxAge
+}
+
+// CapacityReportDigest is the digest an exclusion records of the capacity
+// report its verdict was computed from: events.Digest over the report's
+// JSON (encoding/json's output for policy.CapacityReport). "" for no
+// report. Replay recomputes it from the recorded report.
+func CapacityReportDigest(r *policy.CapacityReport) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return events.Digest(b), nil
+}
+
+// exclusionText says in one line why an attempt was excluded: its
+// descriptor, the code, the verdict's detail and the known end of an
+// exhaustion.
+func exclusionText(p events.Exclude) string {
+	s := fmt.Sprintf("%s %s", p.Descriptor, p.Verdict.Code)
+	if p.Verdict.Detail != "" {
+		s += ": " + p.Verdict.Detail
+	}
+	if p.Verdict.Until != nil {
+		s += " (until " + p.Verdict.Until.UTC().Format(time.RFC3339) + ")"
+	}
+	return s
+}
