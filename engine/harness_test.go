@@ -67,11 +67,11 @@ type harness struct {
 	// for each provider with a live quota source.
 	capacity events.Capacity
 	data     string
-	repo    string
-	eng     *engine.Engine
-	cfg     engine.Config
-	ids     atomic.Int64
-	prefix  string
+	repo     string
+	eng      *engine.Engine
+	cfg      engine.Config
+	ids      atomic.Int64
+	prefix   string
 	// taken counts the jobs nextJob took, per subject.
 	taken map[string]int
 	// sentinels numbers noJob's sentinel jobs.
