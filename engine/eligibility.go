@@ -49,7 +49,9 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	if err != nil {
 		return nil, nil, fmt.Errorf("lane %d: capacity report of %s: %w", i, group, err)
 	}
-	at := d.e.cfg.Now()
+	// Wall clock only (Round(0) drops the monotonic reading), as replay
+	// evaluates the recorded time.
+	at := d.e.cfg.Now().Round(0)
 	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
 	v := evaluateEligibility(policy.EligibilityInput{
 		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -26,6 +27,10 @@ type ReplayResult struct {
 	// Normalizations counts the finish events whose outcome was recomputed
 	// from their recorded receipt or host metadata.
 	Normalizations int `json:"normalizations"`
+	// Exclusions counts the exclude events whose verdict was recomputed
+	// from their recorded capacity report (each also counts as a
+	// decision: the launch it kept from happening).
+	Exclusions int `json:"exclusions,omitempty"`
 	// Divergence is the first difference, when not Verified.
 	Divergence *Divergence `json:"divergence,omitempty"`
 }
@@ -67,13 +72,28 @@ const (
 	FieldEvent DivergenceField = "event"
 	// FieldLog: the envelope does not fold (machines refused it).
 	FieldLog DivergenceField = "log"
+	// FieldExcludedAttempt: an exclude names another attempt, descriptor
+	// or provider group than the launch policy.Next decides at that point
+	// (or the decision there is no gated launch at all).
+	FieldExcludedAttempt DivergenceField = "excludedAttempt"
+	// FieldReportDigest: an exclude's report digest differs from the
+	// digest of the report it records.
+	FieldReportDigest DivergenceField = "reportDigest"
+	// FieldVerdict: an exclude's verdict differs from
+	// policy.EvaluateEligibility over its recorded report, evaluation time
+	// and the run's overrides, or is no exclusion at all.
+	FieldVerdict DivergenceField = "verdict"
 )
 
 // Text renders the result for people.
 func (r ReplayResult) Text() string {
 	if r.Verified {
-		return fmt.Sprintf("run %s: verified: %s, %s and %s recomputed, no divergence\n", r.Run,
-			plural(r.Events, "event"), plural(r.Decisions, "decision"), plural(r.Normalizations, "outcome"))
+		excl := ""
+		if r.Exclusions > 0 {
+			excl = " (" + plural(r.Exclusions, "exclusion") + " among them)"
+		}
+		return fmt.Sprintf("run %s: verified: %s, %s%s and %s recomputed, no divergence\n", r.Run,
+			plural(r.Events, "event"), plural(r.Decisions, "decision"), excl, plural(r.Normalizations, "outcome"))
 	}
 	d := r.Divergence
 	lane := fmt.Sprintf("lane %d", d.Lane)
@@ -94,6 +114,13 @@ func (r ReplayResult) Text() string {
 //     policy.Next(lane, state, nil) and the event type that decision maps
 //     to must equal the recorded ones (the engine decides with nil file
 //     facts, so this is exact);
+//   - each exclude: the decision at that point must be a gated launch of
+//     the excluded attempt (same input and sheet digests, descriptor and
+//     provider group); the report digest must be the recorded report's;
+//     and policy.EvaluateEligibility over the recorded report, source and
+//     evaluation time, with the run's unknown-quota overrides and the
+//     default maximum report age, must give the recorded verdict, which
+//     must exclude;
 //   - each finish: the recorded receipt is normalized again (or the host
 //     metadata, or the abandoned rule, applied again) and must give the
 //     recorded lane-state event;
@@ -150,6 +177,67 @@ func replayOne(r *machines.Run, env events.Envelope, opt policy.Options, res *Re
 	case events.Finish:
 		res.Normalizations++
 		return replayFinish(r, env, p)
+	case events.Exclude:
+		res.Exclusions++
+		return replayExclude(r, env, p, res)
+	}
+	return nil
+}
+
+// replayExclude recomputes an exclusion: the launch it kept from happening
+// and the verdict that kept it.
+func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *ReplayResult) *Divergence {
+	res.Decisions++
+	if r.Created == nil || env.Lane < 0 || env.Lane >= len(r.Lanes) {
+		return nil // the fold reports it
+	}
+	st, err := r.LaneState(env.Lane)
+	if err != nil {
+		return &Divergence{Field: FieldLog, Expected: "a lane state", Actual: err.Error()}
+	}
+	dec, want, err := decision(r, env.Lane, st)
+	if err != nil {
+		return &Divergence{Field: FieldInputDigest, Expected: err.Error(), Actual: p.InputDigest}
+	}
+	switch {
+	case want.SheetDigest != p.SheetDigest:
+		return &Divergence{Field: FieldSheetDigest, Expected: want.SheetDigest, Actual: p.SheetDigest}
+	case want.InputDigest != p.InputDigest:
+		return &Divergence{Field: FieldInputDigest, Expected: want.InputDigest, Actual: p.InputDigest}
+	}
+	actual := jsonText(struct {
+		AttemptIndex int             `json:"attemptIndex"`
+		Descriptor   string          `json:"descriptor"`
+		Provider     policy.Provider `json:"provider"`
+	}{p.AttemptIndex, p.Descriptor, p.Provider})
+	if !gated(dec) {
+		return &Divergence{Field: FieldExcludedAttempt, Expected: "a gated launch, not " + jsonText(dec), Actual: actual}
+	}
+	ap := dec.Attempt
+	expected := jsonText(struct {
+		AttemptIndex int             `json:"attemptIndex"`
+		Descriptor   string          `json:"descriptor"`
+		Provider     policy.Provider `json:"provider"`
+	}{*dec.AttemptIndex, ap.Descriptor, ap.ExhaustionGroup})
+	if expected != actual {
+		return &Divergence{Field: FieldExcludedAttempt, Expected: expected, Actual: actual}
+	}
+	digest, err := CapacityReportDigest(p.Report)
+	if err != nil {
+		digest = "error: " + err.Error()
+	}
+	if digest != p.ReportDigest {
+		return &Divergence{Field: FieldReportDigest, Expected: digest, Actual: p.ReportDigest}
+	}
+	v := evaluateEligibility(policy.EligibilityInput{
+		Provider: p.Provider, Source: p.Source, Report: p.Report, Now: p.EvaluatedAt,
+		AllowUnknown: slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
+	})
+	if e, a := jsonText(v), jsonText(p.Verdict); e != a {
+		return &Divergence{Field: FieldVerdict, Expected: e, Actual: a}
+	}
+	if v.Eligible {
+		return &Divergence{Field: FieldVerdict, Expected: "an exclusion", Actual: "an eligible verdict recorded as an exclusion: " + jsonText(p.Verdict)}
 	}
 	return nil
 }

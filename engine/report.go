@@ -47,20 +47,37 @@ type LaneReport struct {
 	Primary string `json:"primary"`
 	// Success is the descriptor that delivered, for a complete lane.
 	Success string `json:"success,omitempty"`
-	// Attempts lists every execution and every exhaustion-skipped attempt,
-	// in order.
+	// Attempts lists every execution and every attempt that never ran
+	// (skipped for an exhausted group, excluded before launch, or where an
+	// unauthorized stop stopped), in order.
 	Attempts []AttemptReport `json:"attempts"`
 }
 
-// AttemptReport is one execution of a lane, or one attempt skipped because
-// its provider group was already exhausted.
+// AttemptReport is one execution of a lane, or one attempt that never ran:
+// skipped because its provider group was already exhausted, excluded by
+// the eligibility gate, or blocked by the saved policy (the unauthorized
+// stop's attempt).
 type AttemptReport struct {
 	AttemptIndex int             `json:"attemptIndex"`
 	Descriptor   string          `json:"descriptor"`
 	Provider     policy.Provider `json:"provider"` // the exhaustion group.
 	Route        policy.Route    `json:"route,omitempty"`
-	// Skipped marks an attempt passed over because Provider was exhausted.
-	Skipped     bool   `json:"skipped,omitempty"`
+	// Skipped marks an attempt that never ran: passed over because
+	// Provider was exhausted, excluded before launch (Excluded), or
+	// blocked (Code unauthorized). Code and Cause say which.
+	Skipped bool `json:"skipped,omitempty"`
+	// Excluded marks an attempt the eligibility gate kept from launching.
+	Excluded bool `json:"excluded,omitempty"`
+	// Code is the reason code of an attempt that never ran: an exclusion
+	// code (execution_policy_blocked, quota_unknown, …), group-exhausted,
+	// or unauthorized.
+	Code string `json:"code,omitempty"`
+	// Until is when an exclusion for a known exhaustion ends.
+	Until *time.Time `json:"until,omitempty"`
+	// Override says the attempt launched only on the run's explicit
+	// unknown-quota override (run --allow-unknown-quota), and what it
+	// overrode.
+	Override    string `json:"override,omitempty"`
 	ExecutionID string `json:"executionId,omitempty"`
 	// Outcome is the normalized outcome; empty while the attempt runs or
 	// when it never ended (a cancelled lane).
@@ -151,6 +168,8 @@ type reportBuilder struct {
 	exhausted map[policy.Provider]events.GroupExhausted // first exhaustion of each group
 	claimed   map[string]bool                           // executions a worker claimed
 	started   map[string]time.Time                      // launch, then claim, time of each execution
+	excl      map[int][]events.Exclude                  // each lane's exclusions, in order
+	override  map[int]string                            // an override audit awaiting its lane's launch
 }
 
 func newReportBuilder(r *machines.Run) *reportBuilder {
@@ -159,7 +178,7 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
 			Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
-		claimed: map[string]bool{}, started: map[string]time.Time{}}
+		claimed: map[string]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
 	for i, l := range r.Lanes {
 		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -199,6 +218,8 @@ func (b *reportBuilder) apply(env events.Envelope) {
 		b.cancel(i, p)
 	case events.Audit:
 		b.audit(i, p)
+	case events.Exclude:
+		b.exclude(i, p)
 	}
 }
 
@@ -220,7 +241,8 @@ func (b *reportBuilder) skipTo(i, upTo int) {
 		ap := b.r.Lanes[i].Policy.Attempts[k]
 		ar := AttemptReport{AttemptIndex: k, Descriptor: ap.Descriptor, Provider: ap.ExhaustionGroup, Route: ap.Route, Skipped: true}
 		if g, ok := b.exhausted[ap.ExhaustionGroup]; ok {
-			ar.Cause = fmt.Sprintf("skipped: %s usage exhausted (lane %d, execution %s)", g.Provider, g.FromLane, g.ExecutionID)
+			ar.Code = CodeGroupExhausted
+			ar.Cause = fmt.Sprintf("skipped: %s: %s usage exhausted (lane %d, execution %s)", CodeGroupExhausted, g.Provider, g.FromLane, g.ExecutionID)
 		} else {
 			ar.Cause = "skipped"
 		}
@@ -237,7 +259,9 @@ func (b *reportBuilder) launch(i int, p events.Launch, at time.Time) {
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
 		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
+		Override: b.override[i],
 	})
+	delete(b.override, i)
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 	b.started[p.ExecutionID] = at
 }
@@ -280,10 +304,41 @@ func (b *reportBuilder) operationDone(i int, p events.OperationDone) {
 	}
 }
 
-// stop reports the rest of an exhausted chain as skipped.
+// exclude reports an attempt the eligibility gate kept from launching,
+// after the attempts skipped before it.
+func (b *reportBuilder) exclude(i int, p events.Exclude) {
+	b.excl[i] = append(b.excl[i], p)
+	if p.AttemptIndex < 0 || p.AttemptIndex >= len(b.r.Lanes[i].Policy.Attempts) {
+		return
+	}
+	b.skipTo(i, p.AttemptIndex)
+	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
+		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider,
+		Route: b.r.Lanes[i].Policy.Attempts[p.AttemptIndex].Route, Skipped: true, Excluded: true,
+		Code: string(p.Verdict.Code), Until: p.Verdict.Until, Cause: "excluded before launch: " + exclusionText(p),
+	})
+	b.next[i] = max(b.next[i], p.AttemptIndex+1)
+}
+
+// stop reports the rest of an exhausted chain as skipped, and the attempt
+// an unauthorized stop stopped at with its authorization reason.
 func (b *reportBuilder) stop(i int, p events.Stop) {
-	if p.Decision.Reason == string(policy.StopChainExhausted) {
+	switch p.Decision.Reason {
+	case string(policy.StopChainExhausted):
 		b.skipTo(i, len(b.r.Lanes[i].Policy.Attempts))
+	case string(policy.StopUnauthorized):
+		l := b.r.Lanes[i]
+		k, ok := blockedAttempt(l)
+		if !ok {
+			return
+		}
+		b.skipTo(i, k)
+		ap := l.Policy.Attempts[k]
+		b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
+			AttemptIndex: k, Descriptor: ap.Descriptor, Provider: ap.ExhaustionGroup, Route: ap.Route, Skipped: true,
+			Code: CodeUnauthorized, Cause: "not launched: unauthorized: " + authorizationReason(ap),
+		})
+		b.next[i] = max(b.next[i], k+1)
 	}
 }
 
@@ -298,8 +353,13 @@ func (b *reportBuilder) cancel(i int, p events.Cancel) {
 	}
 }
 
-// audit adds what a late report said about the attempt it names.
+// audit adds what a late report said about the attempt it names, and
+// holds an unknown-quota override for the launch it precedes.
 func (b *reportBuilder) audit(i int, p events.Audit) {
+	if p.Reason == events.AuditUnknownQuotaOverride {
+		b.override[i] = p.Detail
+		return
+	}
 	if a := b.current(i); a != nil && p.Reason == events.AuditLateReport &&
 		p.Report != nil && p.Report.ExecutionID == a.ExecutionID && p.Report.Kind != events.ReportClaimed && p.Detail != "" {
 		a.Cause += "; then " + p.Detail
@@ -316,7 +376,7 @@ func (b *reportBuilder) finish() RunReport {
 			lr.WaitingFor = WaitRecovery
 		}
 		if l.State.Final() {
-			lr.Reason = l.Reason
+			lr.Reason = laneReason(l, b.excl[i])
 		}
 		if l.State == machines.StateComplete && l.Dispatch != nil {
 			lr.Success = l.Dispatch.Descriptor
@@ -453,6 +513,9 @@ func (rep RunReport) Text() string {
 				cause = "running"
 			}
 			fmt.Fprintf(&b, "    %d. %s: %s", n, a.Descriptor, cause)
+			if a.Override != "" {
+				fmt.Fprintf(&b, "; WARNING: ran on an explicit unknown-quota override: %s", a.Override)
+			}
 			if a.Inspection != nil {
 				fmt.Fprintf(&b, "; inspection %s (%s)", a.Inspection.State, a.Inspection.EvidenceRef)
 			}

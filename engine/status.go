@@ -59,8 +59,36 @@ type LaneStatus struct {
 	Outcome policy.Outcome `json:"outcome,omitempty"`
 	// Operation is the parent operation the lane awaits.
 	Operation *policy.Operation `json:"operation,omitempty"`
-	// Reason says why a final lane ended.
+	// Reason says why a final lane ended: the stop, denial or cancel
+	// reason, with an unauthorized stop's authorization reason and a
+	// chain-exhausted stop's exclusions (see RunReport).
 	Reason string `json:"reason,omitempty"`
+	// Exclusions are the lane's attempts the eligibility gate kept from
+	// launching, in order.
+	Exclusions []Exclusion `json:"exclusions,omitempty"`
+}
+
+// Exclusion is one attempt the eligibility gate kept from launching, as
+// its exclude event records it.
+type Exclusion struct {
+	AttemptIndex int                     `json:"attemptIndex"`
+	Descriptor   string                  `json:"descriptor"`
+	Provider     policy.Provider         `json:"provider"` // the attempt's provider group
+	Source       policy.QuotaSource      `json:"source"`
+	Code         policy.ExclusionCode    `json:"code"`
+	Detail       string                  `json:"detail,omitempty"`
+	Capacity     policy.CapacityEvidence `json:"capacity"`
+	// Until is when an exclusion for a known exhaustion ends.
+	Until        *time.Time `json:"until,omitempty"`
+	EvaluatedAt  time.Time  `json:"evaluatedAt"`
+	ReportDigest string     `json:"reportDigest,omitempty"` // "" when there was no report
+}
+
+// exclusionOfEvent is p as an Exclusion.
+func exclusionOfEvent(p events.Exclude) Exclusion {
+	return Exclusion{AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider, Source: p.Source,
+		Code: p.Verdict.Code, Detail: p.Verdict.Detail, Capacity: p.Verdict.Capacity, Until: p.Verdict.Until,
+		EvaluatedAt: p.EvaluatedAt, ReportDigest: p.ReportDigest}
 }
 
 // RunStatus is a run as its log stands.
@@ -80,7 +108,9 @@ type RunStatus struct {
 	Summary string `json:"summary,omitempty"`
 	// Audits counts the recorded deliveries that changed nothing (late,
 	// duplicate, stale or malformed reports, redelivered jobs), by reason,
-	// including those recorded after run-final.
+	// including those recorded after run-final. (An unknown-quota
+	// override, recorded as an audit too, is no delivery: the run report
+	// names it on its attempt.)
 	Audits map[events.AuditReason]int `json:"audits,omitempty"`
 }
 
@@ -131,14 +161,21 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	if r.Closed != nil {
 		st.Summary = r.Closed.Summary
 	}
+	excl := laneExclusions(envs)
 	for i, l := range r.Lanes {
 		st.Lanes[i] = laneStatus(l)
 		if awaitsRecovery(r, i) {
 			st.Lanes[i].WaitingFor = WaitRecovery
 		}
+		if l.State.Final() {
+			st.Lanes[i].Reason = laneReason(l, excl[i])
+		}
+		for _, x := range excl[i] {
+			st.Lanes[i].Exclusions = append(st.Lanes[i].Exclusions, exclusionOfEvent(x))
+		}
 	}
 	for _, env := range envs {
-		if a, ok := env.Payload.(events.Audit); ok {
+		if a, ok := env.Payload.(events.Audit); ok && a.Reason != events.AuditUnknownQuotaOverride {
 			if st.Audits == nil {
 				st.Audits = map[events.AuditReason]int{}
 			}

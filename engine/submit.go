@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // RunRequest is what Submit needs to start a run.
@@ -40,6 +42,14 @@ type RunRequest struct {
 	Timeout time.Duration
 	// Contract is the worker ownership contract; default legacy.
 	Contract policy.Contract
+	// AllowUnknownQuota lists the providers whose UNKNOWN quota or
+	// unverified eligibility this run explicitly accepts (run
+	// --allow-unknown-quota P): the eligibility gate lets their attempts
+	// launch with a warning, recorded in the run, instead of excluding
+	// them. It never overrides a policy block, an unavailable allowance, a
+	// known exhaustion or a signed-out CLI. Each must be a known provider;
+	// recorded once each, in canonical order.
+	AllowUnknownQuota []policy.Provider
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -121,6 +131,10 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 			return c, "", invalidf("isolated-write runs need cwd in a git work tree with a commit: %v", err)
 		}
 	}
+	allow, err := allowUnknownQuota(req.AllowUnknownQuota)
+	if err != nil {
+		return c, "", err
+	}
 	sheet, err := policy.ParseSheet(req.Sheet, e.cfg.Policy)
 	if err != nil {
 		return c, "", err
@@ -143,7 +157,28 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	c = events.RunCreated{
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
-		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds()},
+		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow},
 	}
 	return c, run, nil
+}
+
+// allowUnknownQuota checks a run's unknown-quota overrides: known
+// providers only (fail closed: a misspelt name must not silently override
+// nothing), each once, in providers.Names order; nil for none.
+func allowUnknownQuota(ps []policy.Provider) ([]policy.Provider, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	for _, p := range ps {
+		if _, err := providers.Lookup(p); err != nil {
+			return nil, invalidf("allow unknown quota: %v", err)
+		}
+	}
+	var out []policy.Provider
+	for _, p := range providers.Names() {
+		if slices.Contains(ps, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

@@ -62,6 +62,7 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 	r := &machines.Run{}
 	var envs []events.Envelope
 	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
+	excl := map[int][]events.Exclude{}    // exclusions per lane, for reasons and notices
 	var after uint64
 	retry := events.Backoff{Min: waitRetryMin, Max: waitRetryMax}
 	for {
@@ -86,11 +87,14 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 					return RunReport{}, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
 				}
 				envs = append(envs, env)
-				if f, isFinish := env.Payload.(events.Finish); isFinish {
-					finishes[env.Lane] = &f
+				switch p := env.Payload.(type) {
+				case events.Finish:
+					finishes[env.Lane] = &p
+				case events.Exclude:
+					excl[env.Lane] = append(excl[env.Lane], p)
 				}
 				if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
-					onChange(laneChange(r, env, from, finishes[env.Lane]))
+					onChange(laneChange(r, env, from, finishes[env.Lane], excl[env.Lane]))
 				}
 				if r.Closed != nil {
 					return withOutputs(buildReport(r, envs)), nil
@@ -118,8 +122,9 @@ const (
 	waitRetryMax = 2 * time.Second
 )
 
-// laneChange describes the change env made to its lane.
-func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish) LaneChange {
+// laneChange describes the change env made to its lane; excl are the
+// lane's exclusions so far.
+func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish, excl []events.Exclude) LaneChange {
 	l := r.Lanes[env.Lane]
 	ch := LaneChange{Run: r.ID, Lane: env.Lane, LaneID: l.Policy.ID, From: from, To: l.State, Event: env.Type,
 		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(l)}
@@ -127,15 +132,15 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 		ch.Descriptor, ch.ExecutionID = l.Dispatch.Descriptor, l.Dispatch.ExecutionID
 	}
 	if l.State.Final() {
-		ch.Reason = l.Reason
+		ch.Reason = laneReason(l, excl)
 	}
 	switch p := env.Payload.(type) {
 	case events.Finish:
 		ch.Outcome = p.Event.Status
 	case events.Launch:
-		ch.Notice = replacementNotice(r, env.Lane, fin, p)
+		ch.Notice = replacementNotice(r, env.Lane, fin, p, excl)
 	case events.Continue:
-		ch.Notice = replacementNotice(r, env.Lane, fin, events.Launch(p))
+		ch.Notice = replacementNotice(r, env.Lane, fin, events.Launch(p), excl)
 	case events.Inspect:
 		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF",
 			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
@@ -146,7 +151,7 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 		}
 	case events.Stop:
 		if fin != nil {
-			ch.Notice = fmt.Sprintf("lane %d: %s ended %s; the lane stops (%s)", env.Lane, ch.Descriptor, causeOf(fin), p.Decision.Reason)
+			ch.Notice = fmt.Sprintf("lane %d: %s ended %s; the lane stops (%s)", env.Lane, ch.Descriptor, causeOf(fin), ch.Reason)
 		}
 	}
 	if awaitsRecovery(r, env.Lane) {
@@ -162,10 +167,11 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 }
 
 // replacementNotice is due when a launch replaces a failed execution, or
-// starts past attempts skipped for an exhausted group: it names the failed
-// descriptor and its observed cause, the skipped descriptors, and the next
+// starts past attempts skipped for an exhausted group or excluded before
+// launch: it names the failed descriptor and its observed cause, the
+// skipped descriptors, each excluded one with its code, and the next
 // descriptor.
-func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch events.Launch) string {
+func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch events.Launch, excl []events.Exclude) string {
 	l := r.Lanes[lane]
 	from := 0
 	var b strings.Builder
@@ -174,12 +180,19 @@ func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch eve
 		from = fin.Event.AttemptIndex + 1
 		fmt.Fprintf(&b, "%s ended %s; ", l.Policy.Attempts[fin.Event.AttemptIndex].Descriptor, causeOf(fin))
 	}
-	var skipped []string
+	var skipped, excluded []string
 	for k := from; k < launch.AttemptIndex && k < len(l.Policy.Attempts); k++ {
+		if x, ok := exclusionOf(excl, k); ok {
+			excluded = append(excluded, exclusionText(x))
+			continue
+		}
 		skipped = append(skipped, l.Policy.Attempts[k].Descriptor)
 	}
-	if fin == nil && len(skipped) == 0 {
+	if fin == nil && len(skipped) == 0 && len(excluded) == 0 {
 		return ""
+	}
+	if len(excluded) > 0 {
+		fmt.Fprintf(&b, "excluded before launch: %s; ", strings.Join(excluded, "; "))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "skipping %s (provider group already exhausted); ", strings.Join(skipped, ", "))
@@ -193,6 +206,16 @@ func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch eve
 	}
 	fmt.Fprintf(&b, "%s %s", verb, launch.Descriptor)
 	return b.String()
+}
+
+// exclusionOf is the last exclusion of attempt k among excl.
+func exclusionOf(excl []events.Exclude, k int) (events.Exclude, bool) {
+	for j := len(excl) - 1; j >= 0; j-- {
+		if excl[j].AttemptIndex == k {
+			return excl[j], true
+		}
+	}
+	return events.Exclude{}, false
 }
 
 // causeOf is the observed cause of a finished execution, as the run
