@@ -62,7 +62,7 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 	r := &machines.Run{}
 	var envs []events.Envelope
 	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
-	excl := map[int][]events.Exclude{}    // exclusions per lane, for reasons and notices
+	excl := map[int][]events.Exclude{}   // exclusions per lane, for reasons and notices
 	var after uint64
 	retry := events.Backoff{Min: waitRetryMin, Max: waitRetryMax}
 	for {
