@@ -65,6 +65,9 @@ form, one JSON object per line.`,
 				if err != nil {
 					return engineError(err, run, events.RunLane, f, conn)
 				}
+				// Explained from the whole log, before filtering: a stop's full
+				// reason needs the lane's policy and its exclusions.
+				notes := engine.HistoryNotes(envs)
 				envs = slices.DeleteFunc(envs, func(env events.Envelope) bool { return !keep(env) })
 				if asJSON {
 					for _, env := range envs {
@@ -78,7 +81,7 @@ form, one JSON object per line.`,
 					}
 					return nil
 				}
-				return printHistory(stdout, envs)
+				return printHistory(stdout, envs, notes)
 			})
 		},
 	}
@@ -123,8 +126,9 @@ func historyFilter(lane, types string) (func(events.Envelope) bool, error) {
 	}, nil
 }
 
-// printHistory prints envs as a table.
-func printHistory(w io.Writer, envs []events.Envelope) error {
+// printHistory prints envs as a table; notes (engine.HistoryNotes) replace
+// the detail of the events they explain.
+func printHistory(w io.Writer, envs []events.Envelope, notes map[uint64]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tLANE\tTYPE\tDETAIL")
 	for _, env := range envs {
@@ -132,7 +136,11 @@ func printHistory(w io.Writer, envs []events.Envelope) error {
 		if env.Lane != events.RunLane {
 			lane = strconv.Itoa(env.Lane)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", env.Seq, env.Time.UTC().Format("2006-01-02T15:04:05.000Z"), lane, env.Type, eventDetail(env.Payload))
+		detail := eventDetail(env.Payload)
+		if n, ok := notes[env.Seq]; ok {
+			detail = n
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", env.Seq, env.Time.UTC().Format("2006-01-02T15:04:05.000Z"), lane, env.Type, detail)
 	}
 	return tw.Flush()
 }

@@ -281,6 +281,18 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, l := range st.Lanes {
+		for _, x := range l.Exclusions {
+			line := fmt.Sprintf("  lane %d: %s excluded before launch: %s", l.Lane, x.Descriptor, x.Code)
+			if x.Detail != "" {
+				line += ": " + x.Detail
+			}
+			if x.Until != nil {
+				line += " (until " + x.Until.UTC().Format(time.RFC3339) + ")"
+			}
+			fmt.Fprintln(s.w, line)
+		}
+	}
 	if len(waits) > 0 {
 		fmt.Fprintln(s.w, "waiting for the parent:")
 		fmt.Fprintln(s.w, strings.Join(waits, "\n"))
