@@ -63,6 +63,29 @@
 // derived from the log alone, so an engine killed at any point finishes what
 // the previous one started when it restarts.
 //
+// # Knowing before launch
+//
+// Before a launch of a provider route (not a native attempt, not a
+// continuation, which resumes an attempt already authorized and started),
+// the engine passes the eligibility gate (eligibility.go): it reads the
+// provider group's current capacity report from Config.Capacity (the
+// deployment's one report per provider, which workers acquire where the CLI
+// and its login live; the engine never runs provider CLIs). For a provider
+// with a live quota source whose report is missing or older than
+// Config.CapacityMaxAge, it asks that provider's workers for a fresh one
+// and polls up to Config.EligibilityWait; no answer is UNKNOWN, never "go
+// ahead". policy.EvaluateEligibility then decides at the engine's clock,
+// with the run's unknown-quota overrides (RunRequest.AllowUnknownQuota).
+// An ineligible attempt is recorded as an exclude event (code, the report
+// and its digest, evaluation time, the decision's input and sheet
+// digests); the fold adds its group to the lane's excluded groups, and the
+// lane is decided again, so policy.Next skips it like an exhausted group
+// and the lane moves to its next authorized attempt, or stops
+// chain-exhausted with a reason naming each exclusion. An attempt that
+// launches only through the override is logged as a warning and recorded
+// as an unknown-quota-override audit just before its launch; the run
+// report names it on the attempt.
+//
 // # Never twice
 //
 // A launch prepares the execution's files first (their paths are part of the
@@ -146,7 +169,11 @@
 // engine itself creates fresh, so nothing is lost; in exchange every
 // decision is a pure function of the log. Replay folds the log event by
 // event and, at each decision, recomputes the input digest, the sheet
-// digest, the decision and the event type it maps to; at each finish it
+// digest, the decision and the event type it maps to; at each exclusion it
+// recomputes the decision (a gated launch of that attempt), the report
+// digest and policy.EvaluateEligibility over the recorded report and time
+// (with the default maximum report age: Config.CapacityMaxAge is not
+// recorded); at each finish it
 // normalizes the recorded receipt again; and it resolves the frozen sheet
 // again against run-created's lanes. The first difference is reported with
 // the event's sequence and type, the field, and the expected and recorded

@@ -22,7 +22,7 @@ type ReplayResult struct {
 	// Events counts the envelopes replayed (up to the divergence).
 	Events int `json:"events"`
 	// Decisions counts the decision events recomputed (launch, continue,
-	// inspect, request-operation, complete, stop).
+	// inspect, request-operation, complete, stop, exclude).
 	Decisions int `json:"decisions"`
 	// Normalizations counts the finish events whose outcome was recomputed
 	// from their recorded receipt or host metadata.
