@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -144,18 +143,14 @@ func (d *driver) fresh(r *policy.CapacityReport) bool {
 }
 
 // CapacityReportDigest is the digest an exclusion records of the capacity
-// report its verdict was computed from: events.Digest over the report's
-// JSON (encoding/json's output for policy.CapacityReport). "" for no
-// report. Replay recomputes it from the recorded report.
+// report its verdict was computed from (policy.CapacityReportDigest: over
+// the report's canonical JSON); "" for no report. Replay recomputes it
+// from the recorded report.
 func CapacityReportDigest(r *policy.CapacityReport) (string, error) {
 	if r == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return "", err
-	}
-	return events.Digest(b), nil
+	return capacityReportDigest(*r)
 }
 
 // exclusionText says in one line why an attempt was excluded: its

@@ -1,20 +1,35 @@
 package engine
 
-// TEMPORARY — removed at merge. policy.EvaluateEligibility is being written
-// on another branch (pol); until it lands the gate and replay call this
-// stand-in, which follows the gate order of ELIG.md so the engine tests
-// exercise real codes. At merge delete this file and declare instead:
+// TEMPORARY — removed at merge. policy.EvaluateEligibility and
+// policy.CapacityReportDigest are being written on another branch (pol);
+// until they land the gate and replay call these stand-ins, which follow
+// the gate order of ELIG.md so the engine tests exercise real codes. At
+// merge delete this file and declare instead (e.g. in eligibility.go):
 //
-//	var evaluateEligibility = policy.EvaluateEligibility
+//	var (
+//		evaluateEligibility  = policy.EvaluateEligibility
+//		capacityReportDigest = policy.CapacityReportDigest
+//	)
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
 var evaluateEligibility = stubEvaluateEligibility
+
+func capacityReportDigest(r policy.CapacityReport) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return events.Digest(b), nil
+}
 
 func stubEvaluateEligibility(in policy.EligibilityInput) policy.EligibilityVerdict {
 	maxAge := in.MaxAge
