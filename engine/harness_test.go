@@ -104,11 +104,11 @@ func withEligibilityWait(d time.Duration) option {
 	return func(h *harness, c *engine.Config) { c.EligibilityWait = d }
 }
 
-// liveQuotaProviders are the providers whose spec has a live quota source:
-// the gate needs a current report for each before it launches them.
+// liveQuotaProviders are the sheet providers whose spec has a live quota
+// source: the gate needs a current report for each before it launches them.
 func liveQuotaProviders() []policy.Provider {
 	var out []policy.Provider
-	for _, p := range providers.Names() {
+	for _, p := range policy.Providers {
 		if s, err := providers.Lookup(p); err == nil && s.QuotaSource != policy.QuotaUnsupported {
 			out = append(out, p)
 		}

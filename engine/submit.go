@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
-	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // RunRequest is what Submit needs to start a run.
@@ -162,20 +161,20 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	return c, run, nil
 }
 
-// allowUnknownQuota checks a run's unknown-quota overrides: known
-// providers only (fail closed: a misspelt name must not silently override
-// nothing), each once, in providers.Names order; nil for none.
+// allowUnknownQuota checks a run's unknown-quota overrides: providers a
+// sheet may name only (fail closed: a misspelt name must not silently
+// override nothing), each once, in policy.Providers order; nil for none.
 func allowUnknownQuota(ps []policy.Provider) ([]policy.Provider, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
 	for _, p := range ps {
-		if _, err := providers.Lookup(p); err != nil {
-			return nil, invalidf("allow unknown quota: %v", err)
+		if !p.Valid() {
+			return nil, invalidf("allow unknown quota: %q is not a provider (known: %v)", p, policy.Providers)
 		}
 	}
 	var out []policy.Provider
-	for _, p := range providers.Names() {
+	for _, p := range policy.Providers {
 		if slices.Contains(ps, p) {
 			out = append(out, p)
 		}
