@@ -47,7 +47,7 @@ type RunRequest struct {
 	// launch with a warning, recorded in the run, instead of excluding
 	// them. It never overrides a policy block, an unavailable allowance, a
 	// known exhaustion or a signed-out CLI. Each must be a known provider;
-	// recorded once each, in canonical order.
+	// recorded once each, in the order given.
 	AllowUnknownQuota []policy.Provider
 }
 
@@ -163,19 +163,15 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 
 // allowUnknownQuota checks a run's unknown-quota overrides: providers a
 // sheet may name only (fail closed: a misspelt name must not silently
-// override nothing), each once, in policy.Providers order; nil for none.
+// override nothing), each once (a repeat is dropped), in the order given;
+// nil for none.
 func allowUnknownQuota(ps []policy.Provider) ([]policy.Provider, error) {
-	if len(ps) == 0 {
-		return nil, nil
-	}
+	var out []policy.Provider
 	for _, p := range ps {
 		if !p.Valid() {
 			return nil, invalidf("allow unknown quota: %q is not a provider (known: %v)", p, policy.Providers)
 		}
-	}
-	var out []policy.Provider
-	for _, p := range policy.Providers {
-		if slices.Contains(ps, p) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
