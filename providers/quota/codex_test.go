@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,9 +64,30 @@ func assertReaped(t *testing.T, bin string) {
 	invs := simenv.Invocations(t, bin)
 	require.NotEmpty(t, invs)
 	for _, inv := range invs {
-		err := syscall.Kill(inv.Pid, 0)
-		assert.True(t, errors.Is(err, syscall.ESRCH), "pid %d (%s) still exists: %v", inv.Pid, inv.Kind, err)
+		// A killed grandchild is reaped by whoever adopted it: wait for
+		// that (a zombie counts as gone).
+		deadline := time.Now().Add(codexAcquireTimeout)
+		for !processGone(inv.Pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.True(t, processGone(inv.Pid), "pid %d (%s) still runs", inv.Pid, inv.Kind)
 	}
+}
+
+// processGone reports whether pid no longer runs: no such process, or a
+// zombie awaiting its reaper.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 func assertNoSentinelJSON(t *testing.T, rep policy.CapacityReport) {
@@ -173,6 +195,20 @@ func TestAcquireCodexHangTimesOut(t *testing.T) {
 	assert.Equal(t, []policy.EligibilityReason{eligCollectorFailed}, rep.Eligibility.Reasons)
 	assert.GreaterOrEqual(t, elapsed, bound, "waited for the bound")
 	assert.Less(t, elapsed, bound+20*time.Second, "returned soon after the bound (install included)")
+	assertReaped(t, bin)
+}
+
+// TestAcquireCodexKillsTheGroup: an app-server whose grandchild holds its
+// stdout open answers, and the acquisition still ends within the exit
+// grace, killing the grandchild with the group.
+func TestAcquireCodexKillsTheGroup(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	start := time.Now()
+	rep, bin := acquireScenario(t, "app-server-grandchild", codexAcquireTimeout)
+	assert.Less(t, time.Since(start), codexAcquireTimeout/2)
+	assert.Equal(t, policy.EligibilityEligible, rep.Eligibility.State)
+	invs := simenv.Invocations(t, bin)
+	require.Len(t, simlog.Filter(invs, "codex", simlog.KindGrandchild), 1)
 	assertReaped(t, bin)
 }
 
