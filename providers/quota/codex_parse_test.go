@@ -551,3 +551,20 @@ func checkCodexOutput(t *testing.T, snap policy.CapacitySnapshot, elig policy.Ex
 		t.Fatalf("eligibility state %q", elig.State)
 	}
 }
+
+// The codex fixtures join the generic sentinel walk: each file's two
+// replies go through the whole pure source, and its rate-limits reply
+// through the parser on its own.
+func init() {
+	sentinelParsers["ParseCodexReplies"] = func(b []byte) any {
+		var f map[string]json.RawMessage
+		if json.Unmarshal(b, &f) != nil {
+			return ParseCodexReplies(nil, b, testNow)
+		}
+		return ParseCodexReplies(f["account/read"], f["account/rateLimits/read"], testNow)
+	}
+	sentinelParsers["ParseCodexRateLimits"] = func(b []byte) any {
+		s, e := ParseCodexRateLimits(b, testNow)
+		return []any{s, e}
+	}
+}
