@@ -178,7 +178,7 @@ func (s CapacitySnapshot) check() *capIssue {
 			return issue("windows", "has %d windows, over the limit of %d", len(s.Windows), MaxCapacityWindows)
 		}
 	} else if s.Windows != nil {
-		return issue("windows", "must be absent on a %s snapshot (only a measured snapshot has windows)", s.State)
+		return issue("windows", "must be absent unless the snapshot is measured (state %q)", s.State)
 	}
 	seen := map[string]bool{}
 	for i, w := range s.Windows {
