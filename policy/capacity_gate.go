@@ -76,8 +76,11 @@ func evaluate(in EligibilityInput) EligibilityVerdict {
 		return unknown("the capacity report's source %s is not the provider's %s", r.Snapshot.Source, in.Source)
 	}
 	s := r.Snapshot
-	if age := now.Sub(s.AcquiredAt); age > maxAge || -age > maxAge {
-		return unknown("the capacity report is %s old, outside the %s limit", age.Round(time.Second), maxAge)
+	switch age := now.Sub(s.AcquiredAt); {
+	case age > maxAge:
+		return unknown("the capacity report is %s old, over the %s limit", age.Round(time.Second), maxAge)
+	case -age > maxAge: // a clock far off; a report from the future would never age
+		return unknown("the capacity report is dated %s in the future, over the %s limit", (-age).Round(time.Second), maxAge)
 	}
 	evidence := EvidenceMeasured
 	if s.State != CapacityMeasured {
