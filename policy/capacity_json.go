@@ -188,11 +188,11 @@ func canonicalEligibility(e ExecutionEligibility) ExecutionEligibility {
 func checkCapacityInput(b []byte) *capIssue {
 	switch {
 	case len(b) > MaxCapacityBytes:
-		return issue("", "is %d bytes, over the %d-byte limit (policy.MaxCapacityBytes)", len(b), MaxCapacityBytes)
+		return capIssuef("", "is %d bytes, over the %d-byte limit (policy.MaxCapacityBytes)", len(b), MaxCapacityBytes)
 	case bytes.HasPrefix(b, []byte(utf8BOM)):
-		return issue("", "starts with a byte-order mark; write plain UTF-8 JSON")
+		return capIssuef("", "starts with a byte-order mark; write plain UTF-8 JSON")
 	case !utf8.Valid(b):
-		return issue("", "is not valid UTF-8")
+		return capIssuef("", "is not valid UTF-8")
 	}
 	return nil
 }
@@ -205,78 +205,78 @@ func capMembers(raw []byte, allowed, needed []string) (map[string]json.RawMessag
 	if errors.As(err, &je) {
 		switch je.Fault {
 		case JSONNotObject:
-			return nil, issue("", "must be a JSON object")
+			return nil, capIssuef("", "must be a JSON object")
 		case JSONUnknownKey:
-			return nil, issue("", "unknown key %s (allowed: %s)", short(je.Key), quotedList(allowed))
+			return nil, capIssuef("", "unknown key %s (allowed: %s)", shortKey(je.Key), quotedList(allowed))
 		case JSONDuplicateKey:
-			return nil, issue("", "duplicate key %s", short(je.Key))
+			return nil, capIssuef("", "duplicate key %s", shortKey(je.Key))
 		case JSONBadValue:
-			return nil, issue(je.Key, "is not JSON")
+			return nil, capIssuef(je.Key, "is not JSON")
 		case JSONTrailingData:
-			return nil, issue("", "has trailing data after the JSON object")
+			return nil, capIssuef("", "has trailing data after the JSON object")
 		}
-		return nil, issue("", "is not a JSON object: %v", je.Err)
+		return nil, capIssuef("", "is not a JSON object: %v", je.Err)
 	} else if err != nil {
-		return nil, issue("", "is not a JSON object: %v", err)
+		return nil, capIssuef("", "is not a JSON object: %v", err)
 	}
 	for _, k := range allowed { // allowed order, so the first fault is stable
 		if v, ok := m[k]; ok && string(v) == "null" {
-			return nil, issue(k, "must not be null; omit an optional field instead")
+			return nil, capIssuef(k, "must not be null; omit an optional field instead")
 		}
 	}
 	for _, k := range needed {
 		if _, ok := m[k]; !ok {
-			return nil, issue(k, "is required")
+			return nil, capIssuef(k, "is required")
 		}
 	}
 	return m, nil
 }
 
-// member decodes m[key] into a T, when present, with encoding/json's type
+// capMember decodes m[key] into a T, when present, with encoding/json's type
 // rules (a string is not a number, 1.5 is not an integer).
-func member[T any](m map[string]json.RawMessage, key, want string) (T, bool, *capIssue) {
+func capMember[T any](m map[string]json.RawMessage, key, want string) (T, bool, *capIssue) {
 	var v T
 	raw, ok := m[key]
 	if !ok {
 		return v, false, nil
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, true, issue(key, "must be %s", want)
+		return v, true, capIssuef(key, "must be %s", want)
 	}
 	return v, true, nil
 }
 
-// vocab decodes a string member that, when present, is not empty.
-func vocab[T ~string](m map[string]json.RawMessage, key string) (T, *capIssue) {
-	s, ok, is := member[string](m, key, "a string")
+// capVocab decodes a string member that, when present, is not empty.
+func capVocab[T ~string](m map[string]json.RawMessage, key string) (T, *capIssue) {
+	s, ok, is := capMember[string](m, key, "a string")
 	if is == nil && ok && s == "" {
-		is = issue(key, "must not be empty; omit an optional field instead")
+		is = capIssuef(key, "must not be empty; omit an optional field instead")
 	}
 	return T(s), is
 }
 
 // timeMember decodes an RFC 3339 time member, in UTC.
 func timeMember(m map[string]json.RawMessage, key string) (time.Time, bool, *capIssue) {
-	t, ok, is := member[time.Time](m, key, "an RFC 3339 time string")
+	t, ok, is := capMember[time.Time](m, key, "an RFC 3339 time string")
 	return t.UTC(), ok, is
 }
 
 // arrayMember decodes an array member that, when present, is not empty.
 func arrayMember(m map[string]json.RawMessage, key string, limit int) ([]json.RawMessage, *capIssue) {
-	a, ok, is := member[[]json.RawMessage](m, key, "an array")
+	a, ok, is := capMember[[]json.RawMessage](m, key, "an array")
 	switch {
 	case is != nil || !ok:
 		return nil, is
 	case len(a) == 0:
-		return nil, issue(key, "must not be empty; omit an optional field instead")
+		return nil, capIssuef(key, "must not be empty; omit an optional field instead")
 	case len(a) > limit:
-		return nil, issue(key, "has %d entries, over the limit of %d", len(a), limit)
+		return nil, capIssuef(key, "has %d entries, over the limit of %d", len(a), limit)
 	}
 	return a, nil
 }
 
-// first returns the first non-nil issue.
-func first(issues ...*capIssue) *capIssue {
+// firstIssue returns the first non-nil issue.
+func firstIssue(issues ...*capIssue) *capIssue {
 	for _, is := range issues {
 		if is != nil {
 			return is
@@ -292,17 +292,17 @@ func decodeSnapshot(raw []byte) (CapacitySnapshot, *capIssue) {
 		return s, is
 	}
 	var is1, is2, is3, is4, is5, is6, is7 *capIssue
-	s.SchemaVersion, _, is1 = member[int](m, "schema_version", "an integer")
-	s.Provider, is2 = vocab[Provider](m, "provider")
-	s.Source, is3 = vocab[QuotaSource](m, "source")
-	s.State, is4 = vocab[CapacityState](m, "state")
-	s.Reason, is5 = vocab[CapacityReason](m, "reason")
-	signed, ok, is6 := member[bool](m, "signed_in", "true or false")
+	s.SchemaVersion, _, is1 = capMember[int](m, "schema_version", "an integer")
+	s.Provider, is2 = capVocab[Provider](m, "provider")
+	s.Source, is3 = capVocab[QuotaSource](m, "source")
+	s.State, is4 = capVocab[CapacityState](m, "state")
+	s.Reason, is5 = capVocab[CapacityReason](m, "reason")
+	signed, ok, is6 := capMember[bool](m, "signed_in", "true or false")
 	if ok && is6 == nil {
 		s.SignedIn = &signed
 	}
 	s.AcquiredAt, _, is7 = timeMember(m, "acquired_at")
-	if is := first(is1, is2, is3, is4, is5, is6, is7); is != nil {
+	if is := firstIssue(is1, is2, is3, is4, is5, is6, is7); is != nil {
 		return s, is
 	}
 	ws, is := arrayMember(m, "windows", MaxCapacityWindows)
@@ -325,13 +325,13 @@ func decodeWindow(raw []byte) (CapacityWindow, *capIssue) {
 	if is != nil {
 		return w, is
 	}
-	name, _, is1 := member[string](m, "name", "a string")
+	name, _, is1 := capMember[string](m, "name", "a string")
 	w.Name = name
-	pct, okP, is2 := member[float64](m, "used_percent", "a number")
+	pct, okP, is2 := capMember[float64](m, "used_percent", "a number")
 	if okP && is2 == nil {
 		w.UsedPercent = &pct
 	}
-	mins, okM, is3 := member[int](m, "window_minutes", "an integer")
+	mins, okM, is3 := capMember[int](m, "window_minutes", "an integer")
 	if okM && is3 == nil {
 		w.WindowMinutes = &mins
 	}
@@ -339,7 +339,7 @@ func decodeWindow(raw []byte) (CapacityWindow, *capIssue) {
 	if okR && is4 == nil {
 		w.ResetsAt = &at
 	}
-	return w, first(is1, is2, is3, is4)
+	return w, firstIssue(is1, is2, is3, is4)
 }
 
 func decodeEligibility(raw []byte) (ExecutionEligibility, *capIssue) {
@@ -349,11 +349,11 @@ func decodeEligibility(raw []byte) (ExecutionEligibility, *capIssue) {
 		return e, is
 	}
 	var is1, is2, is3, is4 *capIssue
-	e.SchemaVersion, _, is1 = member[int](m, "schema_version", "an integer")
-	e.Provider, is2 = vocab[Provider](m, "provider")
-	e.State, is3 = vocab[EligibilityState](m, "state")
+	e.SchemaVersion, _, is1 = capMember[int](m, "schema_version", "an integer")
+	e.Provider, is2 = capVocab[Provider](m, "provider")
+	e.State, is3 = capVocab[EligibilityState](m, "state")
 	e.ObservedAt, _, is4 = timeMember(m, "observed_at")
-	if is := first(is1, is2, is3, is4); is != nil {
+	if is := firstIssue(is1, is2, is3, is4); is != nil {
 		return e, is
 	}
 	rs, is := arrayMember(m, "reasons", len(EligibilityReasons))
@@ -363,7 +363,7 @@ func decodeEligibility(raw []byte) (ExecutionEligibility, *capIssue) {
 	for i, r := range rs {
 		var s string
 		if err := json.Unmarshal(r, &s); err != nil || string(bytes.TrimSpace(r)) == "null" {
-			return e, issue(fmt.Sprintf("reasons[%d]", i), "must be a reason string")
+			return e, capIssuef(fmt.Sprintf("reasons[%d]", i), "must be a reason string")
 		}
 		e.Reasons = append(e.Reasons, EligibilityReason(s))
 	}
@@ -377,9 +377,9 @@ func decodeReport(raw []byte) (CapacityReport, *capIssue) {
 		return r, is
 	}
 	var is1, is2 *capIssue
-	r.SchemaVersion, _, is1 = member[int](m, "schema_version", "an integer")
-	r.Provider, is2 = vocab[Provider](m, "provider")
-	if is := first(is1, is2); is != nil {
+	r.SchemaVersion, _, is1 = capMember[int](m, "schema_version", "an integer")
+	r.Provider, is2 = capVocab[Provider](m, "provider")
+	if is := firstIssue(is1, is2); is != nil {
 		return r, is
 	}
 	if r.Snapshot, is = decodeSnapshot(m["snapshot"]); is != nil {
@@ -399,7 +399,7 @@ func decodeReport(raw []byte) (CapacityReport, *capIssue) {
 		}
 		at, _, is1 := timeMember(lm, "at")
 		until, _, is2 := timeMember(lm, "until")
-		if is := first(is1, is2); is != nil {
+		if is := firstIssue(is1, is2); is != nil {
 			return r, is.at("learned_exhaustion")
 		}
 		r.LearnedExhaustion = &LearnedExhaustion{At: at, Until: until}

@@ -16,8 +16,9 @@ import (
 var ErrInvalidCapacity = errors.New("invalid capacity data")
 
 // CapacityError names what is wrong with a capacity snapshot, eligibility
-// report or capacity report, and where. It never quotes more of the input
-// than a short vocabulary value, so it carries no account data.
+// report or capacity report, and where. It quotes no input value outside
+// its closed vocabulary (key and window names aside, cut to 24 characters),
+// so it carries no account data.
 type CapacityError struct {
 	// Doc is the document refused: "capacity snapshot", "execution
 	// eligibility" or "capacity report".
@@ -50,7 +51,7 @@ const (
 // validators of nested values return it, and the entry point wraps it.
 type capIssue struct{ field, msg string }
 
-func issue(field, format string, args ...any) *capIssue {
+func capIssuef(field, format string, args ...any) *capIssue {
 	return &capIssue{field: field, msg: fmt.Sprintf(format, args...)}
 }
 
@@ -86,10 +87,10 @@ func capacityProviders() string {
 	return quotedList(append(Providers[:len(Providers):len(Providers)], Gemini))
 }
 
-// got describes a refused value without quoting anything outside its
+// gotValue describes a refused value without quoting anything outside its
 // vocabulary, so an error can never carry account data that was misplaced
 // into a field.
-func got[T ~string](v T, known bool) string {
+func gotValue[T ~string](v T, known bool) string {
 	switch {
 	case v == "":
 		return "got none"
@@ -99,8 +100,8 @@ func got[T ~string](v T, known bool) string {
 	return "got a value outside the vocabulary"
 }
 
-// short quotes a key name, cut to 24 characters.
-func short[T ~string](v T) string {
+// shortKey quotes a key name, cut to 24 characters.
+func shortKey[T ~string](v T) string {
 	s := string(v)
 	if utf8.RuneCountInString(s) > 24 {
 		r := []rune(s)
@@ -130,55 +131,55 @@ func (s CapacitySnapshot) Validate() error { return s.check().in(docSnapshot) }
 
 func (s CapacitySnapshot) check() *capIssue {
 	if s.SchemaVersion != CapacitySchemaVersion {
-		return issue("schema_version", "must be %d, got %d", CapacitySchemaVersion, s.SchemaVersion)
+		return capIssuef("schema_version", "must be %d, got %d", CapacitySchemaVersion, s.SchemaVersion)
 	}
 	if !validCapacityProvider(s.Provider) {
-		return issue("provider", "must be one of %s, got %s", capacityProviders(), got(s.Provider, false))
+		return capIssuef("provider", "must be one of %s, got %s", capacityProviders(), gotValue(s.Provider, false))
 	}
 	if !s.Source.Valid() {
-		return issue("source", "must be one of %s, got %s", quotedList(QuotaSources), got(s.Source, false))
+		return capIssuef("source", "must be one of %s, got %s", quotedList(QuotaSources), gotValue(s.Source, false))
 	}
 	if !s.State.Valid() {
-		return issue("state", "must be one of %s, got %s", quotedList(CapacityStates), got(s.State, false))
+		return capIssuef("state", "must be one of %s, got %s", quotedList(CapacityStates), gotValue(s.State, false))
 	}
 	if (s.Source == QuotaUnsupported) != (s.State == CapacityUnsupported) {
-		return issue("state", "%q goes with source %q and only with it (UNKNOWN and UNSUPPORTED are never conflated), got state %q with source %q",
+		return capIssuef("state", "%q goes with source %q and only with it (UNKNOWN and UNSUPPORTED are never conflated), got state %q with source %q",
 			CapacityUnsupported, QuotaUnsupported, s.State, s.Source)
 	}
 	switch s.State {
 	case CapacityMeasured:
 		if s.Reason != "" {
-			return issue("reason", "must be absent on a measured snapshot, %s", got(s.Reason, s.Reason.Valid()))
+			return capIssuef("reason", "must be absent on a measured snapshot, %s", gotValue(s.Reason, s.Reason.Valid()))
 		}
 	case CapacityUnsupported:
 		if s.Reason != CapacityReasonNoSource {
-			return issue("reason", "must be %q on an unsupported snapshot, %s", CapacityReasonNoSource, got(s.Reason, s.Reason.Valid()))
+			return capIssuef("reason", "must be %q on an unsupported snapshot, %s", CapacityReasonNoSource, gotValue(s.Reason, s.Reason.Valid()))
 		}
 	case CapacityUnknown:
 		if s.Reason == "" {
-			return issue("reason", "is required on an unknown snapshot (one of %s)", quotedList(CapacityReasons[:len(CapacityReasons)-1]))
+			return capIssuef("reason", "is required on an unknown snapshot (one of %s)", quotedList(CapacityReasons[:len(CapacityReasons)-1]))
 		}
 		if !s.Reason.Valid() || s.Reason == CapacityReasonNoSource {
-			return issue("reason", "must be one of %s on an unknown snapshot, %s", quotedList(CapacityReasons[:len(CapacityReasons)-1]), got(s.Reason, s.Reason.Valid()))
+			return capIssuef("reason", "must be one of %s on an unknown snapshot, %s", quotedList(CapacityReasons[:len(CapacityReasons)-1]), gotValue(s.Reason, s.Reason.Valid()))
 		}
 	}
 	if s.SignedIn != nil {
 		if !*s.SignedIn && s.State != CapacityUnknown {
-			return issue("signed_in", "false goes only with state %q, got state %q", CapacityUnknown, s.State)
+			return capIssuef("signed_in", "false goes only with state %q, got state %q", CapacityUnknown, s.State)
 		}
 		if *s.SignedIn && s.Reason == CapacityReasonNotSignedIn {
-			return issue("signed_in", "is true but the reason is %q", CapacityReasonNotSignedIn)
+			return capIssuef("signed_in", "is true but the reason is %q", CapacityReasonNotSignedIn)
 		}
 	}
 	if s.State == CapacityMeasured {
 		if len(s.Windows) == 0 {
-			return issue("windows", "a measured snapshot needs at least one window")
+			return capIssuef("windows", "a measured snapshot needs at least one window")
 		}
 		if len(s.Windows) > MaxCapacityWindows {
-			return issue("windows", "has %d windows, over the limit of %d", len(s.Windows), MaxCapacityWindows)
+			return capIssuef("windows", "has %d windows, over the limit of %d", len(s.Windows), MaxCapacityWindows)
 		}
 	} else if s.Windows != nil {
-		return issue("windows", "must be absent unless the snapshot is measured (state %q)", s.State)
+		return capIssuef("windows", "must be absent unless the snapshot is measured (state %q)", s.State)
 	}
 	seen := map[string]bool{}
 	for i, w := range s.Windows {
@@ -186,12 +187,12 @@ func (s CapacitySnapshot) check() *capIssue {
 			return is.at(fmt.Sprintf("windows[%d]", i))
 		}
 		if seen[w.Name] {
-			return issue(fmt.Sprintf("windows[%d].name", i), "%s repeats an earlier window's name", short(w.Name))
+			return capIssuef(fmt.Sprintf("windows[%d].name", i), "%s repeats an earlier window's name", shortKey(w.Name))
 		}
 		seen[w.Name] = true
 	}
 	if s.AcquiredAt.IsZero() {
-		return issue("acquired_at", "is required")
+		return capIssuef("acquired_at", "is required")
 	}
 	return checkTime("acquired_at", s.AcquiredAt)
 }
@@ -199,21 +200,21 @@ func (s CapacitySnapshot) check() *capIssue {
 func (w CapacityWindow) check() *capIssue {
 	switch {
 	case w.Name == "":
-		return issue("name", "is required and must not be empty")
+		return capIssuef("name", "is required and must not be empty")
 	case len(w.Name) > MaxWindowNameLen:
-		return issue("name", "is %d bytes, over the limit of %d", len(w.Name), MaxWindowNameLen)
+		return capIssuef("name", "is %d bytes, over the limit of %d", len(w.Name), MaxWindowNameLen)
 	case !utf8.ValidString(w.Name) || strings.IndexFunc(w.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return issue("name", "must be printable UTF-8 text")
+		return capIssuef("name", "must be printable UTF-8 text")
 	}
 	if p := w.UsedPercent; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 100) {
-		return issue("used_percent", "must be a number within 0..100, got %v", *p)
+		return capIssuef("used_percent", "must be a number within 0..100, got %v", *p)
 	}
 	if m := w.WindowMinutes; m != nil && *m <= 0 {
-		return issue("window_minutes", "must be a positive number of minutes, got %d", *m)
+		return capIssuef("window_minutes", "must be a positive number of minutes, got %d", *m)
 	}
 	if w.ResetsAt != nil {
 		if w.ResetsAt.IsZero() {
-			return issue("resets_at", "must be a real time; omit it when the reset is unknown")
+			return capIssuef("resets_at", "must be a real time; omit it when the reset is unknown")
 		}
 		return checkTime("resets_at", *w.ResetsAt)
 	}
@@ -223,7 +224,7 @@ func (w CapacityWindow) check() *capIssue {
 // checkTime refuses a time JSON cannot carry (RFC 3339 has four-digit years).
 func checkTime(field string, t time.Time) *capIssue {
 	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return issue(field, "year %d is outside 1..9999", y)
+		return capIssuef(field, "year %d is outside 1..9999", y)
 	}
 	return nil
 }
@@ -282,13 +283,13 @@ func (e ExecutionEligibility) Validate() error { return e.check().in(docEligibil
 
 func (e ExecutionEligibility) check() *capIssue {
 	if e.SchemaVersion != EligibilitySchemaVersion {
-		return issue("schema_version", "must be %d, got %d", EligibilitySchemaVersion, e.SchemaVersion)
+		return capIssuef("schema_version", "must be %d, got %d", EligibilitySchemaVersion, e.SchemaVersion)
 	}
 	if !validCapacityProvider(e.Provider) {
-		return issue("provider", "must be one of %s, got %s", capacityProviders(), got(e.Provider, false))
+		return capIssuef("provider", "must be one of %s, got %s", capacityProviders(), gotValue(e.Provider, false))
 	}
 	if !e.State.Valid() {
-		return issue("state", "must be one of %s, got %s", quotedList(EligibilityStates), got(e.State, false))
+		return capIssuef("state", "must be one of %s, got %s", quotedList(EligibilityStates), gotValue(e.State, false))
 	}
 	last := -1
 	for i, r := range e.Reasons {
@@ -301,17 +302,17 @@ func (e ExecutionEligibility) check() *capIssue {
 		}
 		switch {
 		case idx < 0:
-			return issue(at, "must be one of %s, %s", quotedList(EligibilityReasons), got(r, false))
+			return capIssuef(at, "must be one of %s, %s", quotedList(EligibilityReasons), gotValue(r, false))
 		case idx == last:
-			return issue(at, "%q is listed twice", r)
+			return capIssuef(at, "%q is listed twice", r)
 		case idx < last:
-			return issue(at, "%q is out of order; reasons are listed in vocabulary order (%s)", r, quotedList(EligibilityReasons))
+			return capIssuef(at, "%q is out of order; reasons are listed in vocabulary order (%s)", r, quotedList(EligibilityReasons))
 		}
 		last = idx
 	}
 	for _, pair := range exclusiveReasons {
 		if inList(e.Reasons, pair[0]) && inList(e.Reasons, pair[1]) {
-			return issue("reasons", "%q and %q contradict each other", pair[0], pair[1])
+			return capIssuef("reasons", "%q and %q contradict each other", pair[0], pair[1])
 		}
 	}
 	for _, r := range noEvidenceReasons {
@@ -320,21 +321,21 @@ func (e ExecutionEligibility) check() *capIssue {
 		}
 		for _, o := range e.Reasons {
 			if !inList(noEvidenceReasons, o) {
-				return issue("reasons", "%q means nothing was read, so %q cannot be known", r, o)
+				return capIssuef("reasons", "%q means nothing was read, so %q cannot be known", r, o)
 			}
 		}
 	}
 	if e.State == EligibilityEligible && len(e.Reasons) > 0 {
-		return issue("reasons", "must be absent on an eligible report")
+		return capIssuef("reasons", "must be absent on an eligible report")
 	}
 	if e.State != EligibilityEligible && len(e.Reasons) == 0 {
-		return issue("reasons", "a %s report needs at least one reason", e.State)
+		return capIssuef("reasons", "a %s report needs at least one reason", e.State)
 	}
 	if want := EligibilityStateOf(e.Reasons); e.State != want {
-		return issue("state", "is %q but the reasons make it %q (priority policy_blocked > allowance_unavailable > unknown)", e.State, want)
+		return capIssuef("state", "is %q but the reasons make it %q (priority policy_blocked > allowance_unavailable > unknown)", e.State, want)
 	}
 	if e.ObservedAt.IsZero() {
-		return issue("observed_at", "is required")
+		return capIssuef("observed_at", "is required")
 	}
 	return checkTime("observed_at", e.ObservedAt)
 }
@@ -348,33 +349,33 @@ func (r CapacityReport) Validate() error { return r.check().in(docReport) }
 
 func (r CapacityReport) check() *capIssue {
 	if r.SchemaVersion != CapacitySchemaVersion {
-		return issue("schema_version", "must be %d, got %d", CapacitySchemaVersion, r.SchemaVersion)
+		return capIssuef("schema_version", "must be %d, got %d", CapacitySchemaVersion, r.SchemaVersion)
 	}
 	if !validCapacityProvider(r.Provider) {
-		return issue("provider", "must be one of %s, got %s", capacityProviders(), got(r.Provider, false))
+		return capIssuef("provider", "must be one of %s, got %s", capacityProviders(), gotValue(r.Provider, false))
 	}
 	if is := r.Snapshot.check(); is != nil {
 		return is.at("snapshot")
 	}
 	if r.Snapshot.Provider != r.Provider {
-		return issue("snapshot.provider", "is %q but the report is for %q", r.Snapshot.Provider, r.Provider)
+		return capIssuef("snapshot.provider", "is %q but the report is for %q", r.Snapshot.Provider, r.Provider)
 	}
 	if e := r.Eligibility; e != nil {
 		if is := e.check(); is != nil {
 			return is.at("eligibility")
 		}
 		if e.Provider != r.Provider {
-			return issue("eligibility.provider", "is %q but the report is for %q", e.Provider, r.Provider)
+			return capIssuef("eligibility.provider", "is %q but the report is for %q", e.Provider, r.Provider)
 		}
 	}
 	if l := r.LearnedExhaustion; l != nil {
 		switch {
 		case l.At.IsZero():
-			return issue("learned_exhaustion.at", "is required")
+			return capIssuef("learned_exhaustion.at", "is required")
 		case l.Until.IsZero():
-			return issue("learned_exhaustion.until", "is required")
+			return capIssuef("learned_exhaustion.until", "is required")
 		case l.Until.Before(l.At):
-			return issue("learned_exhaustion.until", "is before at")
+			return capIssuef("learned_exhaustion.until", "is before at")
 		}
 		if is := checkTime("at", l.At); is != nil {
 			return is.at("learned_exhaustion")
