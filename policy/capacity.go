@@ -21,6 +21,12 @@ const (
 	QuotaUnsupported QuotaSource = "UNSUPPORTED" // no trustworthy metric; capacity is opaque
 )
 
+// QuotaSources lists every quota source class.
+var QuotaSources = []QuotaSource{QuotaLiveHTTP, QuotaLiveRPC, QuotaLiveCLI, QuotaUnsupported}
+
+// Valid reports whether s is one of QuotaSources.
+func (s QuotaSource) Valid() bool { return inList(QuotaSources, s) }
+
 // CapacitySchemaVersion is the schema_version of CapacitySnapshot and
 // CapacityReport.
 const CapacitySchemaVersion = 1
@@ -37,9 +43,60 @@ const (
 	CapacityUnsupported CapacityState = "unsupported"
 )
 
+// CapacityStates lists every capacity state.
+var CapacityStates = []CapacityState{CapacityMeasured, CapacityUnknown, CapacityUnsupported}
+
+// Valid reports whether s is one of CapacityStates.
+func (s CapacityState) Valid() bool { return inList(CapacityStates, s) }
+
 // CapacityReason is a closed code saying why a snapshot is unknown or
 // unsupported (see CapacityReasons).
 type CapacityReason string
+
+// Capacity reasons. The quota sources set them (providers/quota); every
+// one but CapacityReasonNoSource goes with CapacityUnknown.
+const (
+	// CapacityReasonDisabled: the kill switch SWITCHYARD_<PROVIDER>_USAGE_API=0 is set.
+	CapacityReasonDisabled CapacityReason = "disabled"
+	// CapacityReasonNotSignedIn: the CLI has no signed-in account.
+	CapacityReasonNotSignedIn CapacityReason = "not_signed_in"
+	// CapacityReasonNoCredentials: no credentials the source can use were found.
+	CapacityReasonNoCredentials CapacityReason = "no_credentials"
+	// CapacityReasonTokenExpired: the credentials are expired and could not be refreshed.
+	CapacityReasonTokenExpired CapacityReason = "token_expired"
+	// CapacityReasonTokenLacksScope: the token is valid but may not read usage.
+	CapacityReasonTokenLacksScope CapacityReason = "token_lacks_scope"
+	// CapacityReasonThrottled: the source refused the read as too frequent.
+	CapacityReasonThrottled CapacityReason = "throttled"
+	// CapacityReasonBackendError: the source answered with an error.
+	CapacityReasonBackendError CapacityReason = "backend_error"
+	// CapacityReasonTimeout: the acquisition's deadline passed.
+	CapacityReasonTimeout CapacityReason = "timeout"
+	// CapacityReasonUnparseable: the source's answer has an unknown shape.
+	CapacityReasonUnparseable CapacityReason = "unparseable"
+	// CapacityReasonBinaryMissing: the provider CLI the source runs is not installed.
+	CapacityReasonBinaryMissing CapacityReason = "binary_missing"
+	// CapacityReasonNoPlanQuota: the account has no plan quota to read
+	// (Codex signed in with an API key).
+	CapacityReasonNoPlanQuota CapacityReason = "no_plan_quota"
+	// CapacityReasonNoProject: no Cloud project to ask for quota (Gemini).
+	CapacityReasonNoProject CapacityReason = "no_project"
+	// CapacityReasonNoSource: the provider exposes no trustworthy quota
+	// metric; the one reason of CapacityUnsupported.
+	CapacityReasonNoSource CapacityReason = "no_source"
+)
+
+// CapacityReasons lists every capacity reason in vocabulary order.
+var CapacityReasons = []CapacityReason{
+	CapacityReasonDisabled, CapacityReasonNotSignedIn, CapacityReasonNoCredentials,
+	CapacityReasonTokenExpired, CapacityReasonTokenLacksScope, CapacityReasonThrottled,
+	CapacityReasonBackendError, CapacityReasonTimeout, CapacityReasonUnparseable,
+	CapacityReasonBinaryMissing, CapacityReasonNoPlanQuota, CapacityReasonNoProject,
+	CapacityReasonNoSource,
+}
+
+// Valid reports whether r is one of CapacityReasons.
+func (r CapacityReason) Valid() bool { return inList(CapacityReasons, r) }
 
 // CapacityWindow is one measured quota window. A field the source did not
 // give is absent: a missing percentage never becomes 0% or 100%.
@@ -79,9 +136,61 @@ const (
 	EligibilityUnknown              EligibilityState = "unknown"
 )
 
+// EligibilityStates lists every eligibility state.
+var EligibilityStates = []EligibilityState{EligibilityEligible, EligibilityAllowanceUnavailable, EligibilityPolicyBlocked, EligibilityUnknown}
+
+// Valid reports whether s is one of EligibilityStates.
+func (s EligibilityState) Valid() bool { return inList(EligibilityStates, s) }
+
 // EligibilityReason is a closed reason code of an ExecutionEligibility
-// (see EligibilityReasons).
+// (see EligibilityReasons). Each reason belongs to one state class (see
+// EligibilityStateOf): credits_present makes a report policy_blocked; the
+// blockers make it allowance_unavailable; the *_unknown reasons,
+// collector_failed and not_signed_in make it unknown.
 type EligibilityReason string
+
+// Eligibility reasons (seeds/execution-eligibility.md, the Codex account/rateLimits/read fields).
+const (
+	// EligibilityReasonCreditsPresent: credits.hasCredits is true (policy_blocked).
+	EligibilityReasonCreditsPresent EligibilityReason = "credits_present"
+	// EligibilityReasonCreditsUnknown: credits.hasCredits is missing or unreadable (unknown).
+	EligibilityReasonCreditsUnknown EligibilityReason = "credits_unknown"
+	// EligibilityReasonOrdinaryUsageNotAllowed: ordinaryUsageAllowed is false (allowance_unavailable).
+	EligibilityReasonOrdinaryUsageNotAllowed EligibilityReason = "ordinary_usage_not_allowed"
+	// EligibilityReasonOrdinaryUsageUnknown: ordinaryUsageAllowed is missing or null (unknown).
+	EligibilityReasonOrdinaryUsageUnknown EligibilityReason = "ordinary_usage_unknown"
+	// EligibilityReasonSpendControlReached: spendControlReached is true (allowance_unavailable).
+	EligibilityReasonSpendControlReached EligibilityReason = "spend_control_reached"
+	// EligibilityReasonSpendControlUnknown: spendControlReached is missing or null (unknown).
+	EligibilityReasonSpendControlUnknown EligibilityReason = "spend_control_unknown"
+	// EligibilityReasonRateLimitReached: rateLimitReachedType is set (allowance_unavailable).
+	EligibilityReasonRateLimitReached EligibilityReason = "rate_limit_reached"
+	// EligibilityReasonIndividualLimitExhausted: the individual limit has no
+	// remaining percent (allowance_unavailable).
+	EligibilityReasonIndividualLimitExhausted EligibilityReason = "individual_limit_exhausted"
+	// EligibilityReasonUpsellPresent: rateLimitUpsell is set (allowance_unavailable).
+	EligibilityReasonUpsellPresent EligibilityReason = "upsell_present"
+	// EligibilityReasonWindowExhausted: a main window is at 100% (allowance_unavailable).
+	EligibilityReasonWindowExhausted EligibilityReason = "window_exhausted"
+	// EligibilityReasonCollectorFailed: the evidence could not be collected (unknown).
+	EligibilityReasonCollectorFailed EligibilityReason = "collector_failed"
+	// EligibilityReasonNotSignedIn: the CLI has no signed-in account (unknown).
+	EligibilityReasonNotSignedIn EligibilityReason = "not_signed_in"
+)
+
+// EligibilityReasons lists every eligibility reason in vocabulary order,
+// the order a report's Reasons keep.
+var EligibilityReasons = []EligibilityReason{
+	EligibilityReasonCreditsPresent, EligibilityReasonCreditsUnknown,
+	EligibilityReasonOrdinaryUsageNotAllowed, EligibilityReasonOrdinaryUsageUnknown,
+	EligibilityReasonSpendControlReached, EligibilityReasonSpendControlUnknown,
+	EligibilityReasonRateLimitReached, EligibilityReasonIndividualLimitExhausted,
+	EligibilityReasonUpsellPresent, EligibilityReasonWindowExhausted,
+	EligibilityReasonCollectorFailed, EligibilityReasonNotSignedIn,
+}
+
+// Valid reports whether r is one of EligibilityReasons.
+func (r EligibilityReason) Valid() bool { return inList(EligibilityReasons, r) }
 
 // ExecutionEligibility is the versioned eligibility report of one provider,
 // kept separate from its capacity snapshot.
@@ -125,6 +234,13 @@ const (
 	ExcludeQuotaUnknown         ExclusionCode = "quota_unknown"   // a source exists but no trustworthy current evidence
 )
 
+// ExclusionCodes lists every exclusion code.
+var ExclusionCodes = []ExclusionCode{ExcludeAllowanceUnavailable, ExcludePolicyBlocked, ExcludeUnverified,
+	ExcludeNotSignedIn, ExcludeQuotaExhausted, ExcludeQuotaUnknown}
+
+// Valid reports whether c is one of ExclusionCodes.
+func (c ExclusionCode) Valid() bool { return inList(ExclusionCodes, c) }
+
 // CapacityEvidence is how a verdict knew the provider's capacity.
 type CapacityEvidence string
 
@@ -134,6 +250,12 @@ const (
 	EvidenceOpaque   CapacityEvidence = "opaque" // UNSUPPORTED: no percentage, not a failure
 	EvidenceUnknown  CapacityEvidence = "unknown"
 )
+
+// CapacityEvidences lists every capacity evidence kind.
+var CapacityEvidences = []CapacityEvidence{EvidenceMeasured, EvidenceOpaque, EvidenceUnknown}
+
+// Valid reports whether e is one of CapacityEvidences.
+func (e CapacityEvidence) Valid() bool { return inList(CapacityEvidences, e) }
 
 // DefaultCapacityMaxAge is how old a report may be before it counts as
 // stale (unknown).

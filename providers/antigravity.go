@@ -45,7 +45,7 @@ func antigravitySpec(read readFileFunc) *Spec {
 		Provider:      policy.Antigravity,
 		Binaries:      []string{"agy"},
 		KnownVersions: []string{"1.1.27", "1.3.5"},
-		QuotaSource:   QuotaLiveCLI,
+		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,
 		OwnEnv:        antigravityGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Antigravity),

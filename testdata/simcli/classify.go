@@ -35,8 +35,11 @@ func classify(provider string, args []string) string {
 			return simlog.KindStatus
 		}
 	case "codex":
-		if sub("login", "status") {
+		switch {
+		case sub("login", "status"):
 			return simlog.KindStatus
+		case sub("app-server"):
+			return simlog.KindAppServer
 		}
 	case "grok", "antigravity":
 		if sub("models") {
@@ -71,8 +74,11 @@ func classify(provider string, args []string) string {
 
 // kindDir is the transcript subdirectory replayed for a kind.
 func kindDir(kind string) string {
-	if kind == simlog.KindWorkload {
+	switch kind {
+	case simlog.KindWorkload:
 		return "workload"
+	case simlog.KindAppServer:
+		return "app-server"
 	}
 	return "preflight-" + kind
 }

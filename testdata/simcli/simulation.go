@@ -97,6 +97,10 @@ func (s *simulation) run() int {
 		}
 	}
 
+	if kind == simlog.KindAppServer {
+		return s.serveAppServer(r, newTemplater(appServerVars(time.Now())))
+	}
+
 	t := s.templater(pc, inv.Cwd)
 	stdout, stderr := t.apply(r.stdout), t.apply(r.stderr)
 	if !r.hasStdout && r.echoEnv != "" {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -295,7 +296,10 @@ func TestLongRunningTranscriptsHangUntilSignalled(t *testing.T) {
 func TestTranscriptFilesAreWellFormed(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{"stdout": true, "stderr": true, "exit": true, "delay_ms": true, "chunk_ms": true,
-		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true}
+		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true,
+		"account.json": true, "rate-limits.json": true, "rate-limits-error.json": true, "notify.jsonl": true}
+	// App-server files are JSON once their reset placeholders are filled.
+	resets := strings.NewReplacer("{{reset_5h}}", "1", "{{reset_7d}}", "1", "{{reset_1h}}", "1", "{{now_unix}}", "1")
 	root := simenv.TranscriptsRoot()
 	var kinds int
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -307,7 +311,7 @@ func TestTranscriptFilesAreWellFormed(t *testing.T) {
 		switch {
 		case d.IsDir() && len(parts) == 3:
 			kinds++
-			assert.True(t, parts[2] == "workload" || strings.HasPrefix(parts[2], "preflight-"), "kind dir %s", rel)
+			assert.True(t, parts[2] == "workload" || parts[2] == "app-server" || strings.HasPrefix(parts[2], "preflight-"), "kind dir %s", rel)
 		case !d.IsDir() && len(parts) == 4:
 			assert.True(t, known[parts[3]], "unknown transcript file %s", rel)
 			b, err := os.ReadFile(path)
@@ -319,6 +323,13 @@ func TestTranscriptFilesAreWellFormed(t *testing.T) {
 					assert.True(t, n >= 0 && n <= 255, "%s: %d", rel, n)
 				} else {
 					assert.Contains(t, []string{"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP"}, v, rel)
+				}
+			case "account.json", "rate-limits.json", "rate-limits-error.json":
+				assert.Equal(t, "app-server", parts[2], rel)
+				assert.True(t, json.Valid([]byte(resets.Replace(string(b)))), "%s is not JSON", rel)
+			case "notify.jsonl":
+				for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					assert.True(t, json.Valid([]byte(resets.Replace(line))), "%s: %q is not JSON", rel, line)
 				}
 			case "base":
 				_, err := os.Stat(filepath.Join(root, parts[0], strings.TrimSpace(string(b))))

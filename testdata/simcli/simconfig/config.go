@@ -26,6 +26,7 @@ const (
 	ConfigFile     = "simcli.json"       // the Config
 	InvocationsLog = "invocations.jsonl" // one simlog.Invocation per line
 	SignalsLog     = "signals.jsonl"     // one simlog.Signal per line
+	RPCLog         = "rpc.jsonl"         // one simlog.RPC per app-server message read
 	StateFile      = "simcli.state.json" // per-provider invocation counters (queues)
 	LockFile       = "simcli.lock"       // flock guarding StateFile
 	StdinDir       = "stdin"             // captured stdin copies (Config.CaptureStdin)

@@ -20,6 +20,10 @@ const (
 	KindStatus      = "status"       // codex login status, devin auth status, cursor-agent status, claude auth status, opencode auth list
 	KindModels      = "models"       // grok models, agy models, devin models, cursor-agent models, opencode models
 	KindDebugConfig = "debug-config" // opencode [--pure] debug config
+	// KindAppServer is `codex app-server`: a JSON-RPC session on stdio
+	// (the quota source), logged once per process; its messages go to
+	// rpc.jsonl.
+	KindAppServer = "app-server"
 	// KindGrandchild records a sleeping grandchild a scenario spawned;
 	// Pid is the grandchild and Ppid the simulated CLI that started it.
 	KindGrandchild = "grandchild"
@@ -75,6 +79,33 @@ type Signal struct {
 	Signal   string    `json:"signal"` // SIGTERM or SIGINT
 	Ignored  bool      `json:"ignored"`
 	At       time.Time `json:"at"`
+}
+
+// RPC is one line of rpc.jsonl: one message a simulated `codex
+// app-server` read from its client. Only the shape is logged, never a
+// value.
+type RPC struct {
+	Pid       int       `json:"pid"`
+	Method    string    `json:"method,omitempty"` // "" for a client response or an unparseable line
+	HasID     bool      `json:"hasId"`
+	HasParams bool      `json:"hasParams"`        // a params member was present (null included)
+	Valid     bool      `json:"valid"`            // the line was a JSON object
+	Answer    string    `json:"answer,omitempty"` // "result", the error code, or "" (a notification, or no answer)
+	At        time.Time `json:"at"`
+}
+
+// ReadRPC returns every app-server message logged at path.
+func ReadRPC(path string) ([]RPC, error) {
+	var out []RPC
+	err := readLines(path, func(line []byte) error {
+		var r RPC
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }
 
 // Read returns every invocation logged at path, in append order. A
