@@ -166,3 +166,10 @@ func exclusionText(p events.Exclude) string {
 	}
 	return s
 }
+
+// The one gate and the report digest are policy's; they are variables so
+// the gate and Replay provably use the same functions.
+var (
+	evaluateEligibility  = policy.EvaluateEligibility
+	capacityReportDigest = policy.CapacityReportDigest
+)
