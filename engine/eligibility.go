@@ -52,7 +52,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	// evaluates the recorded time.
 	at := d.e.cfg.Now().Round(0)
 	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
-	v := evaluateEligibility(policy.EligibilityInput{
+	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,
 	})
 	if v.Eligible {
@@ -150,7 +150,7 @@ func CapacityReportDigest(r *policy.CapacityReport) (string, error) {
 	if r == nil {
 		return "", nil
 	}
-	return capacityReportDigest(*r)
+	return policy.CapacityReportDigest(*r)
 }
 
 // exclusionText says in one line why an attempt was excluded: its
@@ -167,9 +167,3 @@ func exclusionText(p events.Exclude) string {
 	return s
 }
 
-// The one gate and the report digest are policy's; they are variables so
-// the gate and Replay provably use the same functions.
-var (
-	evaluateEligibility  = policy.EvaluateEligibility
-	capacityReportDigest = policy.CapacityReportDigest
-)

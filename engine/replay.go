@@ -229,7 +229,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 	if digest != p.ReportDigest {
 		return &Divergence{Field: FieldReportDigest, Expected: digest, Actual: p.ReportDigest}
 	}
-	v := evaluateEligibility(policy.EligibilityInput{
+	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: p.Provider, Source: p.Source, Report: p.Report, Now: p.EvaluatedAt,
 		AllowUnknown: slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
 	})
