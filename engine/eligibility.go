@@ -166,4 +166,3 @@ func exclusionText(p events.Exclude) string {
 	}
 	return s
 }
-
