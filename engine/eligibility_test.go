@@ -95,7 +95,16 @@ func (h *harness) finishWith(job events.Job, scenario string) {
 // digest), which replay recomputes.
 func TestEligibilityPolicyBlockedCodexIsExcluded(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, memory)
+	for _, b := range []backend{memory, jetstream} {
+		t.Run(string(b), func(t *testing.T) {
+			t.Parallel()
+			policyBlockedCodexIsExcluded(t, b)
+		})
+	}
+}
+
+func policyBlockedCodexIsExcluded(t *testing.T, b backend) {
+	h := newHarness(t, b)
 	blocked := codexEligibility(policy.EligibilityPolicyBlocked, "credits_present")
 	h.put(blocked)
 	h.run()
@@ -136,6 +145,15 @@ func TestEligibilityPolicyBlockedCodexIsExcluded(t *testing.T) {
 	require.Contains(t, l.Attempts[0].Cause, "excluded before launch: codex:gpt-5.6-sol@high execution_policy_blocked")
 	require.Equal(t, []policy.Provider{policy.Cursor}, rep.Diversity.Attempted, "codex never ran")
 	require.Contains(t, rep.Text(), "execution_policy_blocked")
+	var notice string
+	_, err = h.eng.Wait(context.Background(), run, func(ch engine.LaneChange) {
+		if ch.Event == events.TypeLaunch {
+			notice = ch.Notice
+		}
+	})
+	require.NoError(t, err)
+	require.Contains(t, notice, "excluded before launch: codex:gpt-5.6-sol@high execution_policy_blocked")
+	require.True(t, strings.HasSuffix(notice, "launches cursor:composer-2.5@default"), notice)
 
 	st, err := h.eng.Status(context.Background(), run)
 	require.NoError(t, err)
