@@ -154,10 +154,15 @@ func CapacityReportDigest(r *policy.CapacityReport) (string, error) {
 }
 
 // exclusionText says in one line why an attempt was excluded: its
-// descriptor, the code, the verdict's detail and the known end of an
-// exhaustion.
+// descriptor, then exclusionWhy.
 func exclusionText(p events.Exclude) string {
-	s := fmt.Sprintf("%s %s", p.Descriptor, p.Verdict.Code)
+	return p.Descriptor + " " + exclusionWhy(p)
+}
+
+// exclusionWhy is an exclusion's code, the verdict's detail and the known
+// end of an exhaustion.
+func exclusionWhy(p events.Exclude) string {
+	s := string(p.Verdict.Code)
 	if p.Verdict.Detail != "" {
 		s += ": " + p.Verdict.Detail
 	}

@@ -142,7 +142,8 @@ func policyBlockedCodexIsExcluded(t *testing.T, b backend) {
 	require.True(t, l.Attempts[0].Excluded)
 	require.True(t, l.Attempts[0].Skipped)
 	require.Equal(t, string(policy.ExcludePolicyBlocked), l.Attempts[0].Code)
-	require.Contains(t, l.Attempts[0].Cause, "excluded before launch: codex:gpt-5.6-sol@high execution_policy_blocked")
+	require.True(t, strings.HasPrefix(l.Attempts[0].Cause, "excluded before launch: execution_policy_blocked"), l.Attempts[0].Cause)
+	require.Contains(t, rep.Text(), "    - codex:gpt-5.6-sol@high: excluded before launch: execution_policy_blocked")
 	require.Equal(t, []policy.Provider{policy.Cursor}, rep.Diversity.Attempted, "codex never ran")
 	require.Contains(t, rep.Text(), "execution_policy_blocked")
 	var notice string

@@ -315,7 +315,7 @@ func (b *reportBuilder) exclude(i int, p events.Exclude) {
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider,
 		Route: b.r.Lanes[i].Policy.Attempts[p.AttemptIndex].Route, Skipped: true, Excluded: true,
-		Code: string(p.Verdict.Code), Until: p.Verdict.Until, Cause: "excluded before launch: " + exclusionText(p),
+		Code: string(p.Verdict.Code), Until: p.Verdict.Until, Cause: "excluded before launch: " + exclusionWhy(p),
 	})
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 }
