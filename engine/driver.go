@@ -41,6 +41,9 @@ type driver struct {
 	cancelledAt map[int]time.Time
 	// launched holds every execution a launch or continue recorded.
 	launched map[string]bool
+	// unanswered is when the eligibility gate last waited in vain for a
+	// provider's capacity report in this session.
+	unanswered map[policy.Provider]time.Time
 
 	// firstFailure and lastFailure are when the first and the latest of
 	// the sessions that failed since the run last made progress failed,

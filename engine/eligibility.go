@@ -80,13 +80,20 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 // missing or stale, it asks the provider's workers for a fresh one and
 // polls until one acquired since (and fresh) arrives or
 // Config.EligibilityWait passes; then it returns the latest it has, which
-// EvaluateEligibility judges (no answer is UNKNOWN, never "go ahead"). An
+// EvaluateEligibility judges (no answer is UNKNOWN, never "go ahead"). A
+// provider that just went unanswered in this session is not waited for
+// again within EligibilityWait (the other lanes of a panel). An
 // UNSUPPORTED provider has nothing to acquire: its report, when one
 // exists, only carries a learned exhaustion.
 func (d *driver) capacityReport(ctx context.Context, provider policy.Provider, src policy.QuotaSource) (*policy.CapacityReport, error) {
 	cur, err := d.currentReport(ctx, provider)
 	if err != nil || src == policy.QuotaUnsupported || d.fresh(cur) {
 		return cur, err
+	}
+	if at, ok := d.unanswered[provider]; ok && d.e.cfg.Now().Sub(at) < d.e.cfg.EligibilityWait {
+		// This session just waited for the same provider in vain (another
+		// lane of a panel): a second wait would only delay the run.
+		return cur, nil
 	}
 	if err := d.e.cfg.Capacity.RequestRefresh(ctx, provider); err != nil {
 		// Nobody could be asked; a periodic acquisition may still land
@@ -104,6 +111,10 @@ func (d *driver) capacityReport(ctx context.Context, provider policy.Provider, s
 			return nil, ctx.Err()
 		case <-deadline.C:
 			d.log.Warn("no fresh capacity report within the wait", "provider", provider, "wait", d.e.cfg.EligibilityWait)
+			if d.unanswered == nil {
+				d.unanswered = map[policy.Provider]time.Time{}
+			}
+			d.unanswered[provider] = d.e.cfg.Now()
 			return cur, nil
 		case <-tick.C:
 		}

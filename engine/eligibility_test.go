@@ -447,3 +447,42 @@ func TestUnauthorizedStopKeepsItsReason(t *testing.T) {
 	require.Equal(t, "lane stopped: stop "+want, engine.HistoryNotes(envs)[stop[0].Seq])
 	h.verifyReplay(run)
 }
+
+// countingCapacity counts the refresh requests made through it.
+type countingCapacity struct {
+	events.Capacity
+	mu    sync.Mutex
+	asked map[policy.Provider]int
+}
+
+func (c *countingCapacity) RequestRefresh(ctx context.Context, p policy.Provider) error {
+	c.mu.Lock()
+	c.asked[p]++
+	c.mu.Unlock()
+	return c.Capacity.RequestRefresh(ctx, p)
+}
+
+// TestEligibilityWaitsOncePerProvider: a panel whose two seats both start
+// on codex, with no codex report and nobody answering, waits for codex's
+// workers once, not once per lane; both lanes exclude codex with
+// quota_unknown and launch their next attempt.
+func TestEligibilityWaitsOncePerProvider(t *testing.T) {
+	t.Parallel()
+	c := &countingCapacity{Capacity: newMemoryCapacity(), asked: map[policy.Provider]int{}}
+	h := newHarness(t, memory, withCapacity(c), withEligibilityWait(300*time.Millisecond))
+	h.run()
+	run := h.submit(sheet("", "arena runners: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default, codex:gpt-5.6-sol@max -> cursor:composer-2.5@default"),
+		"arena runners", policy.ReadOnly)
+	h.finishWith(h.nextJob(events.JobSubject("cursor")), "success")
+	h.finishWith(h.nextJob(events.JobSubject("cursor")), "success")
+	_, envs := h.waitFinal(run)
+	ex := excludes(envs)
+	require.Len(t, ex, 2)
+	for _, x := range ex {
+		require.Equal(t, policy.ExcludeQuotaUnknown, x.Verdict.Code)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Equal(t, 1, c.asked[policy.Codex], "one wait for codex, not one per lane")
+	h.verifyReplay(run)
+}
