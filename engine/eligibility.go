@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -174,8 +175,9 @@ func exclusionText(p events.Exclude) string {
 // end of an exhaustion.
 func exclusionWhy(p events.Exclude) string {
 	s := string(p.Verdict.Code)
-	if p.Verdict.Detail != "" {
-		s += ": " + p.Verdict.Detail
+	// policy's detail may end by naming the code again; say it once.
+	if d := strings.TrimSuffix(p.Verdict.Detail, " ("+string(p.Verdict.Code)+")"); d != "" {
+		s += ": " + d
 	}
 	if p.Verdict.Until != nil {
 		s += " (until " + p.Verdict.Until.UTC().Format(time.RFC3339) + ")"
