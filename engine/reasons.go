@@ -111,11 +111,8 @@ func HistoryNotes(envs []events.Envelope) map[uint64]string {
 		switch p := env.Payload.(type) {
 		case events.Exclude:
 			excl[env.Lane] = append(excl[env.Lane], p)
-			note := fmt.Sprintf("attempt %d %s excluded before launch", p.AttemptIndex, exclusionText(p))
-			if p.Verdict.Overridden {
-				note += " (overridden)"
-			}
-			note += fmt.Sprintf("; %s quota, %s capacity", p.Source, p.Verdict.Capacity)
+			note := fmt.Sprintf("attempt %d %s excluded before launch: %s; %s quota, %s capacity",
+				p.AttemptIndex, p.Descriptor, exclusionWhy(p), p.Source, p.Verdict.Capacity)
 			if p.Report != nil {
 				note += ", report acquired " + p.Report.Snapshot.AcquiredAt.UTC().Format("2006-01-02T15:04:05Z") + " " + shortDigest(p.ReportDigest)
 			} else {
