@@ -486,3 +486,44 @@ func TestEligibilityWaitsOncePerProvider(t *testing.T) {
 	require.Equal(t, 1, c.asked[policy.Codex], "one wait for codex, not one per lane")
 	h.verifyReplay(run)
 }
+
+// TestEligibilityStaleReportIsRefreshed: a codex report older than
+// CapacityMaxAge is not trusted: the gate asks codex's workers again and
+// launches on the fresh answer; with no answer the stale report is
+// quota_unknown.
+func TestEligibilityStaleReportIsRefreshed(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []bool{true, false} {
+		t.Run(map[bool]string{true: "answered", false: "unanswered"}[answer], func(t *testing.T) {
+			t.Parallel()
+			inner := newMemoryCapacity()
+			require.NoError(t, inner.Put(context.Background(), eligibleReport(policy.Codex, time.Now().Add(-time.Hour))))
+			if answer {
+				stop, err := inner.SubscribeRefresh(context.Background(), []policy.Provider{policy.Codex}, func(p policy.Provider) {
+					_ = inner.Put(context.Background(), eligibleReport(p, time.Now()))
+				})
+				require.NoError(t, err)
+				t.Cleanup(stop)
+			}
+			c := &countingCapacity{Capacity: inner, asked: map[policy.Provider]int{}}
+			h := newHarness(t, memory, withCapacity(c), withEligibilityWait(map[bool]time.Duration{true: waitTimeout, false: 300 * time.Millisecond}[answer]))
+			h.run()
+			run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+			subject := map[bool]string{true: "codex", false: "cursor"}[answer]
+			h.finishWith(h.nextJob(events.JobSubject(subject)), "success")
+			_, envs := h.waitFinal(run)
+			c.mu.Lock()
+			require.Equal(t, 1, c.asked[policy.Codex], "the stale report made the gate ask")
+			c.mu.Unlock()
+			if answer {
+				require.Empty(t, excludes(envs))
+			} else {
+				ex := excludes(envs)
+				require.Len(t, ex, 1)
+				require.Equal(t, policy.ExcludeQuotaUnknown, ex[0].Verdict.Code)
+				require.NotNil(t, ex[0].Report, "the stale report is recorded as what the verdict saw")
+			}
+			h.verifyReplay(run)
+		})
+	}
+}
