@@ -202,7 +202,6 @@ func capacityReportDigest(r policy.CapacityReport) (string, error) {
 	return Digest(b), nil
 }
 
-
 // newerReport reports whether r replaces old: only a strictly later
 // acquisition does, so a slow worker never rolls the state back.
 func newerReport(r, old policy.CapacityReport) bool {

@@ -175,7 +175,9 @@ func capacityRejects(t *testing.T, c events.Capacity) {
 		edit func(r *policy.CapacityReport)
 		want error
 	}{
-		{"unknown provider", func(r *policy.CapacityReport) { r.Provider, r.Snapshot.Provider, r.Eligibility.Provider = "gemini", "gemini", "gemini" }, events.ErrInvalid},
+		{"unknown provider", func(r *policy.CapacityReport) {
+			r.Provider, r.Snapshot.Provider, r.Eligibility.Provider = "gemini", "gemini", "gemini"
+		}, events.ErrInvalid},
 		{"no schema version", func(r *policy.CapacityReport) { r.SchemaVersion = 0 }, events.ErrSchemaVersion},
 		{"future snapshot schema", func(r *policy.CapacityReport) { r.Snapshot.SchemaVersion = 2 }, events.ErrSchemaVersion},
 		{"snapshot of another provider", func(r *policy.CapacityReport) { r.Snapshot.Provider = policy.Claude }, events.ErrInvalid},
