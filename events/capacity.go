@@ -34,7 +34,8 @@ type Capacity interface {
 	// stored value that does not decode strictly is a *DecodeError naming
 	// the provider's key.
 	Get(ctx context.Context, provider policy.Provider) (policy.CapacityReport, error)
-	// List returns every current report, in policy.Providers order.
+	// List returns every current report, in CapacityProviders order
+	// (policy.Providers, then gemini).
 	List(ctx context.Context) ([]policy.CapacityReport, error)
 	// RequestRefresh asks provider's workers to acquire a fresh report;
 	// it does not wait (poll Get for a newer AcquiredAt).

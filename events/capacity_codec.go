@@ -43,6 +43,15 @@ var exclusionCodes = []policy.ExclusionCode{
 	policy.ExcludeNotSignedIn, policy.ExcludeQuotaExhausted, policy.ExcludeQuotaUnknown,
 }
 
+// CapacityProviders lists, in order, the providers the capacity store
+// keeps reports for: every policy.Providers entry, then policy.Gemini,
+// which has a quota source though no sheet names it. List returns reports
+// in this order.
+var CapacityProviders = append(slices.Clone(policy.Providers), policy.Gemini)
+
+// capacityProvider reports whether p is one of CapacityProviders.
+func capacityProvider(p policy.Provider) bool { return slices.Contains(CapacityProviders, p) }
+
 // validQuotaSource reports whether s is one of the four source classes.
 func validQuotaSource(s policy.QuotaSource) bool {
 	switch s {
@@ -57,17 +66,17 @@ func validQuotaSource(s policy.QuotaSource) bool {
 // Switch to policy.DecodeCapacityReport's checks at merge.
 func validateCapacityReport(r policy.CapacityReport) error {
 	if r.SchemaVersion != policy.CapacitySchemaVersion {
-		return capacitySchemaErr("capacity report", r.SchemaVersion, policy.CapacitySchemaVersion)
+		return capacitySchemaErr("schema_version", r.SchemaVersion, policy.CapacitySchemaVersion)
 	}
-	if !r.Provider.Valid() {
-		return invalidf("capacity report provider %q is not a known provider", r.Provider)
+	if !capacityProvider(r.Provider) {
+		return invalidf("provider %q: want one of %v", r.Provider, CapacityProviders)
 	}
 	s := r.Snapshot
 	if s.SchemaVersion != policy.CapacitySchemaVersion {
-		return capacitySchemaErr("snapshot", s.SchemaVersion, policy.CapacitySchemaVersion)
+		return capacitySchemaErr("snapshot.schema_version", s.SchemaVersion, policy.CapacitySchemaVersion)
 	}
 	if s.Provider != r.Provider {
-		return invalidf("capacity report of %s carries a snapshot of %q", r.Provider, s.Provider)
+		return invalidf("snapshot.provider %q: the report is %s's", s.Provider, r.Provider)
 	}
 	if !validQuotaSource(s.Source) {
 		return invalidf("snapshot.source %q: want LIVE_HTTP, LIVE_RPC, LIVE_CLI or UNSUPPORTED", s.Source)
@@ -103,10 +112,10 @@ func validateCapacityReport(r policy.CapacityReport) error {
 	}
 	if e := r.Eligibility; e != nil {
 		if e.SchemaVersion != policy.EligibilitySchemaVersion {
-			return capacitySchemaErr("eligibility", e.SchemaVersion, policy.EligibilitySchemaVersion)
+			return capacitySchemaErr("eligibility.schema_version", e.SchemaVersion, policy.EligibilitySchemaVersion)
 		}
 		if e.Provider != r.Provider {
-			return invalidf("capacity report of %s carries the eligibility of %q", r.Provider, e.Provider)
+			return invalidf("eligibility.provider %q: the report is %s's", e.Provider, r.Provider)
 		}
 		switch e.State {
 		case policy.EligibilityEligible, policy.EligibilityAllowanceUnavailable, policy.EligibilityPolicyBlocked, policy.EligibilityUnknown:
@@ -135,17 +144,59 @@ func validateCapacityReport(r policy.CapacityReport) error {
 
 // capacitySchemaErr is a schema_version this build does not read; it
 // matches ErrSchemaVersion and ErrInvalid.
-func capacitySchemaErr(what string, got, want int) error {
-	return fmt.Errorf("%w (%w): %s schema_version %d (this build reads %d)", ErrSchemaVersion, ErrInvalid, what, got, want)
+func capacitySchemaErr(field string, got, want int) error {
+	return fmt.Errorf("%w (%w): %s %d (this build reads %d)", ErrSchemaVersion, ErrInvalid, field, got, want)
 }
 
-// encodeCapacityReport validates r and returns its stored JSON, at most
-// MaxMessageBytes.
+// encodeCapacityReport validates r and returns its stored JSON (times in
+// UTC), at most MaxMessageBytes. Every refusal matches ErrInvalid.
 func encodeCapacityReport(r policy.CapacityReport) ([]byte, error) {
 	if err := validateCapacityReport(r); err != nil {
+		if !errors.Is(err, ErrInvalid) {
+			err = fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
 		return nil, fmt.Errorf("capacity report of %s: %w", r.Provider, err)
 	}
-	return encodeMessage("capacity report of "+string(r.Provider), r)
+	return encodeMessage("capacity report of "+string(r.Provider), canonicalCapacityReport(r))
+}
+
+// canonicalCapacityReport is a deep copy of r with every time in UTC, the
+// form that is stored and digested, so the same instant written from any
+// zone reads back and hashes the same.
+func canonicalCapacityReport(r policy.CapacityReport) policy.CapacityReport {
+	c := r
+	c.Snapshot.AcquiredAt = r.Snapshot.AcquiredAt.UTC()
+	if r.Snapshot.SignedIn != nil {
+		v := *r.Snapshot.SignedIn
+		c.Snapshot.SignedIn = &v
+	}
+	c.Snapshot.Windows = nil
+	for _, w := range r.Snapshot.Windows {
+		cw := policy.CapacityWindow{Name: w.Name}
+		if w.UsedPercent != nil {
+			v := *w.UsedPercent
+			cw.UsedPercent = &v
+		}
+		if w.WindowMinutes != nil {
+			v := *w.WindowMinutes
+			cw.WindowMinutes = &v
+		}
+		if w.ResetsAt != nil {
+			v := w.ResetsAt.UTC()
+			cw.ResetsAt = &v
+		}
+		c.Snapshot.Windows = append(c.Snapshot.Windows, cw)
+	}
+	if e := r.Eligibility; e != nil {
+		ce := *e
+		ce.ObservedAt = e.ObservedAt.UTC()
+		ce.Reasons = slices.Clone(e.Reasons)
+		c.Eligibility = &ce
+	}
+	if x := r.LearnedExhaustion; x != nil {
+		c.LearnedExhaustion = &policy.LearnedExhaustion{At: x.At.UTC(), Until: x.Until.UTC()}
+	}
+	return c
 }
 
 // decodeCapacityReport strictly decodes the value stored under key (a
@@ -192,10 +243,11 @@ func noNull(b []byte) error {
 }
 
 // capacityReportDigest is Digest over the report's canonical JSON
-// (encoding/json's output for policy.CapacityReport). Switch to
+// (encoding/json's output for policy.CapacityReport, times in UTC), the
+// form policy.MarshalCapacityReport writes. Switch to
 // policy.CapacityReportDigest at merge.
 func capacityReportDigest(r policy.CapacityReport) (string, error) {
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(canonicalCapacityReport(r))
 	if err != nil {
 		return "", err
 	}

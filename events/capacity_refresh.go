@@ -31,7 +31,7 @@ func validateRefreshProviders(providers []policy.Provider) ([]policy.Provider, e
 	}
 	var out []policy.Provider
 	for _, p := range providers {
-		if !p.Valid() {
+		if !capacityProvider(p) {
 			return nil, invalidf("refresh subscription: provider %q is not a known provider", p)
 		}
 		if !slices.Contains(out, p) {

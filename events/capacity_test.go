@@ -72,11 +72,11 @@ func TestJetStreamCapacityCorruptValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, good, got)
 
-	_, err = kv.Put(ctx, "gemini", []byte(claude))
+	_, err = kv.Put(ctx, "openai", []byte(claude))
 	require.NoError(t, err)
 	_, err = c.List(ctx)
 	require.ErrorIs(t, err, events.ErrInvalid)
-	require.ErrorContains(t, err, "gemini", "a key that is no provider is named")
+	require.ErrorContains(t, err, "openai", "a key that is no provider is named")
 }
 
 func encodeReport(r policy.CapacityReport) (string, error) {

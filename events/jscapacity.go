@@ -83,7 +83,7 @@ func (c *JetStreamCapacity) putOnce(ctx context.Context, key string, r policy.Ca
 
 // Get implements Capacity.
 func (c *JetStreamCapacity) Get(ctx context.Context, provider policy.Provider) (policy.CapacityReport, error) {
-	if !provider.Valid() {
+	if !capacityProvider(provider) {
 		return policy.CapacityReport{}, invalidf("capacity report: provider %q is not a known provider", provider)
 	}
 	e, err := c.j.capacity.Get(ctx, string(provider))
@@ -106,13 +106,13 @@ func (c *JetStreamCapacity) List(ctx context.Context) ([]policy.CapacityReport, 
 	defer func() { _ = lister.Stop() }()
 	var keys []policy.Provider
 	for k := range lister.Keys() {
-		if !policy.Provider(k).Valid() {
+		if !capacityProvider(policy.Provider(k)) {
 			return nil, &DecodeError{What: "capacity report " + k, Err: invalidf("key %q is not a known provider", k)}
 		}
 		keys = append(keys, policy.Provider(k))
 	}
 	out := []policy.CapacityReport{}
-	for _, p := range policy.Providers {
+	for _, p := range CapacityProviders {
 		if !slices.Contains(keys, p) {
 			continue
 		}
@@ -131,14 +131,14 @@ func (c *JetStreamCapacity) List(ctx context.Context) ([]policy.CapacityReport, 
 // RequestRefresh implements Capacity: one core NATS publish, flushed so
 // the server has it before the call returns.
 func (c *JetStreamCapacity) RequestRefresh(ctx context.Context, provider policy.Provider) error {
-	if !provider.Valid() {
+	if !capacityProvider(provider) {
 		return invalidf("refresh request: provider %q is not a known provider", provider)
 	}
 	subj := CapacityRefreshSubjectPrefix + string(provider)
 	if err := c.j.nc.Publish(subj, nil); err != nil {
 		return translate("request a capacity refresh of "+string(provider), err)
 	}
-	if err := c.j.nc.FlushWithContext(ctx); err != nil {
+	if err := c.flush(ctx); err != nil {
 		return translate("request a capacity refresh of "+string(provider), err)
 	}
 	return nil
@@ -170,9 +170,17 @@ func (c *JetStreamCapacity) SubscribeRefresh(ctx context.Context, providers []po
 		subs = append(subs, s)
 	}
 	l.start(ctx, unsubscribe)
-	if err := c.j.nc.FlushWithContext(ctx); err != nil {
+	if err := c.flush(ctx); err != nil {
 		l.stop()
 		return nil, translate("subscribe to capacity refreshes", err)
 	}
 	return l.stop, nil
+}
+
+// flush waits for the server to have processed everything sent so far,
+// for at most AttemptTimeout (NATS needs a deadline; ctx may have none).
+func (c *JetStreamCapacity) flush(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.j.cfg.AttemptTimeout)
+	defer cancel()
+	return c.j.nc.FlushWithContext(ctx)
 }

@@ -45,7 +45,7 @@ func (c *MemoryCapacity) Put(ctx context.Context, r policy.CapacityReport) error
 
 // Get implements Capacity.
 func (c *MemoryCapacity) Get(ctx context.Context, provider policy.Provider) (policy.CapacityReport, error) {
-	if !provider.Valid() {
+	if !capacityProvider(provider) {
 		return policy.CapacityReport{}, invalidf("capacity report: provider %q is not a known provider", provider)
 	}
 	c.mu.Lock()
@@ -60,7 +60,7 @@ func (c *MemoryCapacity) Get(ctx context.Context, provider policy.Provider) (pol
 // List implements Capacity.
 func (c *MemoryCapacity) List(ctx context.Context) ([]policy.CapacityReport, error) {
 	out := []policy.CapacityReport{}
-	for _, p := range policy.Providers {
+	for _, p := range CapacityProviders {
 		r, err := c.Get(ctx, p)
 		if err == nil {
 			out = append(out, r)
@@ -73,7 +73,7 @@ func (c *MemoryCapacity) List(ctx context.Context) ([]policy.CapacityReport, err
 
 // RequestRefresh implements Capacity.
 func (c *MemoryCapacity) RequestRefresh(ctx context.Context, provider policy.Provider) error {
-	if !provider.Valid() {
+	if !capacityProvider(provider) {
 		return invalidf("refresh request: provider %q is not a known provider", provider)
 	}
 	c.mu.Lock()
