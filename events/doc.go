@@ -31,7 +31,21 @@
 // Decision events (launch, continue, inspect, request-operation, complete,
 // stop) carry the policy.Decision, InputDigest of the lane policy and lane
 // state it was computed from, and the run's sheet digest, so replay can
-// recompute and compare every decision.
+// recompute and compare every decision. An exclude (the eligibility gate
+// kept an attempt from launching) also carries the capacity report its
+// verdict was computed from and that report's digest, which validation
+// recomputes.
+//
+// # Capacity reports
+//
+// Capacity keeps each provider's current capacity report (JetStream: the KV
+// bucket CapacityBucket, history 1): workers Put, and a Put keeps only a
+// strictly newer acquisition, by a compare-and-set on the key's revision, so
+// racing workers never roll a report back. Get and List decode strictly; a
+// stored value that does not is an error naming its key. RequestRefresh
+// asks a provider's workers, over core NATS on
+// CapacityRefreshSubjectPrefix+<provider>, for a fresh report; nothing is
+// stored, so the asker polls Get with a deadline.
 //
 // # Recording a transition (engine)
 //
