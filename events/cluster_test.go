@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // TestClusterR3Conformance runs the store, claims and capacity suites on a
@@ -78,6 +79,13 @@ func replicasKeptUnlessForced(t *testing.T, ctx context.Context, js jetstream.Je
 	require.Equal(t, []int{3, 3, 3, 3, 3, 3}, replicas(), "a default open through one node keeps three replicas")
 	_, err := j.Store().Append(ctx, events.NewEnvelope(eventstest.NewRunID(), 0, time.Now(), events.Audit{Reason: events.AuditLateReport}), 0)
 	require.NoError(t, err, "and works")
+
+	// A deployment from before the capacity bucket (an upgrade): a default
+	// open through one node creates it with the deployment's replicas.
+	require.NoError(t, js.DeleteStream(ctx, "KV_"+events.CapacityBucket))
+	j = open(events.JetStreamConfig{}, urls[2])
+	require.Equal(t, []int{3, 3, 3, 3, 3, 3}, replicas(), "a bucket added to a three-replica deployment gets three replicas")
+	require.NoError(t, j.Capacity().Put(ctx, eventstest.SampleCapacityReport(policy.Codex, time.Now())), "and works")
 
 	require.Equal(t, 1, open(events.JetStreamConfig{Replicas: 1, ForceReplicas: true}, urls...).Replicas())
 	require.Equal(t, []int{1, 1, 1, 1, 1, 1}, replicas(), "an explicit change is applied")
