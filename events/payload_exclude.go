@@ -2,7 +2,6 @@ package events
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -53,7 +52,7 @@ func (p Exclude) validate() error {
 	if !p.Provider.Valid() {
 		return invalidf("provider %q is not a known provider", p.Provider)
 	}
-	if !validQuotaSource(p.Source) {
+	if !p.Source.Valid() {
 		return invalidf("source %q: want LIVE_HTTP, LIVE_RPC, LIVE_CLI or UNSUPPORTED", p.Source)
 	}
 	if err := validateExclusionVerdict(p.Verdict); err != nil {
@@ -77,8 +76,8 @@ func validateExclusionVerdict(v policy.EligibilityVerdict) error {
 	if v.Eligible || v.Overridden {
 		return invalidf("verdict is eligible: an exclude records an ineligible verdict")
 	}
-	if !slices.Contains(exclusionCodes, v.Code) {
-		return invalidf("verdict.code %q: want one of %v", v.Code, exclusionCodes)
+	if !v.Code.Valid() {
+		return invalidf("verdict.code %q: want one of %v", v.Code, policy.ExclusionCodes)
 	}
 	switch v.Capacity {
 	case policy.EvidenceMeasured, policy.EvidenceOpaque, policy.EvidenceUnknown:

@@ -1,7 +1,6 @@
 package eventstest
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -203,12 +202,12 @@ func SampleExcludedReport() policy.CapacityReport {
 	return r
 }
 
-// SampleReportDigest is the digest an exclude records of r: "sha256:<hex>"
-// over its canonical JSON (TODO(merge #11): policy.CapacityReportDigest).
+// SampleReportDigest is the digest an exclude records of r
+// (policy.CapacityReportDigest).
 func SampleReportDigest(r policy.CapacityReport) string {
-	b, err := json.Marshal(r)
+	d, err := policy.CapacityReportDigest(r)
 	if err != nil {
 		panic(err)
 	}
-	return events.Digest(b)
+	return d
 }
