@@ -59,3 +59,15 @@ func TestJetStreamPresenceConformance(t *testing.T) {
 	j := eventstest.Open(t, eventstest.StartServer(t), events.JetStreamConfig{PresenceTTL: time.Second})
 	eventstest.RunPresenceConformance(t, func(*testing.T) events.Presence { return j.Presence() })
 }
+
+func TestMemoryCapacityConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunCapacityConformance(t, func(*testing.T) events.Capacity { return events.NewMemoryCapacity() })
+}
+
+func TestJetStreamCapacityConformance(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	j := eventstest.Open(t, e, events.JetStreamConfig{})
+	eventstest.RunCapacityConformance(t, func(t *testing.T) events.Capacity { return emptyCapacity(t, e.Conn(), j) })
+}

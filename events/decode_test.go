@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 func encoded(t *testing.T, typ events.Type, lane int) string {
@@ -22,6 +24,7 @@ func encoded(t *testing.T, typ events.Type, lane int) string {
 func TestDecodeRejects(t *testing.T) {
 	launch := encoded(t, events.TypeLaunch, 0)
 	created := encoded(t, events.TypeRunCreated, events.RunLane)
+	exclude := encoded(t, events.TypeExclude, 0)
 	sub := func(s, old, new string) string {
 		t.Helper()
 		require.Contains(t, s, old)
@@ -54,6 +57,28 @@ func TestDecodeRejects(t *testing.T) {
 		{"run id not token-safe", sub(launch, `"run":"R"`, `"run":"R.S"`), events.ErrInvalid},
 		{"sheet digest mismatch", sub(created, `"sheetDigest":"sha256:f`, `"sheetDigest":"sha256:0`), events.ErrInvalid},
 		{"bad decision kind", sub(launch, `"kind":"launch"`, `"kind":"stop"`), events.ErrInvalid},
+		{"unknown provider allowed unknown quota", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["gemini"]`), events.ErrInvalid},
+		{"provider allowed unknown quota twice", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok","codex","grok"]`), events.ErrInvalid},
+		{"exclude of an eligible verdict", sub(exclude, `"eligible":false`, `"eligible":true`), events.ErrInvalid},
+		{"exclude of an overridden verdict", sub(exclude, `"eligible":false`, `"eligible":false,"overridden":true`), events.ErrInvalid},
+		{"exclude with an unknown code", sub(exclude, `"code":"execution_policy_blocked"`, `"code":"too_expensive"`), events.ErrInvalid},
+		{"exclude without a code", sub(exclude, `"code":"execution_policy_blocked",`, ``), events.ErrInvalid},
+		{"exclude with an unknown capacity evidence", sub(exclude, `"capacity":"measured"`, `"capacity":"guessed"`), events.ErrInvalid},
+		{"exclude of a negative attempt", sub(exclude, `"attemptIndex":0`, `"attemptIndex":-1`), events.ErrInvalid},
+		{"exclude without a descriptor", sub(exclude, `"descriptor":"codex:gpt-5.6-sol@max"`, `"descriptor":" "`), events.ErrInvalid},
+		{"exclude of an unknown provider", sub(exclude, `"provider":"codex","source"`, `"provider":"gemini","source"`), events.ErrInvalid},
+		{"exclude with an unknown source", sub(exclude, `"source":"LIVE_RPC","verdict"`, `"source":"LIVE_GUESS","verdict"`), events.ErrInvalid},
+		{"exclude whose report was changed", sub(exclude, `"used_percent":42`, `"used_percent":43`), events.ErrInvalid},
+		{"exclude whose digest was changed", sub(exclude, `"reportDigest":"sha256:e`, `"reportDigest":"sha256:f`), events.ErrInvalid},
+		{"exclude with a malformed report digest", sub(exclude, `"reportDigest":"sha256:e`, `"reportDigest":"md5:e`), events.ErrInvalid},
+		{"exclude with a report but no digest", regexp.MustCompile(`"reportDigest":"[^"]*",`).ReplaceAllString(exclude, ``), events.ErrInvalid},
+		{"exclude with a digest but no report", regexp.MustCompile(`"report":\{.*\},"reportDigest"`).ReplaceAllString(exclude, `"reportDigest"`), events.ErrInvalid},
+		{"exclude whose report is of another provider", strings.ReplaceAll(exclude, `"provider":"codex","snapshot"`, `"provider":"claude","snapshot"`), events.ErrInvalid},
+		{"exclude whose report has an unknown key", sub(exclude, `"acquired_at"`, `"balance":1,"acquired_at"`), events.ErrInvalid},
+		{"exclude whose report has an unknown reason", sub(exclude, `"credits_present"`, `"credits_maybe"`), events.ErrInvalid},
+		{"exclude without evaluation time", sub(exclude, `"evaluatedAt":"2026-11-29T12:00:00.123456789Z",`, ``), events.ErrInvalid},
+		{"exclude with a bad input digest", sub(exclude, `"inputDigest":"sha256:`, `"inputDigest":"sha256:x`), events.ErrInvalid},
+		{"exclude on the run subject", sub(exclude, `"lane":0,`, ``), events.ErrInvalid},
 		{"not JSON", `{"schema":1,`, events.ErrInvalid},
 		{"not an object", `[1,2]`, events.ErrInvalid},
 		{"empty", ``, events.ErrInvalid},
@@ -120,6 +145,12 @@ func TestValidateRejects(t *testing.T) {
 			Payload: eventstest.SamplePayload(events.TypeCancel)},
 		"finish without a source": events.NewEnvelope("R", 0, eventstest.T0, events.Finish{ExecutionID: "x1"}),
 		"lane out of range":       events.NewEnvelope("R", events.MaxLanes+1, eventstest.T0, eventstest.SamplePayload(events.TypeCancel)),
+		"exclude with another group's report": events.NewEnvelope("R", 0, eventstest.T0, func() events.Exclude {
+			p := eventstest.SamplePayload(events.TypeExclude).(events.Exclude)
+			r := eventstest.SampleCapacityReport(policy.Claude, eventstest.T0)
+			p.Report, p.ReportDigest = &r, eventstest.SampleReportDigest(r)
+			return p
+		}()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorIs(t, env.Validate(), events.ErrInvalid)
@@ -127,4 +158,20 @@ func TestValidateRejects(t *testing.T) {
 			require.ErrorIs(t, err, events.ErrInvalid)
 		})
 	}
+}
+
+// TestExcludeWithoutReport: an exclusion computed with no report (a fresh
+// deployment whose workers did not answer) is valid without one, and
+// round-trips.
+func TestExcludeWithoutReport(t *testing.T) {
+	p := eventstest.SamplePayload(events.TypeExclude).(events.Exclude)
+	p.Report, p.ReportDigest = nil, ""
+	p.Verdict = policy.EligibilityVerdict{Code: policy.ExcludeQuotaUnknown, Capacity: policy.EvidenceUnknown, Detail: "no capacity report"}
+	env := events.NewEnvelope("R", 0, eventstest.T0, p)
+	b, err := events.Encode(env)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), `"report"`, "an absent report is omitted, not null")
+	got, err := events.Decode(b)
+	require.NoError(t, err)
+	require.Equal(t, env, got)
 }

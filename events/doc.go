@@ -1,8 +1,9 @@
 // Package events defines Switchyard's event log and message formats (strict,
-// versioned JSON) and the three seams the engine and workers persist and
+// versioned JSON) and the seams the engine and workers persist and
 // exchange them through: Store (lane and run events), Queue (jobs and
-// reports), Claims (create-only execution claims with leases) and Presence
-// (workers' announcements, which expire after a TTL). Each seam
+// reports), Claims (create-only execution claims with leases), Presence
+// (workers' announcements, which expire after a TTL) and Capacity (each
+// provider's current capacity report, and refresh requests). Each seam
 // has a JetStream implementation (an embedded in-process server, or an
 // external server or cluster by URL) and an in-memory one, and both pass one
 // conformance suite (package eventstest).
@@ -14,7 +15,8 @@
 //
 //	run-level (sy.ev.<run>.run):  run-created, group-exhausted, run-final
 //	lane-level (sy.ev.<run>.L<n>): launch, continue, claim, finish, inspect,
-//	    verdict, request-operation, operation-done, complete, stop
+//	    verdict, request-operation, operation-done, complete, stop,
+//	    recover, exclude
 //	either:                        cancel, audit
 //
 // Encode validates and writes the canonical JSON; Decode is strict: unknown
@@ -29,7 +31,21 @@
 // Decision events (launch, continue, inspect, request-operation, complete,
 // stop) carry the policy.Decision, InputDigest of the lane policy and lane
 // state it was computed from, and the run's sheet digest, so replay can
-// recompute and compare every decision.
+// recompute and compare every decision. An exclude (the eligibility gate
+// kept an attempt from launching) also carries the capacity report its
+// verdict was computed from and that report's digest, which validation
+// recomputes.
+//
+// # Capacity reports
+//
+// Capacity keeps each provider's current capacity report (JetStream: the KV
+// bucket CapacityBucket, history 1): workers Put, and a Put keeps only a
+// strictly newer acquisition, by a compare-and-set on the key's revision, so
+// racing workers never roll a report back. Get and List decode strictly; a
+// stored value that does not is an error naming its key. RequestRefresh
+// asks a provider's workers, over core NATS on
+// CapacityRefreshSubjectPrefix+<provider>, for a fresh report; nothing is
+// stored, so the asker polls Get with a deadline.
 //
 // # Recording a transition (engine)
 //
@@ -79,5 +95,6 @@
 // acknowledged events on power loss or an OS crash). Connect reaches an
 // external server or cluster (--nats URLs). OpenJetStream creates or
 // updates the streams (EventsStream, JobsStream, ReportsStream,
-// WorkersStream and the ClaimsBucket) with the configured replicas and returns the seams.
+// WorkersStream, the ClaimsBucket and the CapacityBucket) with the
+// configured replicas and returns the seams.
 package events

@@ -30,10 +30,13 @@ const (
 	WorkersStream = "SY_WORKERS"
 )
 
+// capacityStream is the stream behind the CapacityBucket KV bucket.
+const capacityStream = "KV_" + CapacityBucket
+
 // JetStreamConfig configures the streams and client behaviour of the
 // JetStream implementations.
 type JetStreamConfig struct {
-	// Replicas of every stream and the claims bucket when OpenJetStream
+	// Replicas of every stream and bucket when OpenJetStream
 	// creates them: 1 for an embedded single server (default), 3 for a
 	// three-node cluster. Streams that exist keep the replica count they
 	// have (a client connecting through one node of a cluster must not
@@ -111,10 +114,12 @@ type JetStream struct {
 	reports jetstream.Stream
 	workers jetstream.Stream
 	kv      jetstream.KeyValue
+	// capacity is the CapacityBucket bucket.
+	capacity jetstream.KeyValue
 }
 
-// OpenJetStream creates or updates the events, jobs and reports streams and
-// the claims bucket on nc (an Embedded's Conn or a Connect result),
+// OpenJetStream creates or updates the events, jobs, reports and workers
+// streams and the claims and capacity buckets on nc (an Embedded's Conn or a Connect result),
 // retrying until SetupTimeout while the cluster is not ready.
 func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*JetStream, error) {
 	if err := cfg.Validate(); err != nil {
@@ -236,6 +241,23 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", WorkersStream, err)
 	}
+	// The capacity bucket, created as its stream like the claims bucket:
+	// history 1 (only each provider's current report), kept until replaced
+	// (staleness is judged by the report's own acquisition time).
+	_, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+		Name: capacityStream, Subjects: []string{"$KV." + CapacityBucket + ".>"},
+		Description: "Switchyard capacity reports: each provider's current one (KV bucket " + CapacityBucket + ")",
+		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
+		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
+	})
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", CapacityBucket, err)
+	}
+	if j.capacity, err = j.js.KeyValue(actx, CapacityBucket); err != nil {
+		return fmt.Errorf("bucket %s: %w", CapacityBucket, err)
+	}
 	return nil
 }
 
@@ -262,6 +284,10 @@ func (j *JetStream) Claims() *JetStreamClaims { return &JetStreamClaims{j: j} }
 
 // Presence returns the workers' Presence.
 func (j *JetStream) Presence() *JetStreamPresence { return &JetStreamPresence{j: j} }
+
+// Capacity returns the providers' capacity reports (the CapacityBucket
+// bucket) and their refresh requests.
+func (j *JetStream) Capacity() *JetStreamCapacity { return &JetStreamCapacity{j: j} }
 
 // Config is the configuration in use, defaults applied.
 func (j *JetStream) Config() JetStreamConfig { return j.cfg }

@@ -36,6 +36,12 @@ func TestOpenJetStreamStreams(t *testing.T) {
 	require.Equal(t, jetstream.WorkQueuePolicy, info(events.JobsStream).Retention)
 	require.Equal(t, jetstream.LimitsPolicy, info(events.ReportsStream).Retention)
 	require.EqualValues(t, 1, info("KV_"+events.ClaimsBucket).MaxMsgsPerSubject)
+	capacity := info("KV_" + events.CapacityBucket)
+	require.EqualValues(t, 1, capacity.MaxMsgsPerSubject, "history 1: only each provider's current report")
+	require.Equal(t, jetstream.FileStorage, capacity.Storage)
+	require.Zero(t, capacity.MaxAge, "a report stays until replaced; staleness is judged by its acquisition time")
+	require.True(t, capacity.DenyDelete)
+	require.Equal(t, []string{"$KV." + events.CapacityBucket + ".>"}, capacity.Subjects)
 }
 
 // TestOpenJetStreamFailsFast refuses an incompatible existing stream at

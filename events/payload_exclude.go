@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -13,6 +14,15 @@ import (
 // skips an exhausted group. Replay recomputes Verdict with
 // policy.EvaluateEligibility from Report, EvaluatedAt and the run's
 // overrides, and checks ReportDigest.
+//
+// Validation: AttemptIndex >= 0; Descriptor non-blank; Provider a known
+// provider; Source one of the four classes; Verdict not eligible (nor
+// overridden) with a known Code and Capacity; Report and ReportDigest both
+// present or both absent, the report valid, of Provider, and ReportDigest
+// its digest ("sha256:<hex>" over its canonical JSON); EvaluatedAt set;
+// InputDigest and SheetDigest digests. The run fold checks the rest against
+// the lane: the attempt exists, has Descriptor, and its exhaustion group is
+// Provider.
 type Exclude struct {
 	AttemptIndex int                       `json:"attemptIndex"`
 	Descriptor   string                    `json:"descriptor"`
@@ -33,5 +43,78 @@ type Exclude struct {
 func (Exclude) EventType() Type { return TypeExclude }
 
 func (p Exclude) validate() error {
-	return invalidf("exclude: validation not implemented yet")
+	if p.AttemptIndex < 0 {
+		return invalidf("attemptIndex %d must not be negative", p.AttemptIndex)
+	}
+	if err := requireText("descriptor", p.Descriptor); err != nil {
+		return err
+	}
+	if !p.Provider.Valid() {
+		return invalidf("provider %q is not a known provider", p.Provider)
+	}
+	if !p.Source.Valid() {
+		return invalidf("source %q: want LIVE_HTTP, LIVE_RPC, LIVE_CLI or UNSUPPORTED", p.Source)
+	}
+	if err := validateExclusionVerdict(p.Verdict); err != nil {
+		return err
+	}
+	if err := p.validateReport(); err != nil {
+		return err
+	}
+	if p.EvaluatedAt.IsZero() {
+		return invalidf("evaluatedAt is required")
+	}
+	if err := requireDigest("inputDigest", p.InputDigest); err != nil {
+		return err
+	}
+	return requireDigest("sheetDigest", p.SheetDigest)
+}
+
+// validateExclusionVerdict checks that v excludes: an eligible verdict,
+// overridden ones included, is never recorded as an exclusion.
+func validateExclusionVerdict(v policy.EligibilityVerdict) error {
+	if v.Eligible || v.Overridden {
+		return invalidf("verdict is eligible: an exclude records an ineligible verdict")
+	}
+	if !v.Code.Valid() {
+		return invalidf("verdict.code %q: want one of %v", v.Code, policy.ExclusionCodes)
+	}
+	switch v.Capacity {
+	case policy.EvidenceMeasured, policy.EvidenceOpaque, policy.EvidenceUnknown:
+	default:
+		return invalidf("verdict.capacity %q: want measured, opaque or unknown", v.Capacity)
+	}
+	if v.Until != nil && v.Until.IsZero() {
+		return invalidf("verdict.until is present but zero")
+	}
+	return nil
+}
+
+// validateReport checks the report the verdict was computed from and its
+// digest: both present or both absent, the report valid, of the excluded
+// group, and the digest its own.
+func (p Exclude) validateReport() error {
+	if p.Report == nil {
+		if p.ReportDigest != "" {
+			return invalidf("reportDigest without a report")
+		}
+		return nil
+	}
+	if err := validateCapacityReport(*p.Report); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if p.Report.Provider != p.Provider {
+		return invalidf("report of %s for an exclusion of group %s", p.Report.Provider, p.Provider)
+	}
+	if err := requireDigest("reportDigest", p.ReportDigest); err != nil {
+		return err
+	}
+	d, err := capacityReportDigest(*p.Report)
+	if err != nil {
+		return invalidf("report: %v", err)
+	}
+	if d != p.ReportDigest {
+		return invalidf("reportDigest %s is not the digest of the report (%s)", p.ReportDigest, d)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -43,6 +44,8 @@ type RunOptions struct {
 	// unverified eligibility the run explicitly accepts
 	// (run --allow-unknown-quota P): their attempts proceed with a warning
 	// instead of being excluded. Never policy_blocked or exhausted ones.
+	// Each must be a known provider, at most once; the order is kept as
+	// given (the order the user named them), since it decides nothing.
 	AllowUnknownQuota []policy.Provider `json:"allowUnknownQuota,omitempty"`
 }
 
@@ -90,6 +93,14 @@ func (p RunCreated) validate() error {
 	}
 	if p.Options.TimeoutMs < 0 {
 		return invalidf("options.timeoutMs must not be negative")
+	}
+	for i, q := range p.Options.AllowUnknownQuota {
+		if !q.Valid() {
+			return invalidf("options.allowUnknownQuota[%d] %q is not a known provider", i, q)
+		}
+		if slices.Contains(p.Options.AllowUnknownQuota[:i], q) {
+			return invalidf("options.allowUnknownQuota[%d] %q is repeated", i, q)
+		}
 	}
 	return nil
 }

@@ -74,8 +74,19 @@
 // to and the states it may leave from; a fold adds the event's index
 // (*FoldError).
 //
-// RebuildLane folds one lane's envelopes the same way, skipping audit;
-// EventOf maps an events.Type to its Event (the names are identical).
+// RebuildLane folds one lane's envelopes the same way, skipping audit,
+// recover and exclude (no transition); EventOf maps an events.Type to its
+// Event (the names are identical).
+//
+// # Events that are no transition
+//
+// recover (terminal only) attaches the parent's answer to an interrupted
+// outcome; exclude (created or terminal only: where a launch is decided)
+// records that the eligibility gate kept an attempt from launching. Neither
+// moves the lane: after an exclude the lane stays where it was and the next
+// decision skips the excluded attempt, because Run.LaneState lists its
+// group with the run's exhausted groups. A lane whose every remaining
+// attempt is excluded is stopped by that next decision (chain-exhausted).
 //
 // # The run aggregate
 //

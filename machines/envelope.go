@@ -4,8 +4,9 @@ import "github.com/switchyard-dev/switchyard/events"
 
 // EventOf maps a persisted event type to the lane event it records. Lane
 // event types carry the machine's own names (launch, claim, …, cancel);
-// run-level types (run-created, group-exhausted, run-final) and audit, which
-// changes nothing, map to none.
+// run-level types (run-created, group-exhausted, run-final), audit, which
+// changes nothing, and recover and exclude, which change the lane's record
+// but not its state, map to none.
 func EventOf(t events.Type) (Event, bool) {
 	switch t {
 	case events.TypeLaunch:
@@ -31,7 +32,7 @@ func EventOf(t events.Type) (Event, bool) {
 	case events.TypeCancel:
 		return EventCancel, true
 
-	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit, events.TypeRecover:
+	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit, events.TypeRecover, events.TypeExclude:
 		return "", false
 	}
 	return "", false
@@ -40,10 +41,11 @@ func EventOf(t events.Type) (Event, bool) {
 // RebuildLane folds one lane's envelopes (the sy.ev.<run>.L<lane> subject,
 // in order) from StateCreated, skipping audit. It reads only types, never
 // payloads. Every envelope must share the first one's run and lane, or the
-// fold stops with a *FoldError wrapping ErrInconsistent; a type that is not
-// a lane event (run-created, …) or a transition the table refuses stops it
-// with a *FoldError wrapping a *TransitionError. Index and Seq name the
-// envelope.
+// fold stops with a *FoldError wrapping ErrInconsistent; recover is skipped,
+// and exclude too where it may arrive (created, terminal; elsewhere it is
+// ErrInconsistent); a type that is not a lane event (run-created, …) or a
+// transition the table refuses stops it with a *FoldError wrapping a
+// *TransitionError. Index and Seq name the envelope.
 func RebuildLane(envs []events.Envelope) (State, error) {
 	s := StateCreated
 	for i, env := range envs {
@@ -52,6 +54,12 @@ func RebuildLane(envs []events.Envelope) (State, error) {
 				"%s of run %q lane %d in the log of run %q lane %d", env.Type, env.Run, env.Lane, envs[0].Run, envs[0].Lane)}
 		}
 		if env.Type == events.TypeAudit || env.Type == events.TypeRecover {
+			continue
+		}
+		if env.Type == events.TypeExclude {
+			if err := excludeAllowed(s); err != nil {
+				return s, &FoldError{Index: i, Seq: env.Seq, Err: err}
+			}
 			continue
 		}
 		ev, ok := EventOf(env.Type)

@@ -12,7 +12,8 @@ import (
 )
 
 // seedLogs are run logs the fold tests use: exhaustion across lanes, a
-// writer inspected, a handoff answered and continued, a cancel.
+// writer inspected, a handoff answered and continued, a cancel, attempts
+// excluded before launch and between attempts.
 func seedLogs(tb testing.TB) [][]events.Envelope {
 	usage := policy.OutcomeUsageExhausted
 	delivered := outcome(1, policy.OutcomeNeedsParentOp, true)
@@ -38,7 +39,14 @@ func seedLogs(tb testing.TB) [][]events.Envelope {
 	cancelled := newRunLog(tb, policy.ReadOnly, lanePolicy("lane#1")).
 		add(events.RunLane, cancelP()).add(0, cancelP()).add(0, stopP(policy.StopChainExhausted)).
 		add(0, deniedP(policy.DenyAmbiguousState))
-	return [][]events.Envelope{exhausted.envs, writer.envs, cancelled.envs}
+	excluded := newRunLog(tb, policy.ReadOnly, lanePolicy("lane#1", usage), lanePolicy("lane#2", usage)).
+		add(0, excludeP(0, policy.ExcludePolicyBlocked)).
+		add(0, launchP(1, "e1")).add(0, claimP("e1")).add(0, finishP("e1", outcome(1, usage, true))).
+		add(1, launchP(0, "e2")).add(1, claimP("e2")).add(1, finishP("e2", outcome(0, usage, true))).
+		add(1, excludeP(1, policy.ExcludeQuotaExhausted)).
+		add(0, stopP(policy.StopChainExhausted)).add(1, stopP(policy.StopChainExhausted)).
+		add(events.RunLane, finalP(events.FinalStopped, events.FinalStopped))
+	return [][]events.Envelope{exhausted.envs, writer.envs, cancelled.envs, excluded.envs}
 }
 
 // mutateLog applies the fuzzer's edit program to a copy of base, three
@@ -155,7 +163,7 @@ func FuzzRebuildLane(f *testing.F) {
 				typ = events.Types[b]
 			}
 			envs = append(envs, events.Envelope{Run: "R", Lane: 0, Seq: uint64(i + 1), Type: typ})
-			if typ != events.TypeAudit {
+			if typ != events.TypeAudit && typ != events.TypeRecover && typ != events.TypeExclude { // no transition
 				ev, ok := machines.EventOf(typ)
 				if !ok {
 					ev = machines.Event(typ)

@@ -3,6 +3,7 @@ package machines
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
@@ -41,6 +42,13 @@ import (
 //   - cancel: on a lane, the machine moves and Reason is the cancel reason;
 //     on the run, Cancel records the request (the engine then cancels each
 //     lane with its own event).
+//   - recover: no transition (terminal only); the parent's inspection and
+//     recovery are attached to the interrupted outcome in History.
+//   - exclude: no transition (created or terminal only, not after a
+//     run-level cancel); the attempt joins Excluded, so LaneState carries
+//     its group with the run's exhausted groups. The attempt must be one
+//     of the lane's, with the recorded descriptor and exhaustion group,
+//     and not excluded before.
 //   - audit: nothing but the subject's last sequence.
 //
 // The exported fields are the fold's result: read them, change them only
@@ -89,12 +97,33 @@ type LaneRecord struct {
 	// Request is the operation a request-operation asked for, while the
 	// lane awaits it; nil otherwise.
 	Request *events.RequestOperation
+	// Excluded are the attempts the eligibility gate kept from launching,
+	// in order of exclusion; LaneState adds their groups to the run's
+	// exhausted groups for this lane.
+	Excluded []Exclusion
 	// Reason says why a final lane ended: the complete or stop decision's
 	// reason, or the cancel reason. Empty while the lane is not final.
 	Reason string
 	// Seq is the store sequence of the lane's last envelope (audit
 	// included): the expected last sequence of its next append.
 	Seq uint64
+}
+
+// Exclusion is one attempt of a lane that the eligibility gate kept from
+// launching (an exclude event): the attempt, its exhaustion group, why, and
+// the report the verdict was computed from.
+type Exclusion struct {
+	AttemptIndex int
+	Group        policy.Provider
+	Code         policy.ExclusionCode
+	Detail       string
+	// Until is the known end of the condition (an exhaustion's reset),
+	// when the verdict gave one.
+	Until *time.Time
+	// ReportDigest is the digest of the capacity report the verdict was
+	// computed from; empty when there was none.
+	ReportDigest string
+	EvaluatedAt  time.Time
 }
 
 // FoldRun folds a run's envelopes, in log order, into a new Run. The first
@@ -124,16 +153,25 @@ func (r *Run) Final() bool {
 	return true
 }
 
-// LaneState returns lane i's input to policy.Next: its history, the run's
-// exhausted groups and the run's access mode. The slices are copies; the
-// events they hold share pointers with the log, so treat them as read-only.
+// LaneState returns lane i's input to policy.Next: its history, the
+// groups it must skip and the run's access mode. The groups are the run's
+// exhausted groups, then the lane's excluded groups not already among them
+// in order of exclusion: policy.Next skips an excluded attempt exactly as
+// it skips an exhausted one. The slices are copies; the events they hold
+// share pointers with the log, so treat them as read-only.
 func (r *Run) LaneState(i int) (policy.LaneState, error) {
 	if r.Created == nil || i < 0 || i >= len(r.Lanes) {
 		return policy.LaneState{}, fmt.Errorf("lane %d: the run has %d lanes", i, len(r.Lanes))
 	}
+	groups := slices.Clone(r.Exhausted)
+	for _, x := range r.Lanes[i].Excluded {
+		if !slices.Contains(groups, x.Group) {
+			groups = append(groups, x.Group)
+		}
+	}
 	return policy.LaneState{
 		Events:          slices.Clone(r.Lanes[i].History),
-		ExhaustedGroups: slices.Clone(r.Exhausted),
+		ExhaustedGroups: groups,
 		Access:          r.Created.Access,
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -145,4 +146,22 @@ func finalP(states ...events.FinalState) events.RunFinal {
 		f.Lanes = append(f.Lanes, events.LaneResult{Lane: i, LaneID: fmt.Sprintf("lane#%d", i+1), State: s})
 	}
 	return f
+}
+
+// excludeP excludes attempt (claude:model@high or codex:model@high, as
+// lanePolicy builds them) with code; quota_exhausted ones carry their
+// reset, and every one carries the report it was computed from.
+func excludeP(attempt int, code policy.ExclusionCode) events.Exclude {
+	provider := []policy.Provider{policy.Claude, policy.Codex}[attempt]
+	report := eventstest.SampleCapacityReport(provider, t0)
+	v := policy.EligibilityVerdict{Code: code, Capacity: policy.EvidenceMeasured, Detail: string(provider) + " is not eligible"}
+	if code == policy.ExcludeQuotaExhausted {
+		until := t0.Add(3 * time.Hour)
+		v.Until = &until
+	}
+	return events.Exclude{
+		AttemptIndex: attempt, Descriptor: string(provider) + ":model@high", Provider: provider, Source: report.Snapshot.Source,
+		Verdict: v, Report: &report, ReportDigest: eventstest.SampleReportDigest(report),
+		EvaluatedAt: t0.Add(time.Minute), InputDigest: digestA, SheetDigest: events.Digest(sheet),
+	}
 }

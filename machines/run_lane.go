@@ -1,6 +1,8 @@
 package machines
 
 import (
+	"slices"
+
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -40,6 +42,23 @@ func (r *Run) applyLane(env events.Envelope) error {
 		// decision.
 		if cur.State != StateTerminal {
 			return inconsistent("recover while the lane is %s; only a terminal lane waits for it", cur.State)
+		}
+		next, err := laneEffect(*cur, env.Payload, r.Created)
+		if err != nil {
+			return err
+		}
+		next.Seq = max(cur.Seq, env.Seq)
+		*cur = next
+		return nil
+	}
+	if env.Type == events.TypeExclude {
+		// Not a transition: the gate kept an attempt from launching, and
+		// the lane stays where the next decision is made.
+		if err := excludeAllowed(cur.State); err != nil {
+			return err
+		}
+		if r.Cancel != nil {
+			return inconsistent("exclude after the run was cancelled")
 		}
 		next, err := laneEffect(*cur, env.Payload, r.Created)
 		if err != nil {
@@ -154,6 +173,8 @@ func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecor
 		op := p.Operation
 		l.History = append(cloneHistory(l.History), policy.Event{AttemptIndex: attempt, Status: status, ParentOperation: &op})
 		l.Request = nil
+	case events.Exclude:
+		return exclude(l, p)
 	case events.Inspect:
 	case events.Complete:
 		l.Reason = p.Decision.Reason
@@ -176,6 +197,42 @@ func dispatch(l LaneRecord, p events.Launch, continued bool) (LaneRecord, error)
 	}
 	d := p
 	l.Dispatch, l.Continued, l.Claim = &d, continued, nil
+	return l, nil
+}
+
+// excludeAllowed says whether an exclude may arrive in state s: only
+// where a launch decision is made, before the lane's first attempt or
+// between attempts.
+func excludeAllowed(s State) error {
+	if s != StateCreated && s != StateTerminal {
+		return inconsistent("exclude while the lane is %s; the gate runs only where a launch is decided (created, terminal)", s)
+	}
+	return nil
+}
+
+// exclude records an attempt the gate kept from launching, after checking
+// it is one of the lane's attempts as the event names it.
+func exclude(l LaneRecord, p events.Exclude) (LaneRecord, error) {
+	if p.AttemptIndex < 0 || p.AttemptIndex >= len(l.Policy.Attempts) {
+		return l, inconsistent("exclude of attempt %d: lane %q has %d attempts", p.AttemptIndex, l.Policy.ID, len(l.Policy.Attempts))
+	}
+	ap := l.Policy.Attempts[p.AttemptIndex]
+	if p.Descriptor != ap.Descriptor || p.Provider != ap.ExhaustionGroup {
+		return l, inconsistent("exclude of attempt %d as %s (group %s); the lane's attempt %d is %s (group %s)",
+			p.AttemptIndex, p.Descriptor, p.Provider, p.AttemptIndex, ap.Descriptor, ap.ExhaustionGroup)
+	}
+	for _, x := range l.Excluded {
+		if x.Group == p.Provider {
+			return l, inconsistent("exclude of group %s, already excluded from this lane", p.Provider)
+		}
+	}
+	x := Exclusion{AttemptIndex: p.AttemptIndex, Group: p.Provider, Code: p.Verdict.Code, Detail: p.Verdict.Detail,
+		ReportDigest: p.ReportDigest, EvaluatedAt: p.EvaluatedAt}
+	if p.Verdict.Until != nil {
+		u := *p.Verdict.Until
+		x.Until = &u
+	}
+	l.Excluded = append(slices.Clone(l.Excluded), x)
 	return l, nil
 }
 

@@ -312,7 +312,6 @@ func reportRejects(t testing.TB) []capReject {
 		{"learned until before at", m(unsupported, "learned_exhaustion.until", "2026-12-01T11:00:00Z"), "learned_exhaustion.until", "before at"},
 		// Windows.
 		{"empty windows", m(ok, "snapshot.windows", []any{}), "snapshot.windows", "must not be empty"},
-		{"measured without windows", m(ok, "snapshot.windows", capAbsent), "snapshot.windows", "at least one window"},
 		{"windows on an unknown snapshot", m(unknown, "snapshot.windows", []any{map[string]any{"name": "5h", "used_percent": 3}}), "snapshot.windows", "must be absent unless the snapshot is measured"},
 		{"duplicated window name", m(ok, "snapshot.windows.1.name", "5h"), "snapshot.windows[1].name", "repeats"},
 		{"empty window name", m(ok, "snapshot.windows.0.name", ""), "snapshot.windows[0].name", "must not be empty"},
@@ -450,4 +449,24 @@ func TestMarshalCapacityValidates(t *testing.T) {
 	r.Eligibility.Reasons = []EligibilityReason{}
 	require.Equal(t, string(mustMarshalReport(t, base)), string(mustMarshalReport(t, r)))
 	require.NotContains(t, string(mustMarshalReport(t, r)), `"reasons"`, "reasons omitted, never [] or null")
+}
+
+// TestMeasuredWithoutWindows: a source that answered with no running
+// window (Claude before a window's first message) is a measured snapshot
+// with no windows; it round-trips and the gate finds it eligible, measured,
+// never a synthetic 0% or 100%.
+func TestMeasuredWithoutWindows(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	snap := CapacitySnapshot{SchemaVersion: 1, Provider: Claude, Source: QuotaLiveHTTP, State: CapacityMeasured, AcquiredAt: at}
+	r := CapacityReport{SchemaVersion: 1, Provider: Claude, Snapshot: snap}
+	b, err := MarshalCapacityReport(r)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "windows")
+	got, err := DecodeCapacityReport(b)
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+	v := EvaluateEligibility(EligibilityInput{Provider: Claude, Source: QuotaLiveHTTP, Report: &got, Now: at.Add(time.Minute)})
+	require.True(t, v.Eligible)
+	require.Equal(t, EvidenceMeasured, v.Capacity)
 }

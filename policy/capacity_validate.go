@@ -122,8 +122,10 @@ const MaxCapacityWindows = 64
 // state; UNSUPPORTED source exactly when the state is unsupported, whose
 // reason is no_source; a known reason on every unknown snapshot (never
 // no_source) and none on a measured one; signed_in=false only on an unknown
-// snapshot, and never true beside the reason not_signed_in; one to
-// MaxCapacityWindows windows on a measured snapshot and none otherwise, each
+// snapshot, and never true beside the reason not_signed_in; at most
+// MaxCapacityWindows windows on a measured snapshot (none is valid: the
+// source answered and no window is running, as Claude reports before a
+// window's first message) and none otherwise, each
 // with a distinct non-empty printable name of at most MaxWindowNameLen
 // bytes, used_percent within 0..100 and window_minutes positive when given;
 // a non-zero acquired_at.
@@ -172,9 +174,6 @@ func (s CapacitySnapshot) check() *capIssue {
 		}
 	}
 	if s.State == CapacityMeasured {
-		if len(s.Windows) == 0 {
-			return capIssuef("windows", "a measured snapshot needs at least one window")
-		}
 		if len(s.Windows) > MaxCapacityWindows {
 			return capIssuef("windows", "has %d windows, over the limit of %d", len(s.Windows), MaxCapacityWindows)
 		}

@@ -83,7 +83,7 @@ func SamplePayload(t events.Type) events.Payload {
 			Parent: policy.ParentClaude, Access: policy.ReadOnly,
 			PromptDigest: events.Digest([]byte("Fix the flaky test.\n")), PromptPath: "/srv/checkout/.prompt.md",
 			Cwd: "/srv/checkout", Lanes: []policy.LanePolicy{SampleLane},
-			Options: events.RunOptions{Contract: policy.ContractLegacy, TimeoutMs: 1800000},
+			Options: events.RunOptions{Contract: policy.ContractLegacy, TimeoutMs: 1800000, AllowUnknownQuota: []policy.Provider{policy.Grok}},
 		}
 	case events.TypeGroupExhausted:
 		return events.GroupExhausted{Provider: policy.Codex, FromLane: 0, ExecutionID: "x1"}
@@ -145,6 +145,15 @@ func SamplePayload(t events.Type) events.Payload {
 					Descriptor: sampleAttempt.Descriptor, APISpend: sampleAttempt.APISpend, Access: policy.ReadOnly,
 					Contract: policy.ContractLegacy},
 			}}
+	case events.TypeExclude:
+		report := SampleExcludedReport()
+		return events.Exclude{
+			AttemptIndex: 0, Descriptor: sampleAttempt.Descriptor, Provider: policy.Codex, Source: policy.QuotaLiveRPC,
+			Verdict: policy.EligibilityVerdict{Code: policy.ExcludePolicyBlocked, Capacity: policy.EvidenceMeasured,
+				Detail: "codex: purchased credits are present; execution would spend them"},
+			Report: &report, ReportDigest: SampleReportDigest(report),
+			EvaluatedAt: T0, InputDigest: SampleInputDigest, SheetDigest: events.Digest(SampleSheet),
+		}
 	}
 	panic(fmt.Sprintf("eventstest: no sample for event type %q", t))
 }
@@ -181,4 +190,24 @@ func SampleReport(kind events.ReportKind, run string, lane int, executionID, wor
 		r.JobSeq, r.Delivery = 12, 2
 	}
 	return r
+}
+
+// SampleExcludedReport is the codex report of the sample exclude: healthy
+// windows, but purchased credits present, so its eligibility is
+// policy_blocked.
+func SampleExcludedReport() policy.CapacityReport {
+	r := SampleCapacityReport(policy.Codex, T0.Add(-2*time.Minute).Truncate(time.Second))
+	r.Eligibility.State = policy.EligibilityPolicyBlocked
+	r.Eligibility.Reasons = []policy.EligibilityReason{"credits_present"}
+	return r
+}
+
+// SampleReportDigest is the digest an exclude records of r
+// (policy.CapacityReportDigest).
+func SampleReportDigest(r policy.CapacityReport) string {
+	d, err := policy.CapacityReportDigest(r)
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

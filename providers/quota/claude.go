@@ -56,23 +56,23 @@ func claudeCredentialsPath(env []string) string {
 func readClaudeToken(env []string, now time.Time) (string, policy.CapacityReason) {
 	path := claudeCredentialsPath(env)
 	if path == "" {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	b, err := readCapped(path)
 	if err != nil {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	var c claudeCredentials
 	if err := strictObject(b, &c); err != nil || c.OAuth == nil || c.OAuth.AccessToken == "" {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	if c.OAuth.ExpiresAt != nil {
 		if ms, err := c.OAuth.ExpiresAt.Int64(); err == nil && !time.UnixMilli(ms).After(now) {
-			return "", httpReasonTokenExpired
+			return "", policy.CapacityReasonTokenExpired
 		}
 	}
 	if c.OAuth.Scopes != nil && !slices.Contains(*c.OAuth.Scopes, claudeProfileScope) {
-		return "", httpReasonTokenLacksScope
+		return "", policy.CapacityReasonTokenLacksScope
 	}
 	return c.OAuth.AccessToken, ""
 }
@@ -90,7 +90,7 @@ func acquireClaude(ctx context.Context, cfg Config) policy.CapacityReport {
 	}
 	u, ok := testURL(cfg.Env, TestClaudeUsageURLEnv, claudeUsageURL)
 	if !ok {
-		return unknown(httpReasonBackendError)
+		return unknown(policy.CapacityReasonBackendError)
 	}
 	body, reason := do(ctx, cfg.HTTPClient, request{
 		Method: http.MethodGet,

@@ -55,7 +55,7 @@ type claudeLimitJSON struct {
 // with reason unparseable. The snapshot carries no payload text but the
 // labels of window names.
 func ParseClaudeUsage(body []byte, at time.Time) policy.CapacitySnapshot {
-	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonUnparseable, at)
+	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, at)
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return bad

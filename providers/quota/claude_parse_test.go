@@ -12,7 +12,7 @@ import (
 // claudeParseCases maps every Claude payload fixture to its snapshot.
 func claudeParseCases() map[string]policy.CapacitySnapshot {
 	week := 7 * 24 * 60
-	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow)
+	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow)
 	return map[string]policy.CapacitySnapshot{
 		"usage_full.json": measured(policy.Claude,
 			win("5h", pct(61), 300, at("2026-08-22T07:59:59.571404Z")),
@@ -74,10 +74,10 @@ var claudeCredentialCases = map[string]struct {
 }{
 	"credentials.json":                {token: "tok-SNTL-9c1e"},
 	"credentials_no_scopes.json":      {token: "tok-SNTL-9c1e"}, // scopes unknown: the endpoint decides
-	"credentials_inference_only.json": {reason: httpReasonTokenLacksScope},
-	"credentials_expired.json":        {reason: httpReasonTokenExpired},
-	"credentials_no_token.json":       {reason: httpReasonNoCredentials},
-	"credentials_malformed.json":      {reason: httpReasonNoCredentials},
+	"credentials_inference_only.json": {reason: policy.CapacityReasonTokenLacksScope},
+	"credentials_expired.json":        {reason: policy.CapacityReasonTokenExpired},
+	"credentials_no_token.json":       {reason: policy.CapacityReasonNoCredentials},
+	"credentials_malformed.json":      {reason: policy.CapacityReasonNoCredentials},
 }
 
 func TestParseClaudeUsageFixtures(t *testing.T) {
@@ -104,7 +104,7 @@ func TestClaudeFixturesAllTabled(t *testing.T) {
 
 func TestParseClaudeUsageEdges(t *testing.T) {
 	t.Parallel()
-	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow)
+	bad := unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow)
 	for name, tc := range map[string]struct {
 		body string
 		want policy.CapacitySnapshot

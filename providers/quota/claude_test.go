@@ -45,19 +45,19 @@ func TestReadClaudeTokenLocations(t *testing.T) {
 	t.Run("no file is no_credentials, not signed out", func(t *testing.T) {
 		t.Parallel()
 		_, reason := readClaudeToken([]string{"HOME=" + t.TempDir()}, testNow)
-		require.Equal(t, httpReasonNoCredentials, reason)
+		require.Equal(t, policy.CapacityReasonNoCredentials, reason)
 	})
 	t.Run("no HOME and no CLAUDE_CONFIG_DIR", func(t *testing.T) {
 		t.Parallel()
 		_, reason := readClaudeToken([]string{"PATH=/usr/bin"}, testNow)
-		require.Equal(t, httpReasonNoCredentials, reason)
+		require.Equal(t, policy.CapacityReasonNoCredentials, reason)
 	})
 	t.Run("a directory in place of the file", func(t *testing.T) {
 		t.Parallel()
 		home := t.TempDir()
 		require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude", ".credentials.json"), 0o700))
 		_, reason := readClaudeToken([]string{"HOME=" + home}, testNow)
-		require.Equal(t, httpReasonNoCredentials, reason)
+		require.Equal(t, policy.CapacityReasonNoCredentials, reason)
 	})
 	t.Run("a file over the cap", func(t *testing.T) {
 		t.Parallel()
@@ -65,14 +65,14 @@ func TestReadClaudeTokenLocations(t *testing.T) {
 		big := append(bytes.TrimSuffix(bytes.TrimSpace(good), []byte("}")), []byte(`,"pad":"`+string(bytes.Repeat([]byte("x"), maxBody))+`"}`)...)
 		simquota.WriteClaudeCredentials(t, home, big)
 		_, reason := readClaudeToken([]string{"HOME=" + home}, testNow)
-		require.Equal(t, httpReasonNoCredentials, reason)
+		require.Equal(t, policy.CapacityReasonNoCredentials, reason)
 	})
 	t.Run("expiry exactly now is expired", func(t *testing.T) {
 		t.Parallel()
 		home := t.TempDir()
 		simquota.WriteClaudeCredentials(t, home, simquota.ClaudeCredentialsJSON(simquota.ClaudeCredentials{ExpiresAt: testNow}))
 		_, reason := readClaudeToken([]string{"HOME=" + home}, testNow)
-		require.Equal(t, httpReasonTokenExpired, reason)
+		require.Equal(t, policy.CapacityReasonTokenExpired, reason)
 	})
 }
 
@@ -93,12 +93,12 @@ func TestAcquireClaudeScenarios(t *testing.T) {
 			win("5h", pct(61), 300, resets5h), win("7d", pct(22), week, resets7d), win("7d-sonnet", pct(1), week, nil))},
 		"exhausted": {scenario: simquota.Exhausted, want: measured(policy.Claude,
 			win("5h", pct(100), 300, resets5h), win("7d", pct(22), week, resets7d), win("7d-sonnet", pct(1), week, nil))},
-		"throttled":    {scenario: simquota.Throttled, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonThrottled, testNow)},
-		"unauthorized": {scenario: simquota.Unauthorized, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonTokenExpired, testNow)},
-		"forbidden":    {scenario: simquota.Forbidden, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonTokenLacksScope, testNow)},
-		"server error": {scenario: simquota.ServerError, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonBackendError, testNow)},
-		"malformed":    {scenario: simquota.Malformed, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow)},
-		"slow":         {scenario: simquota.Slow, timeout: time.Second, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonTimeout, testNow)},
+		"throttled":    {scenario: simquota.Throttled, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonThrottled, testNow)},
+		"unauthorized": {scenario: simquota.Unauthorized, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonTokenExpired, testNow)},
+		"forbidden":    {scenario: simquota.Forbidden, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonTokenLacksScope, testNow)},
+		"server error": {scenario: simquota.ServerError, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonBackendError, testNow)},
+		"malformed":    {scenario: simquota.Malformed, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow)},
+		"slow":         {scenario: simquota.Slow, timeout: time.Second, want: unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonTimeout, testNow)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -126,10 +126,10 @@ func TestAcquireClaudeWithoutCall(t *testing.T) {
 		creds  []byte
 		reason policy.CapacityReason
 	}{
-		"expired":        {fixture(t, "claude", "credentials_expired.json"), httpReasonTokenExpired},
-		"inference only": {fixture(t, "claude", "credentials_inference_only.json"), httpReasonTokenLacksScope},
-		"no token":       {fixture(t, "claude", "credentials_no_token.json"), httpReasonNoCredentials},
-		"no file":        {nil, httpReasonNoCredentials},
+		"expired":        {fixture(t, "claude", "credentials_expired.json"), policy.CapacityReasonTokenExpired},
+		"inference only": {fixture(t, "claude", "credentials_inference_only.json"), policy.CapacityReasonTokenLacksScope},
+		"no token":       {fixture(t, "claude", "credentials_no_token.json"), policy.CapacityReasonNoCredentials},
+		"no file":        {nil, policy.CapacityReasonNoCredentials},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -155,7 +155,7 @@ func TestAcquireClaudeWrongTokenIsRefused(t *testing.T) {
 	simquota.WriteClaudeCredentials(t, s.home, simquota.ClaudeCredentialsJSON(simquota.ClaudeCredentials{Token: "not-the-fixture-token"}))
 	got := s.acquire(t, policy.Claude, 0)
 	require.Equal(t, policy.CapacityUnknown, got.Snapshot.State)
-	require.Equal(t, httpReasonBackendError, got.Snapshot.Reason)
+	require.Equal(t, policy.CapacityReasonBackendError, got.Snapshot.Reason)
 	require.Len(t, s.sim.Problems(), 1)
 }
 
@@ -165,7 +165,7 @@ func TestAcquireClaudeOversizeBody(t *testing.T) {
 	big := []byte(`{"five_hour":{"utilization":1,"resets_at":null},"pad":"` + string(bytes.Repeat([]byte("x"), maxBody)) + `"}`)
 	s.sim.SetBody(simquota.ClaudeUsagePath, big)
 	got := s.acquire(t, policy.Claude, 0)
-	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow), got.Snapshot)
+	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow), got.Snapshot)
 }
 
 // A redirect is not the documented endpoint: it is not followed, so the
@@ -180,7 +180,7 @@ func TestAcquireClaudeRedirectNotFollowed(t *testing.T) {
 	}))
 	t.Cleanup(redirect.Close)
 	got := s.acquire(t, policy.Claude, 0, TestClaudeUsageURLEnv+"="+redirect.URL+simquota.ClaudeUsagePath)
-	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonBackendError, testNow), got.Snapshot)
+	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonBackendError, testNow), got.Snapshot)
 	require.Zero(t, s.hits())
 }
 
@@ -203,5 +203,5 @@ func TestTestURLOverrideLoopbackOnly(t *testing.T) {
 	}
 	s := newStand(t)
 	got := s.acquire(t, policy.Claude, 0, TestClaudeUsageURLEnv+"=https://example.invalid/api/oauth/usage")
-	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, httpReasonBackendError, testNow), got.Snapshot)
+	requireSnapshot(t, unknownSnapshot(policy.Claude, policy.QuotaLiveHTTP, policy.CapacityReasonBackendError, testNow), got.Snapshot)
 }

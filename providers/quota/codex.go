@@ -69,11 +69,11 @@ func acquireCodex(ctx context.Context, cfg Config) policy.CapacityReport {
 	parent := codexEnvMap(cfg.Env)
 	bin, ok := codexResolve(cfg.Binary, parent)
 	if !ok {
-		return fail(reasonBinaryMissing)
+		return fail(policy.CapacityReasonBinaryMissing)
 	}
 	env, err := codexChildEnv(parent)
 	if err != nil {
-		return fail(reasonBackendError)
+		return fail(policy.CapacityReasonBackendError)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -81,15 +81,15 @@ func acquireCodex(ctx context.Context, cfg Config) policy.CapacityReport {
 	srv, err := startCodexServer(ctx, bin, env)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, exec.ErrNotFound) {
-			return fail(reasonBinaryMissing)
+			return fail(policy.CapacityReasonBinaryMissing)
 		}
-		return fail(reasonBackendError)
+		return fail(policy.CapacityReasonBackendError)
 	}
 	account, rateLimits, reason := srv.session()
 	srv.stop(ctx)
 	if reason != "" {
 		if ctx.Err() != nil {
-			reason = reasonTimeout
+			reason = policy.CapacityReasonTimeout
 		}
 		return fail(reason)
 	}
@@ -152,7 +152,7 @@ func startCodexServer(ctx context.Context, bin string, env []string) (*codexServ
 // rate-limits response line, or a failure reason.
 func (s *codexServer) session() (account, rateLimits []byte, reason policy.CapacityReason) {
 	if err := s.write(codexInitializeLine); err != nil {
-		return nil, nil, reasonBackendError
+		return nil, nil, policy.CapacityReasonBackendError
 	}
 	// The initialize result (user agent, home path) is not used.
 	_, m, reason := s.await(codexInitializeID)
@@ -160,17 +160,17 @@ func (s *codexServer) session() (account, rateLimits []byte, reason policy.Capac
 		return nil, nil, reason
 	}
 	if m.Err != nil {
-		return nil, nil, reasonBackendError
+		return nil, nil, policy.CapacityReasonBackendError
 	}
 	if err := s.write(codexInitializedLine + codexAccountLine); err != nil {
-		return nil, nil, reasonBackendError
+		return nil, nil, policy.CapacityReasonBackendError
 	}
 	account, _, reason = s.await(codexAccountID)
 	if reason != "" {
 		return nil, nil, reason
 	}
 	if err := s.write(codexRateLimitsLine); err != nil {
-		return nil, nil, reasonBackendError
+		return nil, nil, policy.CapacityReasonBackendError
 	}
 	rateLimits, _, reason = s.await(codexRateLimitsID)
 	if reason != "" {
@@ -195,11 +195,11 @@ func (s *codexServer) await(id int64) ([]byte, codexMessage, policy.CapacityReas
 		if err != nil {
 			switch {
 			case errors.Is(err, errCodexFrame):
-				return nil, codexMessage{}, reasonUnparseable
+				return nil, codexMessage{}, policy.CapacityReasonUnparseable
 			case errors.Is(err, os.ErrDeadlineExceeded):
-				return nil, codexMessage{}, reasonTimeout
+				return nil, codexMessage{}, policy.CapacityReasonTimeout
 			default:
-				return nil, codexMessage{}, reasonBackendError
+				return nil, codexMessage{}, policy.CapacityReasonBackendError
 			}
 		}
 		if len(strings.TrimSpace(string(line))) == 0 {
@@ -207,7 +207,7 @@ func (s *codexServer) await(id int64) ([]byte, codexMessage, policy.CapacityReas
 		}
 		m, err := decodeCodexMessage(line)
 		if err != nil {
-			return nil, codexMessage{}, reasonUnparseable
+			return nil, codexMessage{}, policy.CapacityReasonUnparseable
 		}
 		if m.Method != "" || !m.HasID || m.IDText || m.ID != id {
 			continue

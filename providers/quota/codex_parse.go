@@ -178,11 +178,11 @@ func ParseCodexAccount(result []byte) (CodexAccount, error) {
 func ParseCodexRateLimits(result []byte, observedAt time.Time) (policy.CapacitySnapshot, policy.ExecutionEligibility) {
 	top, ok := codexObject(result)
 	if !ok {
-		return codexFailure(reasonUnparseable, nil, observedAt)
+		return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 	}
 	rl, ok := codexObject(top["rateLimits"])
 	if !ok {
-		return codexFailure(reasonUnparseable, nil, observedAt)
+		return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 	}
 	reasons := map[policy.EligibilityReason]bool{}
 
@@ -194,54 +194,54 @@ func ParseCodexRateLimits(result []byte, observedAt time.Time) (policy.CapacityS
 		}
 		w, ok := codexWindow(key, raw)
 		if !ok {
-			return codexFailure(reasonUnparseable, nil, observedAt)
+			return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 		}
 		if w.UsedPercent != nil && *w.UsedPercent >= 100 {
-			reasons[eligWindowExhausted] = true
+			reasons[policy.EligibilityReasonWindowExhausted] = true
 		}
 		windows = append(windows, w)
 	}
 
 	// Criterion 1: purchased credits present.
 	if credits, ok := codexObject(rl["credits"]); !ok {
-		reasons[eligCreditsUnknown] = true
+		reasons[policy.EligibilityReasonCreditsUnknown] = true
 	} else if has, ok := codexBool(credits["hasCredits"]); !ok {
-		reasons[eligCreditsUnknown] = true
+		reasons[policy.EligibilityReasonCreditsUnknown] = true
 	} else if has {
-		reasons[eligCreditsPresent] = true
+		reasons[policy.EligibilityReasonCreditsPresent] = true
 	}
 	// Criterion 2: ordinary usage must be explicitly allowed; criterion 3:
 	// false is a blocker.
 	if allowed, ok := codexBool(top["ordinaryUsageAllowed"]); !ok {
-		reasons[eligOrdinaryUsageUnknown] = true
+		reasons[policy.EligibilityReasonOrdinaryUsageUnknown] = true
 	} else if !allowed {
-		reasons[eligOrdinaryUsageNotAllowed] = true
+		reasons[policy.EligibilityReasonOrdinaryUsageNotAllowed] = true
 	}
 	if reached, ok := codexBool(rl["spendControlReached"]); !ok {
-		reasons[eligSpendControlUnknown] = true
+		reasons[policy.EligibilityReasonSpendControlUnknown] = true
 	} else if reached {
-		reasons[eligSpendControlReached] = true
+		reasons[policy.EligibilityReasonSpendControlReached] = true
 	}
 	// Criterion 3: any reached type, an exhausted individual limit, any
 	// upsell. Their values are opaque: presence is the evidence.
 	if raw, ok := rl["rateLimitReachedType"]; ok && !codexIsNull(raw) {
-		reasons[eligRateLimitReached] = true
+		reasons[policy.EligibilityReasonRateLimitReached] = true
 	}
 	if raw, ok := rl["individualLimit"]; ok && !codexIsNull(raw) {
 		limit, ok := codexObject(raw)
 		if !ok {
-			return codexFailure(reasonUnparseable, nil, observedAt)
+			return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 		}
 		remaining, ok := codexNumber(limit["remainingPercent"])
 		if !ok {
-			return codexFailure(reasonUnparseable, nil, observedAt)
+			return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 		}
 		if remaining <= 0 {
-			reasons[eligIndividualLimitExhausted] = true
+			reasons[policy.EligibilityReasonIndividualLimitExhausted] = true
 		}
 	}
 	if raw, ok := top["rateLimitUpsell"]; ok && !codexIsNull(raw) {
-		reasons[eligUpsellPresent] = true
+		reasons[policy.EligibilityReasonUpsellPresent] = true
 	}
 
 	signedIn := true // the method answers only a ChatGPT login
@@ -264,14 +264,14 @@ func ParseCodexRateLimitsError(code int64, message string, observedAt time.Time)
 	switch {
 	case code == codexInvalidRequest && strings.HasPrefix(message, codexLoggedOutText):
 		signedIn := false
-		return codexFailure(reasonNotSignedIn, &signedIn, observedAt)
+		return codexFailure(policy.CapacityReasonNotSignedIn, &signedIn, observedAt)
 	case code == codexInvalidRequest && strings.HasPrefix(message, codexNoPlanText):
-		return codexFailure(reasonNoPlanQuota, nil, observedAt)
+		return codexFailure(policy.CapacityReasonNoPlanQuota, nil, observedAt)
 	default:
 		// -32603 (backend or network failure, a dead token), -32001
 		// (overloaded), and any other refusal: the server failed to
 		// collect; nothing is known about the account.
-		return codexFailure(reasonBackendError, nil, observedAt)
+		return codexFailure(policy.CapacityReasonBackendError, nil, observedAt)
 	}
 }
 
@@ -297,7 +297,7 @@ func ParseCodexReplies(accountLine, rateLimitsLine []byte, observedAt time.Time)
 func codexFromReply(line []byte, observedAt time.Time) (policy.CapacitySnapshot, policy.ExecutionEligibility) {
 	m, err := decodeCodexMessage(line)
 	if err != nil || m.Method != "" {
-		return codexFailure(reasonUnparseable, nil, observedAt)
+		return codexFailure(policy.CapacityReasonUnparseable, nil, observedAt)
 	}
 	if m.Err != nil {
 		return ParseCodexRateLimitsError(m.Err.Code, m.Err.Message, observedAt)
@@ -328,9 +328,9 @@ func codexFailure(reason policy.CapacityReason, signedIn *bool, observedAt time.
 		SignedIn:      signedIn,
 		AcquiredAt:    observedAt.UTC(),
 	}
-	code := eligCollectorFailed
-	if reason == reasonNotSignedIn {
-		code = eligNotSignedIn
+	code := policy.EligibilityReasonCollectorFailed
+	if reason == policy.CapacityReasonNotSignedIn {
+		code = policy.EligibilityReasonNotSignedIn
 	}
 	return snap, policy.ExecutionEligibility{
 		SchemaVersion: policy.EligibilitySchemaVersion,
@@ -347,17 +347,17 @@ func codexFailure(reason policy.CapacityReason, signedIn *bool, observedAt time.
 func codexEligibility(reasons map[policy.EligibilityReason]bool, observedAt time.Time) policy.ExecutionEligibility {
 	state := policy.EligibilityEligible
 	switch {
-	case reasons[eligCreditsPresent]:
+	case reasons[policy.EligibilityReasonCreditsPresent]:
 		state = policy.EligibilityPolicyBlocked
-	case reasons[eligOrdinaryUsageNotAllowed] || reasons[eligSpendControlReached] ||
-		reasons[eligRateLimitReached] || reasons[eligIndividualLimitExhausted] ||
-		reasons[eligUpsellPresent] || reasons[eligWindowExhausted]:
+	case reasons[policy.EligibilityReasonOrdinaryUsageNotAllowed] || reasons[policy.EligibilityReasonSpendControlReached] ||
+		reasons[policy.EligibilityReasonRateLimitReached] || reasons[policy.EligibilityReasonIndividualLimitExhausted] ||
+		reasons[policy.EligibilityReasonUpsellPresent] || reasons[policy.EligibilityReasonWindowExhausted]:
 		state = policy.EligibilityAllowanceUnavailable
-	case reasons[eligCreditsUnknown] || reasons[eligOrdinaryUsageUnknown] || reasons[eligSpendControlUnknown]:
+	case reasons[policy.EligibilityReasonCreditsUnknown] || reasons[policy.EligibilityReasonOrdinaryUsageUnknown] || reasons[policy.EligibilityReasonSpendControlUnknown]:
 		state = policy.EligibilityUnknown
 	}
 	var list []policy.EligibilityReason
-	for _, r := range eligibilityOrder {
+	for _, r := range policy.EligibilityReasons {
 		if reasons[r] {
 			list = append(list, r)
 		}

@@ -91,45 +91,45 @@ var codexFixtureWants = map[string]codexWant{
 	"eligible-plus": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
 		elig: policy.EligibilityEligible},
 	"credits-present": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityPolicyBlocked, reasons: []policy.EligibilityReason{eligCreditsPresent}},
+		elig: policy.EligibilityPolicyBlocked, reasons: []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent}},
 	"rate-limit-reached": {state: policy.CapacityMeasured, signedIn: ptr(true),
 		windows: []policy.CapacityWindow{
 			{Name: "5h", UsedPercent: ptr(100.0), WindowMinutes: ptr(300), ResetsAt: unix(1790000000)},
 			healthyWindows[1],
 		},
 		elig:    policy.EligibilityAllowanceUnavailable,
-		reasons: []policy.EligibilityReason{eligOrdinaryUsageNotAllowed, eligRateLimitReached, eligWindowExhausted}},
+		reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed, policy.EligibilityReasonRateLimitReached, policy.EligibilityReasonWindowExhausted}},
 	"spend-control-reached": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{eligSpendControlReached, eligRateLimitReached}},
+		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonSpendControlReached, policy.EligibilityReasonRateLimitReached}},
 	"spend-control-null": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligSpendControlUnknown}},
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
 	"individual-limit-exhausted": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{eligIndividualLimitExhausted}},
+		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonIndividualLimitExhausted}},
 	"upsell-present": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{eligUpsellPresent}},
+		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonUpsellPresent}},
 	"ordinary-usage-missing-v0145": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligOrdinaryUsageUnknown}},
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
 	"ordinary-usage-false": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{eligOrdinaryUsageNotAllowed}},
+		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed}},
 	"primary-100": {state: policy.CapacityMeasured, signedIn: ptr(true),
 		windows: []policy.CapacityWindow{
 			{Name: "5h", UsedPercent: ptr(100.0), WindowMinutes: ptr(300), ResetsAt: unix(1790000000)},
 			healthyWindows[1],
 		},
-		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{eligWindowExhausted}},
+		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonWindowExhausted}},
 	"credits-missing": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligCreditsUnknown}},
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
 	"weekly-only": {state: policy.CapacityMeasured, signedIn: ptr(true),
 		windows: []policy.CapacityWindow{{Name: "7d", UsedPercent: ptr(12.0), WindowMinutes: ptr(10080), ResetsAt: unix(1790400000)}},
 		elig:    policy.EligibilityEligible},
-	"logged-out": {state: policy.CapacityUnknown, reason: reasonNotSignedIn, signedIn: ptr(false),
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligNotSignedIn}},
-	"api-key": {state: policy.CapacityUnknown, reason: reasonNoPlanQuota, signedIn: ptr(true),
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligCollectorFailed}},
-	"backend-error": {state: policy.CapacityUnknown, reason: reasonBackendError, signedIn: ptr(true),
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligCollectorFailed}},
-	"malformed": {state: policy.CapacityUnknown, reason: reasonUnparseable, signedIn: ptr(true),
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{eligCollectorFailed}},
+	"logged-out": {state: policy.CapacityUnknown, reason: policy.CapacityReasonNotSignedIn, signedIn: ptr(false),
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
+	"api-key": {state: policy.CapacityUnknown, reason: policy.CapacityReasonNoPlanQuota, signedIn: ptr(true),
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
+	"backend-error": {state: policy.CapacityUnknown, reason: policy.CapacityReasonBackendError, signedIn: ptr(true),
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
+	"malformed": {state: policy.CapacityUnknown, reason: policy.CapacityReasonUnparseable, signedIn: ptr(true),
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
 }
 
 // TestCodexFixtures asserts every fixture's snapshot and eligibility, and
@@ -186,7 +186,7 @@ func TestCodexCriterion1CreditsPresentIsPolicyBlocked(t *testing.T) {
 	assert.Equal(t, policy.CapacityMeasured, snap.State)
 	assert.Equal(t, healthyWindows, snap.Windows)
 	assert.Equal(t, policy.EligibilityPolicyBlocked, elig.State)
-	assert.Equal(t, []policy.EligibilityReason{eligCreditsPresent}, elig.Reasons)
+	assert.Equal(t, []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent}, elig.Reasons)
 
 	// Credits plus every blocker and an unknown: still policy_blocked,
 	// every reason listed in vocabulary order.
@@ -199,8 +199,8 @@ func TestCodexCriterion1CreditsPresentIsPolicyBlocked(t *testing.T) {
 	r["ordinaryUsageAllowed"] = false
 	_, elig = codexParseEdited(t, r)
 	assert.Equal(t, policy.EligibilityPolicyBlocked, elig.State)
-	assert.Equal(t, []policy.EligibilityReason{eligCreditsPresent, eligOrdinaryUsageNotAllowed, eligSpendControlUnknown,
-		eligRateLimitReached, eligUpsellPresent, eligWindowExhausted}, elig.Reasons)
+	assert.Equal(t, []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent, policy.EligibilityReasonOrdinaryUsageNotAllowed, policy.EligibilityReasonSpendControlUnknown,
+		policy.EligibilityReasonRateLimitReached, policy.EligibilityReasonUpsellPresent, policy.EligibilityReasonWindowExhausted}, elig.Reasons)
 }
 
 // Criterion 2: hasCredits missing or unreadable, ordinaryUsageAllowed not
@@ -211,21 +211,21 @@ func TestCodexCriterion2MissingEvidenceIsUnverified(t *testing.T) {
 		edit func(r, rl map[string]any)
 		want []policy.EligibilityReason
 	}{
-		"hasCredits missing":           {func(_, rl map[string]any) { delete(rl["credits"].(map[string]any), "hasCredits") }, []policy.EligibilityReason{eligCreditsUnknown}},
-		"hasCredits null":              {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = nil }, []policy.EligibilityReason{eligCreditsUnknown}},
-		"hasCredits unreadable":        {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = "false" }, []policy.EligibilityReason{eligCreditsUnknown}},
-		"credits null":                 {func(_, rl map[string]any) { rl["credits"] = nil }, []policy.EligibilityReason{eligCreditsUnknown}},
-		"credits not an object":        {func(_, rl map[string]any) { rl["credits"] = []any{} }, []policy.EligibilityReason{eligCreditsUnknown}},
-		"ordinaryUsageAllowed missing": {func(r, _ map[string]any) { delete(r, "ordinaryUsageAllowed") }, []policy.EligibilityReason{eligOrdinaryUsageUnknown}},
-		"ordinaryUsageAllowed null":    {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = nil }, []policy.EligibilityReason{eligOrdinaryUsageUnknown}},
-		"ordinaryUsageAllowed string":  {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = "true" }, []policy.EligibilityReason{eligOrdinaryUsageUnknown}},
-		"spendControlReached missing":  {func(_, rl map[string]any) { delete(rl, "spendControlReached") }, []policy.EligibilityReason{eligSpendControlUnknown}},
-		"spendControlReached null":     {func(_, rl map[string]any) { rl["spendControlReached"] = nil }, []policy.EligibilityReason{eligSpendControlUnknown}},
+		"hasCredits missing":           {func(_, rl map[string]any) { delete(rl["credits"].(map[string]any), "hasCredits") }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"hasCredits null":              {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"hasCredits unreadable":        {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = "false" }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"credits null":                 {func(_, rl map[string]any) { rl["credits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"credits not an object":        {func(_, rl map[string]any) { rl["credits"] = []any{} }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"ordinaryUsageAllowed missing": {func(r, _ map[string]any) { delete(r, "ordinaryUsageAllowed") }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"ordinaryUsageAllowed null":    {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"ordinaryUsageAllowed string":  {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = "true" }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"spendControlReached missing":  {func(_, rl map[string]any) { delete(rl, "spendControlReached") }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
+		"spendControlReached null":     {func(_, rl map[string]any) { rl["spendControlReached"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
 		"all three unknown": {func(r, rl map[string]any) {
 			delete(r, "ordinaryUsageAllowed")
 			delete(rl, "spendControlReached")
 			delete(rl, "credits")
-		}, []policy.EligibilityReason{eligCreditsUnknown, eligOrdinaryUsageUnknown, eligSpendControlUnknown}},
+		}, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown, policy.EligibilityReasonOrdinaryUsageUnknown, policy.EligibilityReasonSpendControlUnknown}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -250,29 +250,29 @@ func TestCodexCriterion3BlockersAreAllowanceUnavailable(t *testing.T) {
 		want []policy.EligibilityReason
 	}{
 		"rateLimitReachedType": {func(_, rl map[string]any) { rl["rateLimitReachedType"] = "workspace_owner_credits_depleted" },
-			[]policy.EligibilityReason{eligRateLimitReached}},
+			[]policy.EligibilityReason{policy.EligibilityReasonRateLimitReached}},
 		"rateLimitReachedType unknown value": {func(_, rl map[string]any) { rl["rateLimitReachedType"] = "something_new" },
-			[]policy.EligibilityReason{eligRateLimitReached}},
+			[]policy.EligibilityReason{policy.EligibilityReasonRateLimitReached}},
 		"spendControlReached": {func(_, rl map[string]any) { rl["spendControlReached"] = true },
-			[]policy.EligibilityReason{eligSpendControlReached}},
+			[]policy.EligibilityReason{policy.EligibilityReasonSpendControlReached}},
 		"individual limit at 0%": {func(_, rl map[string]any) {
 			rl["individualLimit"] = map[string]any{"limit": "1", "used": "1", "remainingPercent": 0, "resetsAt": 1791500000}
-		}, []policy.EligibilityReason{eligIndividualLimitExhausted}},
+		}, []policy.EligibilityReason{policy.EligibilityReasonIndividualLimitExhausted}},
 		"individual limit overdrawn": {func(_, rl map[string]any) {
 			rl["individualLimit"] = map[string]any{"remainingPercent": -3}
-		}, []policy.EligibilityReason{eligIndividualLimitExhausted}},
+		}, []policy.EligibilityReason{policy.EligibilityReasonIndividualLimitExhausted}},
 		"upsell": {func(r, _ map[string]any) { r["rateLimitUpsell"] = "opaque" },
-			[]policy.EligibilityReason{eligUpsellPresent}},
+			[]policy.EligibilityReason{policy.EligibilityReasonUpsellPresent}},
 		"primary at 100%": {func(_, rl map[string]any) { rl["primary"].(map[string]any)["usedPercent"] = 100 },
-			[]policy.EligibilityReason{eligWindowExhausted}},
+			[]policy.EligibilityReason{policy.EligibilityReasonWindowExhausted}},
 		"secondary at 100%": {func(_, rl map[string]any) { rl["secondary"].(map[string]any)["usedPercent"] = 100 },
-			[]policy.EligibilityReason{eligWindowExhausted}},
+			[]policy.EligibilityReason{policy.EligibilityReasonWindowExhausted}},
 		"ordinaryUsageAllowed false": {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = false },
-			[]policy.EligibilityReason{eligOrdinaryUsageNotAllowed}},
+			[]policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed}},
 		"blocker outranks unknown": {func(r, rl map[string]any) {
 			delete(r, "ordinaryUsageAllowed")
 			rl["primary"].(map[string]any)["usedPercent"] = 100
-		}, []policy.EligibilityReason{eligOrdinaryUsageUnknown, eligWindowExhausted}},
+		}, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown, policy.EligibilityReasonWindowExhausted}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -305,13 +305,13 @@ func TestCodexCriterion4CollectorFailureIsUnknown(t *testing.T) {
 		signed *bool
 		elig   policy.EligibilityReason
 	}{
-		{-32600, "codex account authentication required to read rate limits", reasonNotSignedIn, ptr(false), eligNotSignedIn},
-		{-32600, "chatgpt authentication required to read rate limits", reasonNoPlanQuota, nil, eligCollectorFailed},
-		{-32603, "failed to fetch codex rate limits: connection reset", reasonBackendError, nil, eligCollectorFailed},
-		{-32603, "failed to fetch codex rate limits: no snapshots returned", reasonBackendError, nil, eligCollectorFailed},
-		{-32001, "Server overloaded; retry later.", reasonBackendError, nil, eligCollectorFailed},
-		{-32600, "Not initialized", reasonBackendError, nil, eligCollectorFailed},
-		{-32601, "method not found", reasonBackendError, nil, eligCollectorFailed},
+		{-32600, "codex account authentication required to read rate limits", policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityReasonNotSignedIn},
+		{-32600, "chatgpt authentication required to read rate limits", policy.CapacityReasonNoPlanQuota, nil, policy.EligibilityReasonCollectorFailed},
+		{-32603, "failed to fetch codex rate limits: connection reset", policy.CapacityReasonBackendError, nil, policy.EligibilityReasonCollectorFailed},
+		{-32603, "failed to fetch codex rate limits: no snapshots returned", policy.CapacityReasonBackendError, nil, policy.EligibilityReasonCollectorFailed},
+		{-32001, "Server overloaded; retry later.", policy.CapacityReasonBackendError, nil, policy.EligibilityReasonCollectorFailed},
+		{-32600, "Not initialized", policy.CapacityReasonBackendError, nil, policy.EligibilityReasonCollectorFailed},
+		{-32601, "method not found", policy.CapacityReasonBackendError, nil, policy.EligibilityReasonCollectorFailed},
 	}
 	for _, c := range cases {
 		snap, elig := ParseCodexRateLimitsError(c.code, c.msg, codexObserved)
@@ -339,13 +339,13 @@ func TestCodexCriterion4CollectorFailureIsUnknown(t *testing.T) {
 	for _, m := range malformed {
 		snap, elig := ParseCodexRateLimits([]byte(m), codexObserved)
 		assert.Equal(t, policy.CapacityUnknown, snap.State, m)
-		assert.Equal(t, reasonUnparseable, snap.Reason, m)
-		assert.Equal(t, []policy.EligibilityReason{eligCollectorFailed}, elig.Reasons, m)
+		assert.Equal(t, policy.CapacityReasonUnparseable, snap.Reason, m)
+		assert.Equal(t, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}, elig.Reasons, m)
 	}
 	for _, line := range []string{`not json`, `{"id":2}`, `{"id":2,"result":{},"error":{"code":1}}`,
 		`{"id":2,"error":{"code":"x"}}`, `{"id":2,"error":"boom"}`, `{"method":"account/updated","params":{}}`} {
 		rep := ParseCodexReplies(nil, []byte(line), codexObserved)
-		assert.Equal(t, reasonUnparseable, rep.Snapshot.Reason, line)
+		assert.Equal(t, policy.CapacityReasonUnparseable, rep.Snapshot.Reason, line)
 		assert.Equal(t, policy.EligibilityUnknown, rep.Eligibility.State, line)
 	}
 	for _, name := range []string{"logged-out", "api-key", "backend-error", "malformed"} {
@@ -534,7 +534,7 @@ func checkCodexOutput(t *testing.T, snap policy.CapacitySnapshot, elig policy.Ex
 	}
 	last := -1
 	for _, r := range elig.Reasons {
-		i := slices.Index(eligibilityOrder, r)
+		i := slices.Index(policy.EligibilityReasons, r)
 		require.Greater(t, i, last, "reasons %v not in vocabulary order", elig.Reasons)
 		last = i
 	}
@@ -543,10 +543,10 @@ func checkCodexOutput(t *testing.T, snap policy.CapacitySnapshot, elig policy.Ex
 	case policy.EligibilityEligible:
 		require.Empty(t, elig.Reasons)
 	case policy.EligibilityPolicyBlocked:
-		require.True(t, has(eligCreditsPresent))
+		require.True(t, has(policy.EligibilityReasonCreditsPresent))
 	case policy.EligibilityAllowanceUnavailable, policy.EligibilityUnknown:
 		require.NotEmpty(t, elig.Reasons)
-		require.False(t, has(eligCreditsPresent))
+		require.False(t, has(policy.EligibilityReasonCreditsPresent))
 	default:
 		t.Fatalf("eligibility state %q", elig.State)
 	}

@@ -156,14 +156,14 @@ func TestAcquireCodexScenarios(t *testing.T) {
 		elig     policy.EligibilityState
 		reasons  []policy.EligibilityReason
 	}{
-		{"credits-present", policy.CapacityMeasured, "", ptr(true), policy.EligibilityPolicyBlocked, []policy.EligibilityReason{eligCreditsPresent}},
+		{"credits-present", policy.CapacityMeasured, "", ptr(true), policy.EligibilityPolicyBlocked, []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent}},
 		{"usage-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityAllowanceUnavailable,
-			[]policy.EligibilityReason{eligOrdinaryUsageNotAllowed, eligRateLimitReached, eligWindowExhausted}},
-		{"unverified", policy.CapacityMeasured, "", ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{eligOrdinaryUsageUnknown}},
-		{"logged-out", policy.CapacityUnknown, reasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{eligNotSignedIn}},
-		{"unauthenticated", policy.CapacityUnknown, reasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{eligNotSignedIn}},
-		{"api-key-login", policy.CapacityUnknown, reasonNoPlanQuota, ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{eligCollectorFailed}},
-		{"backend-error", policy.CapacityUnknown, reasonBackendError, ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{eligCollectorFailed}},
+			[]policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed, policy.EligibilityReasonRateLimitReached, policy.EligibilityReasonWindowExhausted}},
+		{"unverified", policy.CapacityMeasured, "", ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		{"logged-out", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
+		{"unauthenticated", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
+		{"api-key-login", policy.CapacityUnknown, policy.CapacityReasonNoPlanQuota, ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
+		{"backend-error", policy.CapacityUnknown, policy.CapacityReasonBackendError, ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
 	}
 	for _, r := range rows {
 		t.Run(r.scenario, func(t *testing.T) {
@@ -189,10 +189,10 @@ func TestAcquireCodexHangTimesOut(t *testing.T) {
 	rep, bin := acquireScenario(t, "app-server-hang", bound)
 	elapsed := time.Since(start)
 	assert.Equal(t, policy.CapacityUnknown, rep.Snapshot.State)
-	assert.Equal(t, reasonTimeout, rep.Snapshot.Reason)
+	assert.Equal(t, policy.CapacityReasonTimeout, rep.Snapshot.Reason)
 	assert.Nil(t, rep.Snapshot.SignedIn)
 	assert.Equal(t, policy.EligibilityUnknown, rep.Eligibility.State)
-	assert.Equal(t, []policy.EligibilityReason{eligCollectorFailed}, rep.Eligibility.Reasons)
+	assert.Equal(t, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}, rep.Eligibility.Reasons)
 	assert.GreaterOrEqual(t, elapsed, bound, "waited for the bound")
 	assert.Less(t, elapsed, bound+20*time.Second, "returned soon after the bound (install included)")
 	assertReaped(t, bin)
@@ -233,7 +233,7 @@ func TestAcquireCodexHonoursCancellation(t *testing.T) {
 	cancel()
 	select {
 	case rep := <-done:
-		assert.Equal(t, reasonTimeout, rep.Snapshot.Reason)
+		assert.Equal(t, policy.CapacityReasonTimeout, rep.Snapshot.Reason)
 		assert.Equal(t, policy.EligibilityUnknown, rep.Eligibility.State)
 	case <-time.After(codexAcquireTimeout):
 		t.Fatal("acquireCodex ignored the cancelled context")
@@ -257,11 +257,11 @@ func TestAcquireCodexBinaryMissing(t *testing.T) {
 			cfg.Now = func() time.Time { return codexObserved }
 			rep := acquireCodex(context.Background(), cfg)
 			assert.Equal(t, policy.CapacityUnknown, rep.Snapshot.State)
-			assert.Equal(t, reasonBinaryMissing, rep.Snapshot.Reason)
+			assert.Equal(t, policy.CapacityReasonBinaryMissing, rep.Snapshot.Reason)
 			assert.Equal(t, codexObserved, rep.Snapshot.AcquiredAt)
 			require.NotNil(t, rep.Eligibility)
 			assert.Equal(t, policy.EligibilityUnknown, rep.Eligibility.State)
-			assert.Equal(t, []policy.EligibilityReason{eligCollectorFailed}, rep.Eligibility.Reasons)
+			assert.Equal(t, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}, rep.Eligibility.Reasons)
 		})
 	}
 }
@@ -282,11 +282,11 @@ func TestAcquireCodexForeignBinaries(t *testing.T) {
 		bin    string
 		reason policy.CapacityReason
 	}{
-		"exits at once":    {script("exits", "exit 0"), reasonBackendError},
-		"prints text":      {script("text", "read line; echo 'error: unknown subcommand app-server acct-SNTL-7f3a'; sleep 60"), reasonUnparseable},
-		"oversized line":   {script("big", "read line; head -c 2100000 /dev/zero | tr '\\0' 'x'; echo; sleep 60"), reasonUnparseable},
-		"refuses init":     {script("refuse", `read line; echo '{"id":0,"error":{"code":-32600,"message":"Not initialized"}}'; sleep 60`), reasonBackendError},
-		"dies mid-session": {script("dies", `read line; echo '{"id":0,"result":{}}'; read line; exit 3`), reasonBackendError},
+		"exits at once":    {script("exits", "exit 0"), policy.CapacityReasonBackendError},
+		"prints text":      {script("text", "read line; echo 'error: unknown subcommand app-server acct-SNTL-7f3a'; sleep 60"), policy.CapacityReasonUnparseable},
+		"oversized line":   {script("big", "read line; head -c 2100000 /dev/zero | tr '\\0' 'x'; echo; sleep 60"), policy.CapacityReasonUnparseable},
+		"refuses init":     {script("refuse", `read line; echo '{"id":0,"error":{"code":-32600,"message":"Not initialized"}}'; sleep 60`), policy.CapacityReasonBackendError},
+		"dies mid-session": {script("dies", `read line; echo '{"id":0,"result":{}}'; read line; exit 3`), policy.CapacityReasonBackendError},
 	}
 	for name, r := range rows {
 		t.Run(name, func(t *testing.T) {

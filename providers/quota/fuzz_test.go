@@ -32,7 +32,7 @@ func checkSnapshot(t *testing.T, p policy.Provider, s policy.CapacitySnapshot) {
 			t.Fatalf("measured with reason %q", s.Reason)
 		}
 	case policy.CapacityUnknown:
-		if s.Reason != httpReasonUnparseable || len(s.Windows) != 0 {
+		if s.Reason != policy.CapacityReasonUnparseable || len(s.Windows) != 0 {
 			t.Fatalf("unknown snapshot %+v", s)
 		}
 	default:

@@ -37,19 +37,19 @@ type geminiCredentials struct {
 func readGeminiToken(env []string, now time.Time) (string, policy.CapacityReason) {
 	home, _ := lookupEnv(env, "HOME")
 	if home == "" {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	b, err := readCapped(filepath.Join(home, ".gemini", "oauth_creds.json"))
 	if err != nil {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	var c geminiCredentials
 	if err := strictObject(b, &c); err != nil || c.AccessToken == "" {
-		return "", httpReasonNoCredentials
+		return "", policy.CapacityReasonNoCredentials
 	}
 	if c.ExpiryDate != nil {
 		if ms, err := c.ExpiryDate.Int64(); err == nil && !time.UnixMilli(ms).After(now) {
-			return "", httpReasonTokenExpired
+			return "", policy.CapacityReasonTokenExpired
 		}
 	}
 	return c.AccessToken, ""
@@ -86,7 +86,7 @@ func acquireGemini(ctx context.Context, cfg Config) policy.CapacityReport {
 	}
 	base, ok := testURL(cfg.Env, TestGeminiCodeAssistURLEnv, geminiCodeAssistURL)
 	if !ok {
-		return unknown(httpReasonBackendError)
+		return unknown(policy.CapacityReasonBackendError)
 	}
 	call := func(method string, body []byte) ([]byte, policy.CapacityReason) {
 		return do(ctx, cfg.HTTPClient, request{
@@ -102,13 +102,13 @@ func acquireGemini(ctx context.Context, cfg Config) policy.CapacityReport {
 	}
 	project, ok := parseLoadCodeAssist(body)
 	if !ok {
-		return unknown(httpReasonUnparseable)
+		return unknown(policy.CapacityReasonUnparseable)
 	}
 	if project == "" {
 		project, _ = lookupEnv(cfg.Env, "GOOGLE_CLOUD_PROJECT")
 	}
 	if project == "" {
-		return unknown(httpReasonNoProject)
+		return unknown(policy.CapacityReasonNoProject)
 	}
 	q, _ := json.Marshal(struct {
 		Project string `json:"project"`

@@ -32,7 +32,7 @@ type geminiBucketJSON struct {
 // outside 0–1 or an unreadable resetTime, or whose buckets are all
 // skipped, is an UNKNOWN snapshot with reason unparseable.
 func ParseGeminiQuota(body []byte, at time.Time) policy.CapacitySnapshot {
-	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, httpReasonUnparseable, at)
+	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, at)
 	var top struct {
 		Buckets *[]json.RawMessage `json:"buckets"`
 	}

@@ -11,7 +11,7 @@ import (
 // geminiParseCases maps every Gemini quota fixture (and every other body
 // fixture, which is not a quota answer) to its snapshot.
 func geminiParseCases() map[string]policy.CapacitySnapshot {
-	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow)
+	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow)
 	day := at("2026-08-22T00:00:00Z")
 	return map[string]policy.CapacitySnapshot{
 		// remainingFraction is what is LEFT: used = 100×(1−f)
@@ -71,9 +71,9 @@ var geminiCredentialCases = map[string]struct {
 	reason policy.CapacityReason
 }{
 	"oauth_creds.json":           {token: "tok-SNTL-9c1e"},
-	"oauth_creds_expired.json":   {reason: httpReasonTokenExpired},
-	"oauth_creds_no_token.json":  {reason: httpReasonNoCredentials},
-	"oauth_creds_malformed.json": {reason: httpReasonNoCredentials},
+	"oauth_creds_expired.json":   {reason: policy.CapacityReasonTokenExpired},
+	"oauth_creds_no_token.json":  {reason: policy.CapacityReasonNoCredentials},
+	"oauth_creds_malformed.json": {reason: policy.CapacityReasonNoCredentials},
 }
 
 func TestParseGeminiQuotaFixtures(t *testing.T) {
@@ -110,7 +110,7 @@ func TestGeminiFixturesAllTabled(t *testing.T) {
 
 func TestParseGeminiQuotaEdges(t *testing.T) {
 	t.Parallel()
-	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, httpReasonUnparseable, testNow)
+	bad := unknownSnapshot(policy.Gemini, policy.QuotaLiveHTTP, policy.CapacityReasonUnparseable, testNow)
 	for name, tc := range map[string]struct {
 		body string
 		want policy.CapacitySnapshot

@@ -25,9 +25,9 @@ func TestReadGeminiTokenFixtures(t *testing.T) {
 		})
 	}
 	_, reason := readGeminiToken([]string{"HOME=" + t.TempDir()}, testNow)
-	require.Equal(t, httpReasonNoCredentials, reason, "no file")
+	require.Equal(t, policy.CapacityReasonNoCredentials, reason, "no file")
 	_, reason = readGeminiToken(nil, testNow)
-	require.Equal(t, httpReasonNoCredentials, reason, "no HOME")
+	require.Equal(t, policy.CapacityReasonNoCredentials, reason, "no HOME")
 }
 
 // Every scenario of both Code Assist calls, end to end through Acquire.
@@ -48,19 +48,19 @@ func TestAcquireGeminiScenarios(t *testing.T) {
 			win("gemini-2.5-pro", pct(13), 0, day), win("gemini-2.5-flash", pct(0), 0, day))},
 		"exhausted": {load: simquota.OK, quota: simquota.Exhausted, quotaCalls: 1, want: measured(policy.Gemini,
 			win("gemini-2.5-pro", pct(100), 0, day), win("gemini-2.5-flash", pct(0), 0, day))},
-		"no project":     {load: simquota.NoProject, quota: simquota.OK, want: unknown(httpReasonNoProject)},
+		"no project":     {load: simquota.NoProject, quota: simquota.OK, want: unknown(policy.CapacityReasonNoProject)},
 		"env project":    {load: simquota.NoProject, quota: simquota.OK, env: []string{"GOOGLE_CLOUD_PROJECT=" + simquota.Project}, quotaCalls: 1, want: measured(policy.Gemini, win("gemini-2.5-pro", pct(13), 0, day), win("gemini-2.5-flash", pct(0), 0, day))},
-		"load 401":       {load: simquota.Unauthorized, quota: simquota.OK, want: unknown(httpReasonTokenExpired)},
-		"load 403":       {load: simquota.Forbidden, quota: simquota.OK, want: unknown(httpReasonTokenLacksScope)},
-		"load 5xx":       {load: simquota.ServerError, quota: simquota.OK, want: unknown(httpReasonBackendError)},
-		"load malformed": {load: simquota.Malformed, quota: simquota.OK, want: unknown(httpReasonUnparseable)},
-		"load slow":      {load: simquota.Slow, quota: simquota.OK, timeout: time.Second, want: unknown(httpReasonTimeout)},
-		"throttled":      {load: simquota.OK, quota: simquota.Throttled, quotaCalls: 1, want: unknown(httpReasonThrottled)},
-		"unauthorized":   {load: simquota.OK, quota: simquota.Unauthorized, quotaCalls: 1, want: unknown(httpReasonTokenExpired)},
-		"forbidden":      {load: simquota.OK, quota: simquota.Forbidden, quotaCalls: 1, want: unknown(httpReasonTokenLacksScope)},
-		"server error":   {load: simquota.OK, quota: simquota.ServerError, quotaCalls: 1, want: unknown(httpReasonBackendError)},
-		"malformed":      {load: simquota.OK, quota: simquota.Malformed, quotaCalls: 1, want: unknown(httpReasonUnparseable)},
-		"slow":           {load: simquota.OK, quota: simquota.Slow, timeout: time.Second, quotaCalls: 1, want: unknown(httpReasonTimeout)},
+		"load 401":       {load: simquota.Unauthorized, quota: simquota.OK, want: unknown(policy.CapacityReasonTokenExpired)},
+		"load 403":       {load: simquota.Forbidden, quota: simquota.OK, want: unknown(policy.CapacityReasonTokenLacksScope)},
+		"load 5xx":       {load: simquota.ServerError, quota: simquota.OK, want: unknown(policy.CapacityReasonBackendError)},
+		"load malformed": {load: simquota.Malformed, quota: simquota.OK, want: unknown(policy.CapacityReasonUnparseable)},
+		"load slow":      {load: simquota.Slow, quota: simquota.OK, timeout: time.Second, want: unknown(policy.CapacityReasonTimeout)},
+		"throttled":      {load: simquota.OK, quota: simquota.Throttled, quotaCalls: 1, want: unknown(policy.CapacityReasonThrottled)},
+		"unauthorized":   {load: simquota.OK, quota: simquota.Unauthorized, quotaCalls: 1, want: unknown(policy.CapacityReasonTokenExpired)},
+		"forbidden":      {load: simquota.OK, quota: simquota.Forbidden, quotaCalls: 1, want: unknown(policy.CapacityReasonTokenLacksScope)},
+		"server error":   {load: simquota.OK, quota: simquota.ServerError, quotaCalls: 1, want: unknown(policy.CapacityReasonBackendError)},
+		"malformed":      {load: simquota.OK, quota: simquota.Malformed, quotaCalls: 1, want: unknown(policy.CapacityReasonUnparseable)},
+		"slow":           {load: simquota.OK, quota: simquota.Slow, timeout: time.Second, quotaCalls: 1, want: unknown(policy.CapacityReasonTimeout)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -99,10 +99,10 @@ func TestAcquireGeminiWithoutCall(t *testing.T) {
 		creds  string
 		reason policy.CapacityReason
 	}{
-		"expired":   {"oauth_creds_expired.json", httpReasonTokenExpired},
-		"no token":  {"oauth_creds_no_token.json", httpReasonNoCredentials},
-		"malformed": {"oauth_creds_malformed.json", httpReasonNoCredentials},
-		"no file":   {"", httpReasonNoCredentials},
+		"expired":   {"oauth_creds_expired.json", policy.CapacityReasonTokenExpired},
+		"no token":  {"oauth_creds_no_token.json", policy.CapacityReasonNoCredentials},
+		"malformed": {"oauth_creds_malformed.json", policy.CapacityReasonNoCredentials},
+		"no file":   {"", policy.CapacityReasonNoCredentials},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -125,7 +125,7 @@ func TestAcquireGeminiWrongTokenIsRefused(t *testing.T) {
 	s := newStand(t)
 	simquota.WriteGeminiCredentials(t, s.home, simquota.GeminiCredentialsJSON(simquota.GeminiCredentials{Token: "not-the-fixture-token"}))
 	got := s.acquire(t, policy.Gemini, 0)
-	require.Equal(t, httpReasonBackendError, got.Snapshot.Reason)
+	require.Equal(t, policy.CapacityReasonBackendError, got.Snapshot.Reason)
 	require.Len(t, s.sim.Problems(), 1)
 	require.Zero(t, s.sim.Hits(simquota.GeminiQuotaPath))
 }

@@ -116,7 +116,7 @@ func do(ctx context.Context, c *http.Client, r request) ([]byte, policy.Capacity
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
 	if err != nil {
-		return nil, httpReasonBackendError
+		return nil, policy.CapacityReasonBackendError
 	}
 	req.Header.Set("Authorization", "Bearer "+r.Token)
 	req.Header.Set("Accept", "application/json")
@@ -135,20 +135,20 @@ func do(ctx context.Context, c *http.Client, r request) ([]byte, policy.Capacity
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, httpReasonTokenExpired
+		return nil, policy.CapacityReasonTokenExpired
 	case resp.StatusCode == http.StatusForbidden:
-		return nil, httpReasonTokenLacksScope
+		return nil, policy.CapacityReasonTokenLacksScope
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return nil, httpReasonThrottled
+		return nil, policy.CapacityReasonThrottled
 	default:
-		return nil, httpReasonBackendError
+		return nil, policy.CapacityReasonBackendError
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, transportReason(ctx, err)
 	}
 	if len(b) > maxBody {
-		return nil, httpReasonUnparseable
+		return nil, policy.CapacityReasonUnparseable
 	}
 	return b, ""
 }
@@ -158,7 +158,7 @@ func do(ctx context.Context, c *http.Client, r request) ([]byte, policy.Capacity
 func transportReason(ctx context.Context, err error) policy.CapacityReason {
 	var ne net.Error
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return httpReasonTimeout
+		return policy.CapacityReasonTimeout
 	}
-	return httpReasonBackendError
+	return policy.CapacityReasonBackendError
 }

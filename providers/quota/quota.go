@@ -101,20 +101,20 @@ func Acquire(ctx context.Context, provider policy.Provider, cfg Config) policy.C
 	cfg = cfg.withDefaults()
 	spec, err := providers.Lookup(provider)
 	if err != nil {
-		return unknownReport(provider, policy.QuotaUnsupported, httpReasonNoSource, cfg.Now())
+		return unknownReport(provider, policy.QuotaUnsupported, policy.CapacityReasonNoSource, cfg.Now())
 	}
 	source := spec.QuotaSource
 	if source == policy.QuotaUnsupported {
 		return finish(policy.CapacityReport{Snapshot: policy.CapacitySnapshot{
-			State: policy.CapacityUnsupported, Reason: httpReasonNoSource,
+			State: policy.CapacityUnsupported, Reason: policy.CapacityReasonNoSource,
 		}}, provider, source, cfg.Now)
 	}
 	acquire, ok := acquirers[provider]
 	if !ok {
-		return unknownReport(provider, source, httpReasonNoSource, cfg.Now())
+		return unknownReport(provider, source, policy.CapacityReasonNoSource, cfg.Now())
 	}
 	if killed(provider, cfg.Env) {
-		return unknownReport(provider, source, httpReasonDisabled, cfg.Now())
+		return unknownReport(provider, source, policy.CapacityReasonDisabled, cfg.Now())
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -138,7 +138,7 @@ func finish(r policy.CapacityReport, p policy.Provider, source policy.QuotaSourc
 		s.AcquiredAt = now().UTC()
 	}
 	if s.State == "" {
-		s.State, s.Reason, s.Windows = policy.CapacityUnknown, httpReasonBackendError, nil
+		s.State, s.Reason, s.Windows = policy.CapacityUnknown, policy.CapacityReasonBackendError, nil
 	}
 	if e := r.Eligibility; e != nil {
 		e.SchemaVersion = policy.EligibilitySchemaVersion

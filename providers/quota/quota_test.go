@@ -25,7 +25,7 @@ func TestAcquireKillSwitch(t *testing.T) {
 				spec, err := providers.Lookup(p)
 				require.NoError(t, err)
 				got := requireReport(t, p, spec.QuotaSource, s.acquire(t, p, 0, KillSwitch(p)+"="+v))
-				requireSnapshot(t, unknownSnapshot(p, spec.QuotaSource, httpReasonDisabled, testNow), got)
+				requireSnapshot(t, unknownSnapshot(p, spec.QuotaSource, policy.CapacityReasonDisabled, testNow), got)
 				require.Zero(t, s.hits(), "the kill switch must prevent every request")
 			})
 		}
@@ -63,7 +63,7 @@ func TestAcquireProvidersWithoutSource(t *testing.T) {
 		require.NoError(t, err)
 		s := newStand(t)
 		got := requireReport(t, p, spec.QuotaSource, s.acquire(t, p, 0, KillSwitch(p)+"=0"))
-		want := unknownSnapshot(p, spec.QuotaSource, httpReasonNoSource, testNow)
+		want := unknownSnapshot(p, spec.QuotaSource, policy.CapacityReasonNoSource, testNow)
 		if spec.QuotaSource == policy.QuotaUnsupported {
 			unsupported++
 			want.State = policy.CapacityUnsupported
@@ -82,7 +82,7 @@ func TestAcquireProvidersWithoutSource(t *testing.T) {
 func TestAcquireUnknownProvider(t *testing.T) {
 	t.Parallel()
 	got := Acquire(context.Background(), "nonesuch", Config{Now: clock})
-	requireSnapshot(t, unknownSnapshot("nonesuch", policy.QuotaUnsupported, httpReasonNoSource, testNow),
+	requireSnapshot(t, unknownSnapshot("nonesuch", policy.QuotaUnsupported, policy.CapacityReasonNoSource, testNow),
 		requireReport(t, "nonesuch", policy.QuotaUnsupported, got))
 }
 
@@ -116,7 +116,7 @@ func TestFinishFillsReport(t *testing.T) {
 	r := finish(policy.CapacityReport{Eligibility: &policy.ExecutionEligibility{State: policy.EligibilityUnknown}},
 		policy.Codex, policy.QuotaLiveRPC, clock)
 	require.Equal(t, policy.CapacityUnknown, r.Snapshot.State)
-	require.Equal(t, httpReasonBackendError, r.Snapshot.Reason)
+	require.Equal(t, policy.CapacityReasonBackendError, r.Snapshot.Reason)
 	require.Equal(t, policy.QuotaLiveRPC, r.Snapshot.Source)
 	require.Equal(t, testNow, r.Snapshot.AcquiredAt)
 	require.Equal(t, policy.EligibilitySchemaVersion, r.Eligibility.SchemaVersion)
@@ -132,5 +132,5 @@ func TestAcquireHonoursCallerContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	got := Acquire(ctx, policy.Claude, Config{Env: s.env, Now: clock})
-	require.Equal(t, httpReasonTimeout, got.Snapshot.Reason)
+	require.Equal(t, policy.CapacityReasonTimeout, got.Snapshot.Reason)
 }
