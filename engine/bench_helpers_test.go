@@ -82,7 +82,7 @@ func newBenchDeployment(b testing.TB, fsync events.FsyncPolicy) *benchDeployment
 	require.NoError(b, err)
 	eng, err := engine.New(engine.Config{
 		Store: d.store, Queue: d.queue, Claims: js.Claims(), DataDir: b.TempDir(),
-		Logger: slog.New(slog.DiscardHandler), Capacity: seededCapacity(b),
+		Logger: slog.New(slog.DiscardHandler), Capacity: seeded(b, js.Capacity()),
 	})
 	require.NoError(b, err)
 	d.eng = eng

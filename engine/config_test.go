@@ -30,7 +30,7 @@ func TestConfigValidateJoinsErrors(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	ok := engine.Config{Store: events.NewMemoryStore(), Queue: events.NewMemoryQueue(), Claims: events.NewMemoryClaims(nil), DataDir: t.TempDir(),
-		Capacity: newMemoryCapacity()}
+		Capacity: events.NewMemoryCapacity()}
 	require.NoError(t, ok.Validate())
 	for _, tc := range []struct {
 		name string

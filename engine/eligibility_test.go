@@ -172,7 +172,7 @@ func policyBlockedCodexIsExcluded(t *testing.T, b backend) {
 // the lane's next attempt launches.
 func TestEligibilityNoAnswerIsQuotaUnknown(t *testing.T) {
 	t.Parallel()
-	c := newMemoryCapacity()
+	c := events.NewMemoryCapacity()
 	var mu sync.Mutex
 	var asked []policy.Provider
 	stop, err := c.SubscribeRefresh(context.Background(), []policy.Provider{policy.Codex, policy.Claude}, func(p policy.Provider) {
@@ -209,7 +209,7 @@ func TestEligibilityNoAnswerIsQuotaUnknown(t *testing.T) {
 // launches with no exclusion.
 func TestEligibilityRefreshAnsweredWithinWait(t *testing.T) {
 	t.Parallel()
-	c := newMemoryCapacity()
+	c := events.NewMemoryCapacity()
 	stop, err := c.SubscribeRefresh(context.Background(), []policy.Provider{policy.Codex}, func(p policy.Provider) {
 		_ = c.Put(context.Background(), eligibleReport(p, time.Now()))
 	})
@@ -231,7 +231,7 @@ func TestEligibilityRefreshAnsweredWithinWait(t *testing.T) {
 // report says the attempt ran on it.
 func TestEligibilityAllowUnknownQuotaProceeds(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, memory, withCapacity(newMemoryCapacity()), withEligibilityWait(200*time.Millisecond))
+	h := newHarness(t, memory, withCapacity(events.NewMemoryCapacity()), withEligibilityWait(200*time.Millisecond))
 	h.run()
 	run := h.submitAllowing(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.Codex)
 	job := h.nextJob(events.JobSubject("codex"))
@@ -468,7 +468,7 @@ func (c *countingCapacity) RequestRefresh(ctx context.Context, p policy.Provider
 // quota_unknown and launch their next attempt.
 func TestEligibilityWaitsOncePerProvider(t *testing.T) {
 	t.Parallel()
-	c := &countingCapacity{Capacity: newMemoryCapacity(), asked: map[policy.Provider]int{}}
+	c := &countingCapacity{Capacity: events.NewMemoryCapacity(), asked: map[policy.Provider]int{}}
 	h := newHarness(t, memory, withCapacity(c), withEligibilityWait(300*time.Millisecond))
 	h.run()
 	run := h.submit(sheet("", "arena runners: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default, codex:gpt-5.6-sol@max -> cursor:composer-2.5@default"),
@@ -496,7 +496,7 @@ func TestEligibilityStaleReportIsRefreshed(t *testing.T) {
 	for _, answer := range []bool{true, false} {
 		t.Run(map[bool]string{true: "answered", false: "unanswered"}[answer], func(t *testing.T) {
 			t.Parallel()
-			inner := newMemoryCapacity()
+			inner := events.NewMemoryCapacity()
 			require.NoError(t, inner.Put(context.Background(), eligibleReport(policy.Codex, time.Now().Add(-time.Hour))))
 			if answer {
 				stop, err := inner.SubscribeRefresh(context.Background(), []policy.Provider{policy.Codex}, func(p policy.Provider) {

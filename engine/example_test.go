@@ -33,7 +33,7 @@ func ExampleEngine() {
 		// Each provider's current capacity report, which the eligibility
 		// gate reads before launching a provider route (the native attempt
 		// below is not gated).
-		Capacity: newMemoryCapacity(),
+		Capacity: events.NewMemoryCapacity(),
 	})
 	if err != nil {
 		fmt.Println(err)

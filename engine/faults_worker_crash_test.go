@@ -111,7 +111,7 @@ func listeningHarness(t *testing.T) (*harness, *events.Embedded) {
 	js := eventstest.Open(t, srv, events.JetStreamConfig{})
 	h := &harness{t: t, backend: jetstream, data: t.TempDir(), repo: gitRepo(t)}
 	h.store, h.queue, h.claims = js.Store(), js.Queue(), js.Claims()
-	h.capacity = seededCapacity(t)
+	h.capacity = seeded(t, js.Capacity())
 	h.cfg = engine.Config{
 		Store: h.store, Queue: h.queue, Claims: h.claims, DataDir: h.data,
 		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),

@@ -138,13 +138,11 @@ func eligibleReport(p policy.Provider, at time.Time) policy.CapacityReport {
 	return r
 }
 
-// seededCapacity is a capacity store holding an eligible measured report,
-// acquired now, for every provider with a live quota source, as the
-// workers of a healthy deployment keep it: existing tests launch exactly
-// as before the gate.
-func seededCapacity(t testing.TB) events.Capacity {
+// seeded puts into c an eligible measured report, acquired now, for every
+// provider with a live quota source, as the workers of a healthy
+// deployment keep them: existing tests launch exactly as before the gate.
+func seeded(t testing.TB, c events.Capacity) events.Capacity {
 	t.Helper()
-	c := newMemoryCapacity()
 	now := time.Now()
 	for _, p := range liveQuotaProviders() {
 		require.NoError(t, c.Put(context.Background(), eligibleReport(p, now)))
@@ -158,12 +156,13 @@ func newHarness(t *testing.T, b backend, opts ...option) *harness {
 	switch b {
 	case memory:
 		h.store, h.queue, h.claims = events.NewMemoryStore(), events.NewMemoryQueue(), events.NewMemoryClaims(nil)
+		h.capacity = seeded(t, events.NewMemoryCapacity())
 	case jetstream:
 		srv := eventstest.StartServer(t, eventstest.WithFsync(events.FsyncInterval))
 		js := eventstest.Open(t, srv, events.JetStreamConfig{})
 		h.store, h.queue, h.claims = js.Store(), js.Queue(), js.Claims()
+		h.capacity = seeded(t, js.Capacity())
 	}
-	h.capacity = seededCapacity(t)
 	h.cfg = engine.Config{
 		Store: h.store, Queue: h.queue, Claims: h.claims, DataDir: h.data, NativePoll: 200 * time.Millisecond,
 		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
