@@ -337,7 +337,7 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	store := &ackedStore{Store: j.Store(), acked: map[uint64][]byte{}}
 	data := t.TempDir()
 	eng, err := engine.New(engine.Config{Store: store, Queue: j.Queue(), Claims: j.Claims(), DataDir: data,
-		Policy: policy.DefaultOptions(), Logger: logger})
+		Policy: policy.DefaultOptions(), Logger: logger, Capacity: j.Capacity()})
 	require.NoError(t, err)
 	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"grok": {Scenario: "slow-success"}}, HangCapSeconds: 120})
 	home := filepath.Join(t.TempDir(), "home")
