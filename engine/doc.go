@@ -171,9 +171,8 @@
 // event and, at each decision, recomputes the input digest, the sheet
 // digest, the decision and the event type it maps to; at each exclusion it
 // recomputes the decision (a gated launch of that attempt), the report
-// digest and policy.EvaluateEligibility over the recorded report and time
-// (with the default maximum report age: Config.CapacityMaxAge is not
-// recorded); at each finish it
+// digest and policy.EvaluateEligibility over the recorded report, time and
+// maximum report age; at each finish it
 // normalizes the recorded receipt again; and it resolves the frozen sheet
 // again against run-created's lanes. The first difference is reported with
 // the event's sequence and type, the field, and the expected and recorded

@@ -72,7 +72,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	d.log.Info("excluded before launch", "lane", i, "attempt", *dec.AttemptIndex, "descriptor", ap.Descriptor, "code", v.Code, "detail", v.Detail)
 	return &events.Exclude{
 		AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor, Provider: group, Source: src, Verdict: v,
-		Report: report, ReportDigest: digest, EvaluatedAt: at, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
+		Report: report, ReportDigest: digest, EvaluatedAt: at, MaxAgeMs: d.e.cfg.CapacityMaxAge.Milliseconds(), InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
 	}, nil, nil
 }
 

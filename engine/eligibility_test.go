@@ -389,6 +389,11 @@ func TestEligibilityReplayDetectsTamperedExclusion(t *testing.T) {
 			x.EvaluatedAt = x.EvaluatedAt.Add(24 * time.Hour)
 			return x
 		}},
+		{"a maximum report age the report was already past", func(x events.Exclude) events.Exclude {
+			x.MaxAgeMs = 1
+			x.EvaluatedAt = x.Report.Snapshot.AcquiredAt.Add(time.Second)
+			return x
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			altered := copyLog(t, envs, at, func(p events.Payload) events.Payload { return tc.alter(p.(events.Exclude)) })

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -231,6 +232,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 	}
 	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: p.Provider, Source: p.Source, Report: p.Report, Now: p.EvaluatedAt,
+		MaxAge:       time.Duration(p.MaxAgeMs) * time.Millisecond,
 		AllowUnknown: slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
 	})
 	if e, a := jsonText(v), jsonText(p.Verdict); e != a {

@@ -35,8 +35,12 @@ type Exclude struct {
 	Report       *policy.CapacityReport `json:"report,omitempty"`
 	ReportDigest string                 `json:"reportDigest,omitempty"`
 	EvaluatedAt  time.Time              `json:"evaluatedAt"`
-	InputDigest  string                 `json:"inputDigest"`
-	SheetDigest  string                 `json:"sheetDigest"`
+	// MaxAgeMs is the report age, in milliseconds, past which the gate
+	// counted a report as stale (the engine's CapacityMaxAge), so replay
+	// judges staleness as the engine did.
+	MaxAgeMs    int64  `json:"maxAgeMs"`
+	InputDigest string `json:"inputDigest"`
+	SheetDigest string `json:"sheetDigest"`
 }
 
 // EventType returns TypeExclude.
@@ -60,6 +64,9 @@ func (p Exclude) validate() error {
 	}
 	if err := p.validateReport(); err != nil {
 		return err
+	}
+	if p.MaxAgeMs <= 0 {
+		return invalidf("maxAgeMs %d: want the gate's positive maximum report age", p.MaxAgeMs)
 	}
 	if p.EvaluatedAt.IsZero() {
 		return invalidf("evaluatedAt is required")

@@ -162,6 +162,6 @@ func excludeP(attempt int, code policy.ExclusionCode) events.Exclude {
 	return events.Exclude{
 		AttemptIndex: attempt, Descriptor: string(provider) + ":model@high", Provider: provider, Source: report.Snapshot.Source,
 		Verdict: v, Report: &report, ReportDigest: eventstest.SampleReportDigest(report),
-		EvaluatedAt: t0.Add(time.Minute), InputDigest: digestA, SheetDigest: events.Digest(sheet),
+		EvaluatedAt: t0.Add(time.Minute), MaxAgeMs: 900000, InputDigest: digestA, SheetDigest: events.Digest(sheet),
 	}
 }

@@ -152,7 +152,7 @@ func SamplePayload(t events.Type) events.Payload {
 			Verdict: policy.EligibilityVerdict{Code: policy.ExcludePolicyBlocked, Capacity: policy.EvidenceMeasured,
 				Detail: "codex: purchased credits are present; execution would spend them"},
 			Report: &report, ReportDigest: SampleReportDigest(report),
-			EvaluatedAt: T0, InputDigest: SampleInputDigest, SheetDigest: events.Digest(SampleSheet),
+			EvaluatedAt: T0, MaxAgeMs: 900000, InputDigest: SampleInputDigest, SheetDigest: events.Digest(SampleSheet),
 		}
 	}
 	panic(fmt.Sprintf("eventstest: no sample for event type %q", t))
