@@ -157,8 +157,9 @@ func TestAcquireCodexScenarios(t *testing.T) {
 		reasons  []policy.EligibilityReason
 	}{
 		{"credits-present", policy.CapacityMeasured, "", ptr(true), policy.EligibilityPolicyBlocked, []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent}},
-		{"usage-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityAllowanceUnavailable,
+		{"quota-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityAllowanceUnavailable,
 			[]policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed, policy.EligibilityReasonRateLimitReached, policy.EligibilityReasonWindowExhausted}},
+		{"usage-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityEligible, nil}, // exhaustion shows at run time
 		{"unverified", policy.CapacityMeasured, "", ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
 		{"logged-out", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
 		{"unauthenticated", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},

@@ -223,7 +223,7 @@ func TestAppServerScenarios(t *testing.T) {
 		"credits-present": {account: "chatgpt", check: func(t *testing.T, r map[string]any) {
 			assert.Equal(t, true, bucket(r)["credits"].(map[string]any)["hasCredits"])
 		}},
-		"usage-exhausted": {account: "chatgpt", check: func(t *testing.T, r map[string]any) {
+		"quota-exhausted": {account: "chatgpt", check: func(t *testing.T, r map[string]any) {
 			assert.Equal(t, "rate_limit_reached", bucket(r)["rateLimitReachedType"])
 			assert.Equal(t, 100.0, bucket(r)["primary"].(map[string]any)["usedPercent"])
 		}},
