@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -40,6 +41,10 @@ type RunRequest struct {
 	Timeout time.Duration
 	// Contract is the worker ownership contract; default legacy.
 	Contract policy.Contract
+	// AllowUnknownQuota lists the providers whose UNKNOWN quota or
+	// unverified eligibility the run accepts (run --allow-unknown-quota);
+	// recorded in run-created's options.
+	AllowUnknownQuota []policy.Provider
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -143,7 +148,8 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	c = events.RunCreated{
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
-		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds()},
+		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(),
+			AllowUnknownQuota: slices.Clone(req.AllowUnknownQuota)},
 	}
 	return c, run, nil
 }

@@ -223,8 +223,8 @@ func prepareRun(rf runFlags) (runInput, error) {
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
+		AllowUnknownQuota: in.allowUnknown,
 	}
-	setAllowUnknownQuota(&in.req, in.allowUnknown)
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
