@@ -43,6 +43,7 @@ func (e *workerEnv) newGrokJob(lane int) events.Job {
 	e.t.Helper()
 	j := e.newJob(lane)
 	j.Descriptor, j.Provider, j.Model = "grok:grok-4.7@high", policy.Grok, "grok-4.7"
+	j.APISpend = policy.APISpendApproved // grok runs only with API spend approved
 	return j
 }
 
