@@ -38,6 +38,14 @@ func getReport(t *testing.T, capa events.Capacity, p policy.Provider) policy.Cap
 	return r
 }
 
+// requestRefresh asks p's workers for a fresh report.
+func requestRefresh(t *testing.T, capa events.Capacity, p policy.Provider) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, capa.RequestRefresh(ctx, p))
+}
+
 // newGrokJob prepares a grok job on lane, like newJob.
 func (e *workerEnv) newGrokJob(lane int) events.Job {
 	e.t.Helper()
@@ -99,7 +107,7 @@ func TestWorkerCapacityRefreshRequest(t *testing.T) {
 	// The subscription starts beside the first acquisition: ask until it
 	// is answered (each request only folds into a pending one).
 	require.Eventually(t, func() bool {
-		require.NoError(t, capa.RequestRefresh(context.Background(), policy.Grok))
+		requestRefresh(t, capa, policy.Grok)
 		return countEvents(tw.events.snapshot(), evCapacityPut, string(policy.Grok)) >= 2
 	}, waitLong, 100*time.Millisecond)
 	second := getReport(t, capa, policy.Grok)
@@ -139,7 +147,7 @@ func TestWorkerCapacityLearnsExhaustion(t *testing.T) {
 
 	// A refresh keeps it.
 	require.Eventually(t, func() bool {
-		require.NoError(t, capa.RequestRefresh(context.Background(), policy.Grok))
+		requestRefresh(t, capa, policy.Grok)
 		return countEvents(tw.events.snapshot(), evCapacityPut, string(policy.Grok)) >= 3
 	}, waitLong, 100*time.Millisecond)
 	again := getReport(t, capa, policy.Grok)
