@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -41,10 +40,6 @@ type RunRequest struct {
 	Timeout time.Duration
 	// Contract is the worker ownership contract; default legacy.
 	Contract policy.Contract
-	// AllowUnknownQuota lists the providers whose UNKNOWN quota or
-	// unverified eligibility the run accepts (run --allow-unknown-quota);
-	// recorded in run-created's options.
-	AllowUnknownQuota []policy.Provider
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -148,8 +143,7 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	c = events.RunCreated{
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
-		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(),
-			AllowUnknownQuota: slices.Clone(req.AllowUnknownQuota)},
+		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds()},
 	}
 	return c, run, nil
 }

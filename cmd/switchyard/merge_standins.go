@@ -10,11 +10,13 @@ package main
 //
 //	func jsCapacity(js *events.JetStream) events.Capacity { return js.Capacity() }
 //	func evaluateEligibility(in policy.EligibilityInput) policy.EligibilityVerdict { return policy.EvaluateEligibility(in) }
+//	func setAllowUnknownQuota(req *engine.RunRequest, ps []policy.Provider) { req.AllowUnknownQuota = ps }
 
 import (
 	"context"
 	"sync"
 
+	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -34,6 +36,11 @@ func evaluateEligibility(in policy.EligibilityInput) policy.EligibilityVerdict {
 	}
 	return policy.EligibilityVerdict{Eligible: true, Capacity: policy.EvidenceMeasured}
 }
+
+// setAllowUnknownQuota records the run's override in its request (the
+// field lands with the engine's branch). Removed at merge:
+// req.AllowUnknownQuota = ps.
+func setAllowUnknownQuota(req *engine.RunRequest, ps []policy.Provider) {}
 
 // standinCapacity is a process-local store. Removed at merge.
 var standinCapacity events.Capacity = &memCapacity{reports: map[policy.Provider]policy.CapacityReport{}}

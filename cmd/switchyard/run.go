@@ -223,8 +223,8 @@ func prepareRun(rf runFlags) (runInput, error) {
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
-		AllowUnknownQuota: in.allowUnknown,
 	}
+	setAllowUnknownQuota(&in.req, in.allowUnknown)
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -267,7 +267,12 @@ func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
 // provider or a comma list), refusing unknown names and repeats; the
 // result is in canonical provider order.
 func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
-	known := providerNames()
+	// The providers a sheet may name (gemini is receipt-only: no lane
+	// launches it, so there is nothing to override).
+	known := make([]string, len(policy.Providers))
+	for i, p := range policy.Providers {
+		known[i] = string(p)
+	}
 	seen := map[policy.Provider]bool{}
 	for _, v := range vals {
 		for _, name := range strings.Split(v, ",") {
