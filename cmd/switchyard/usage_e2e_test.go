@@ -20,7 +20,7 @@ import (
 const codexThenGrokSheet = `# access: {"provider":"codex","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
 # access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
 # fallback: {"on":["usage-exhausted","route-unavailable"]}
-bug fix: codex:gpt-5.6-sol@high -> grok:grok-4.7@xhigh
+bug-fix: codex:gpt-5.6-sol@high -> grok:grok-4.7@xhigh
 `
 
 // sentinels are the values the quota fixtures and the simulated codex
@@ -105,7 +105,7 @@ func TestUsageStatusAndExclusionAgree(t *testing.T) {
 	require.False(t, u.Verdict.Eligible)
 	require.Equal(t, policy.ExcludePolicyBlocked, u.Verdict.Code)
 
-	r := s.run(t, 90*time.Second, s.runArgs("bug fix", "--run-id", "parity", "--json")...)
+	r := s.run(t, 90*time.Second, s.runArgs("bug-fix", "--run-id", "parity", "--json")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	noSentinel(t, "run", r.stdout+r.stderr)
 	for _, inv := range simlog.Filter(simenv.Invocations(t, s.bin), "codex", simlog.KindWorkload) {
