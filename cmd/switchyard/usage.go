@@ -376,8 +376,13 @@ func printUsage(w io.Writer, out usageOutput, where string) error {
 			head += ": no trustworthy metric; capacity is opaque"
 		case !u.QuotaView.Report:
 			head += ": no current report (no worker for it has measured yet; try --refresh)"
+		case u.AgeSeconds != nil && u.QuotaView.State == policy.CapacityMeasured:
+			head += " " + ageText(*u.AgeSeconds) + " ago"
+			if u.QuotaView.Stale {
+				head += " (stale: older than " + capacityMaxAge.String() + ")"
+			}
 		case u.AgeSeconds != nil:
-			head += ", measured " + ageText(*u.AgeSeconds) + " ago"
+			head += ", reported " + ageText(*u.AgeSeconds) + " ago"
 			if u.QuotaView.Stale {
 				head += " (stale: older than " + capacityMaxAge.String() + ")"
 			}
