@@ -372,7 +372,7 @@ func printUsage(w io.Writer, out usageOutput, where string) error {
 			head += " (" + string(u.QuotaView.Reason) + ")"
 		}
 		switch {
-		case !u.QuotaView.Report && u.Source == policy.QuotaUnsupported:
+		case u.Source == policy.QuotaUnsupported:
 			head += ": no trustworthy metric; capacity is opaque"
 		case !u.QuotaView.Report:
 			head += ": no current report (no worker for it has measured yet; try --refresh)"

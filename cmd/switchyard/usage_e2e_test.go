@@ -191,7 +191,7 @@ func TestUsageRefreshAsksTheWorkers(t *testing.T) {
 
 	text := s.run(t, 30*time.Second, "usage", "--data-dir", s.data, "--provider", "grok")
 	require.Equal(t, 0, text.code, text.stderr)
-	require.Contains(t, text.stdout, "grok (UNSUPPORTED): unsupported")
+	require.Contains(t, text.stdout, "grok (UNSUPPORTED): unsupported (no_source): no trustworthy metric; capacity is opaque\n")
 	require.Contains(t, text.stdout, "verdict: eligible (capacity opaque)")
 }
 
