@@ -200,3 +200,46 @@ func TestLearnedExhaustion(t *testing.T) {
 func TestEnvList(t *testing.T) {
 	require.Equal(t, []string{"A=1", "HOME=/h", "PATH=/bin"}, envList(map[string]string{"PATH": "/bin", "HOME": "/h", "A": "1"}))
 }
+
+// TestWorkerCapacityPeriodic: without requests, the worker acquires again
+// every QuotaRefresh.
+func TestWorkerCapacityPeriodic(t *testing.T) {
+	e := newWorkerEnv(t, "success", false)
+	capa := testCapacity(t, e.js)
+	var logs lockedBuffer
+	cfg := e.capacityConfig("w-cap-periodic", capa, &logs, policy.Grok)
+	cfg.QuotaRefresh = 150 * time.Millisecond
+	tw := e.startWorker(cfg)
+	tw.waitPuts(t, policy.Grok, 3)
+	require.Contains(t, logs.String(), "why=periodic")
+}
+
+// TestWorkerCapacityNeverBlocksJobs: while codex's quota source hangs
+// (the simulated app-server answers nothing), a codex job still runs to
+// its finished report; the acquisition ends at quota's deadline with an
+// UNKNOWN snapshot (timeout), and a worker stopped meanwhile leaks
+// nothing (goleak checks the package).
+func TestWorkerCapacityNeverBlocksJobs(t *testing.T) {
+	e := newWorkerEnv(t, "app-server-hang", false)
+	capa := testCapacity(t, e.js)
+	var logs lockedBuffer
+	tw := e.startWorker(e.capacityConfig("w-cap-hang", capa, &logs, policy.Codex))
+	job := e.newJob(0)
+	e.publish(job)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	require.Zero(t, countEvents(tw.events.snapshot(), evCapacityPut, string(policy.Codex)),
+		"the job finished while the acquisition still waited on the hung source")
+	_, err := capa.Get(context.Background(), policy.Codex)
+	require.ErrorIs(t, err, events.ErrNoCapacityReport)
+
+	require.Eventually(t, func() bool {
+		return countEvents(tw.events.snapshot(), evCapacityPut, string(policy.Codex)) >= 1
+	}, 60*time.Second, 50*time.Millisecond, "the acquisition ends at quota's deadline")
+	rep := getReport(t, capa, policy.Codex)
+	require.Equal(t, policy.CapacityUnknown, rep.Snapshot.State)
+	require.Equal(t, policy.CapacityReason("timeout"), rep.Snapshot.Reason)
+
+	// A second hang, cut short by the stop.
+	requestRefresh(t, capa, policy.Codex)
+	tw.stop(t)
+}
