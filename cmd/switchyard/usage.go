@@ -141,8 +141,8 @@ With a server for the data directory (a "switchyard serve" or a running
 "switchyard run") or with --nats, usage reads the deployment's capacity
 store, which the workers fill where the CLIs and their logins live.
 --refresh asks those workers to measure again and waits (at most --wait)
-for their newer reports; a provider no worker answers for keeps the report
-it had.
+for their newer reports; a provider with no live worker, or whose workers
+do not answer in time, keeps the report it had, and usage says so.
 
 Without a server, usage measures here and now, in this process, for the
 providers asked (--refresh is implied), using the CLIs on PATH and the
@@ -245,7 +245,7 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 	var err error
 	if conn != nil && conn.mode != connEmbedded {
 		where = "from " + conn.describe()
-		reports, err = storedReports(ctx, stderr, conn, provs, uf)
+		reports, err = storedReports(ctx, stderr, conn, f, provs, uf)
 	} else {
 		where = "measured here (no server for the data directory)"
 		reports, err = measureHere(ctx, conn, provs)
@@ -267,7 +267,7 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 // storedReports reads provs' reports from the capacity store; with
 // --refresh it first asks their workers to measure again and waits for
 // newer reports (or uf.wait).
-func storedReports(ctx context.Context, stderr io.Writer, conn *engineConn, provs []policy.Provider, uf usageFlags) (map[policy.Provider]*policy.CapacityReport, error) {
+func storedReports(ctx context.Context, stderr io.Writer, conn *engineConn, f engineFlags, provs []policy.Provider, uf usageFlags) (map[policy.Provider]*policy.CapacityReport, error) {
 	capa := conn.capacity()
 	read := func() (map[policy.Provider]*policy.CapacityReport, error) {
 		out := map[policy.Provider]*policy.CapacityReport{}
@@ -288,8 +288,30 @@ func storedReports(ctx context.Context, stderr io.Writer, conn *engineConn, prov
 	if !uf.refresh {
 		return read()
 	}
+	// Only a provider with a live worker can answer; the others keep the
+	// report they have, and usage says so instead of waiting in vain.
+	ask := provs
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	live, err := conn.js.Presence().Live(pctx)
+	cancel()
+	if err == nil {
+		byProvider := liveByProvider(live)
+		ask = nil
+		var idle []string
+		for _, p := range provs {
+			if len(byProvider[string(p)]) > 0 {
+				ask = append(ask, p)
+			} else {
+				idle = append(idle, string(p))
+			}
+		}
+		if len(idle) > 0 {
+			fmt.Fprintf(stderr, "switchyard usage: no live worker for %s to measure again; showing the report it has (start one: `switchyard worker --provider %s%s`)\n",
+				strings.Join(idle, ", "), strings.Join(idle, ","), conn.connFlags(f))
+		}
+	}
 	asked := time.Now()
-	for _, p := range provs {
+	for _, p := range ask {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := capa.RequestRefresh(rctx, p)
 		cancel()
@@ -304,7 +326,7 @@ func storedReports(ctx context.Context, stderr io.Writer, conn *engineConn, prov
 			return nil, err
 		}
 		var waiting []string
-		for _, p := range provs {
+		for _, p := range ask {
 			if r := reports[p]; r == nil || r.Snapshot.AcquiredAt.Before(asked) {
 				waiting = append(waiting, string(p))
 			}

@@ -189,6 +189,11 @@ func TestUsageRefreshAsksTheWorkers(t *testing.T) {
 	require.True(t, second.Snapshot.AcquiredAt.After(first.Snapshot.AcquiredAt),
 		"--refresh shows a newer report: %v, then %v", first.Snapshot.AcquiredAt, second.Snapshot.AcquiredAt)
 
+	// codex has no live worker: usage says so rather than wait for it.
+	both := s.run(t, 60*time.Second, "usage", "--data-dir", s.data, "--provider", "codex,grok", "--refresh", "--wait", "10m", "--json")
+	require.Equal(t, 0, both.code, both.stderr)
+	require.Contains(t, both.stderr, "no live worker for codex to measure again; showing the report it has (start one: `switchyard worker --provider codex --data-dir "+s.data+"`)")
+
 	text := s.run(t, 30*time.Second, "usage", "--data-dir", s.data, "--provider", "grok")
 	require.Equal(t, 0, text.code, text.stderr)
 	require.Contains(t, text.stdout, "grok (UNSUPPORTED): unsupported (no_source): no trustworthy metric; capacity is opaque\n")
