@@ -144,6 +144,11 @@ func (l *capacityLoop) provider(ctx context.Context, p policy.Provider) {
 	for {
 		select {
 		case <-ctx.Done():
+			// An exhaustion an attempt just proved is still recorded: the
+			// next run must not launch the provider to fail again.
+			if a := l.take(p); l.mustRecord(p, a) {
+				l.acquire(ctx, p, a)
+			}
 			return
 		case <-tick.C:
 			l.request(p, "periodic", time.Time{})
@@ -163,6 +168,11 @@ func (l *capacityLoop) provider(ctx context.Context, p policy.Provider) {
 // exhaustion (or records the one a, an attempt's usage exhaustion,
 // proved) and puts it. Failures are logged; the next round tries again.
 func (l *capacityLoop) acquire(ctx context.Context, p policy.Provider, a acquisition) {
+	if l.mustRecord(p, a) {
+		// Past a stop too: an UNSUPPORTED source reads nothing, and the
+		// store's calls below are bounded.
+		ctx = context.WithoutCancel(ctx)
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -207,6 +217,17 @@ func (l *capacityLoop) acquire(ctx context.Context, p policy.Provider, a acquisi
 	}
 	log.Debug("capacity acquired", attrs...)
 	l.w.emit(evCapacityPut, string(p))
+}
+
+// mustRecord reports whether a carries an exhaustion that only this
+// acquisition can record: one an attempt of an UNSUPPORTED provider proved
+// (such a provider has no source to measure it again later).
+func (l *capacityLoop) mustRecord(p policy.Provider, a acquisition) bool {
+	if a.exhaustedAt.IsZero() {
+		return false
+	}
+	spec, err := providers.Lookup(p)
+	return err == nil && spec.QuotaSource == policy.QuotaUnsupported
 }
 
 // learnedExhaustion is the learned exhaustion a new report carries: the

@@ -244,3 +244,40 @@ func TestRunAllowUnknownQuota(t *testing.T) {
 	require.Equal(t, 0, h.code, h.stderr)
 	require.Contains(t, h.stdout, `"allowUnknownQuota":["codex","grok"]`)
 }
+
+// grokThenDevinSheet has one lane: grok (UNSUPPORTED: no quota to read),
+// falling back to devin.
+const grokThenDevinSheet = `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
+# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+# fallback: {"on":["usage-exhausted","route-unavailable"]}
+bug-fix: grok:grok-4.7@xhigh -> devin:swe-2@high
+`
+
+// TestExhaustionCarriesToTheNextRun: grok has no quota source, so its
+// exhaustion is learned by running it. A first self-contained run launches
+// grok, which ends usage-exhausted, and falls back to devin; its worker
+// records the learned exhaustion. A second run, in a new process, excludes
+// grok before launch (quota_exhausted, until the cooldown ends) instead of
+// launching it to fail again, and usage shows why.
+func TestExhaustionCarriesToTheNextRun(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"grok": "usage-exhausted"}, grokThenDevinSheet)
+	grokRuns := func() int { return len(simlog.Filter(simenv.Invocations(t, s.bin), "grok", simlog.KindWorkload)) }
+
+	r := s.run(t, 90*time.Second, s.runArgs("bug-fix", "--run-id", "first")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "terminal grok:grok-4.7@xhigh (usage-exhausted)")
+	require.Equal(t, 1, grokRuns())
+
+	r = s.run(t, 90*time.Second, s.runArgs("bug-fix", "--run-id", "second")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "excluded before launch: grok:grok-4.7@xhigh quota_exhausted")
+	require.Contains(t, r.stdout, "complete via devin:swe-2@high")
+	require.Equal(t, 1, grokRuns(), "the second run never launched grok")
+
+	g := usageOf(t, s.usageJSON(t, "--provider", "grok"), policy.Grok)
+	require.NotNil(t, g.QuotaView.LearnedExhaustion, "the exhaustion is read from the data directory")
+	require.Equal(t, policy.ExcludeQuotaExhausted, g.Verdict.Code)
+	require.NotNil(t, g.Verdict.Until)
+	require.WithinDuration(t, time.Now().Add(time.Hour), *g.Verdict.Until, 5*time.Minute, "until the default cooldown ends")
+}
