@@ -387,7 +387,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
 		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
 	if len(in.allowUnknown) > 0 {
-		fmt.Fprintf(stderr, "switchyard run: warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
+		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
 			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)
 	}
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}

@@ -342,7 +342,9 @@ func TestRunHandoffWaitsForOperation(t *testing.T) {
 bug-fix: claude:opus@high
 `)
 	gitInit(t, s.checkout)
-	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write")
+	// The sandbox has no Claude login, so Claude's quota is UNKNOWN
+	// (no_credentials): the run accepts that explicitly.
+	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write", "--allow-unknown-quota", "claude")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
 	waitOutput(t, p, "waiting for the parent: switchyard inspect --run handoff --lane 0 --state clear|unsafe --evidence REF --data-dir "+s.data+"\n")
@@ -389,7 +391,9 @@ bug-fix: claude:opus@high
 	out, err := exec.Command("git", "-C", s.checkout, "rev-parse", "HEAD").Output()
 	require.NoError(t, err)
 	snapshot := strings.TrimSpace(string(out))
-	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write")
+	// The sandbox has no Claude login, so Claude's quota is UNKNOWN
+	// (no_credentials): the run accepts that explicitly.
+	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write", "--allow-unknown-quota", "claude")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
 	waitOutput(t, p, "waiting for the parent: switchyard inspect --run resume --lane 0")

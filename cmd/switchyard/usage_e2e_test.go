@@ -238,7 +238,7 @@ func TestRunAllowUnknownQuota(t *testing.T) {
 	s := newEngineSandbox(t, nil, singleLaneSheet)
 	r := s.run(t, 90*time.Second, s.runArgs("hillclimb", "--run-id", "allow", "--allow-unknown-quota", "grok", "--allow-unknown-quota", "codex,grok")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	require.Contains(t, r.stderr, "switchyard run: warning: --allow-unknown-quota codex,grok: attempts of codex,grok launch even when their quota or eligibility is UNKNOWN")
+	require.Contains(t, r.stdout, "\n  warning: --allow-unknown-quota codex,grok: attempts of codex,grok launch even when their quota or eligibility is UNKNOWN")
 
 	h := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "allow", "--lane", "run", "--type", "run-created", "--json")
 	require.Equal(t, 0, h.code, h.stderr)
