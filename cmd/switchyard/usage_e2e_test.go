@@ -117,6 +117,13 @@ func TestUsageStatusAndExclusionAgree(t *testing.T) {
 	js := serveJetStream(t, info)
 	envs, err := js.Store().Load(context.Background(), "parity", 0)
 	require.NoError(t, err)
+	runEnvs, err := js.Store().Load(context.Background(), "parity", events.RunLane)
+	require.NoError(t, err)
+	for _, env := range runEnvs {
+		b, err := json.Marshal(env.Payload)
+		require.NoError(t, err)
+		noSentinel(t, "event "+string(env.Type), string(b))
+	}
 	var excl []events.Exclude
 	for _, env := range envs {
 		if x, ok := env.Payload.(events.Exclude); ok {
