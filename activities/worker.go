@@ -174,7 +174,8 @@ func (c WorkerConfig) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"LeaseTTL", c.LeaseTTL}, {"AckWait", c.AckWait}, {"ShutdownGrace", c.ShutdownGrace}} {
+	}{{"LeaseTTL", c.LeaseTTL}, {"AckWait", c.AckWait}, {"ShutdownGrace", c.ShutdownGrace},
+		{"QuotaRefresh", c.QuotaRefresh}, {"ExhaustionCooldown", c.ExhaustionCooldown}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("activities: worker %s must not be negative", d.name))
 		} else if d.v > 0 && d.v < minWorkerDuration {
@@ -208,6 +209,10 @@ type Worker struct {
 	// under it.
 	unconfirmed map[string]bool
 
+	// capacity acquires the providers' capacity reports (nil without
+	// WorkerConfig.Capacity).
+	capacity *capacityLoop
+
 	// trace, when set (tests), observes the worker's decisions.
 	trace func(workerEvent)
 }
@@ -219,12 +224,16 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Providers = append([]policy.Provider(nil), cfg.Providers...)
-	return &Worker{
+	w := &Worker{
 		cfg:         cfg,
 		log:         cfg.Logger.With("worker", cfg.WorkerID),
 		active:      map[string]bool{},
 		unconfirmed: map[string]bool{},
-	}, nil
+	}
+	if cfg.Capacity != nil {
+		w.capacity = newCapacityLoop(w)
+	}
+	return w, nil
 }
 
 // ID is the worker id used in claims and reports.
@@ -269,6 +278,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		}()
 		defer func() {
 			stopPresence()
+			<-done
+		}()
+	}
+	if w.capacity != nil {
+		// Beside the job slots, never in their way: acquisition has its
+		// own goroutines and stops with the worker.
+		cctx, stopCapacity := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.capacity.run(cctx)
+		}()
+		defer func() {
+			stopCapacity()
 			<-done
 		}()
 	}

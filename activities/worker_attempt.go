@@ -134,6 +134,7 @@ func (w *Worker) runAttempt(ctx, rctx context.Context, log *slog.Logger, job eve
 		return phaseEnd{end: endAbandon, why: "runner left no receipt"}
 	}
 	log.Info("attempt ended", "exit", code)
+	w.noteAttemptEnd(log, job.Provider, res.Receipt.Status)
 	return phaseEnd{end: endFinished, digest: digest}
 }
 

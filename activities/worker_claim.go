@@ -32,6 +32,7 @@ const (
 	evCancelSignalled  workerEventKind = "cancel-signalled"  // a cancel event reached the runner
 	evBusy             workerEventKind = "busy"              // redelivered while this worker runs it
 	evReturned         workerEventKind = "returned"          // job returned without a decision (shutdown, errors)
+	evCapacityPut      workerEventKind = "capacity-put"      // a provider's capacity report stored (Execution: the provider)
 )
 
 func (w *Worker) emit(kind workerEventKind, id string) {

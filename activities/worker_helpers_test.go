@@ -96,12 +96,19 @@ type workerEnv struct {
 // the run's reports.
 func newWorkerEnv(t *testing.T, scenario string, listen bool) *workerEnv {
 	t.Helper()
+	return newWorkerEnvScenarios(t, map[string]string{"codex": scenario}, listen)
+}
+
+// newWorkerEnvScenarios is newWorkerEnv with a scenario per simulated
+// provider (the others replay their success).
+func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen bool) *workerEnv {
+	t.Helper()
 	opts := []eventstest.Option{eventstest.WithFsync(events.FsyncInterval)}
 	if listen {
 		opts = append(opts, eventstest.WithListen())
 	}
 	srv := eventstest.StartServer(t, opts...)
-	cfg := simenv.Scenarios(map[string]string{"codex": scenario})
+	cfg := simenv.Scenarios(scenarios)
 	cfg.HangCapSeconds = 30 // a failed test never leaves a simulator behind for long
 	e := &workerEnv{
 		t: t, srv: srv, js: eventstest.Open(t, srv, events.JetStreamConfig{}),

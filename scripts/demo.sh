@@ -2,8 +2,11 @@
 # The README's first command (`make demo` runs this after building
 # bin/switchyard and bin/simcli): a three-seat panel on the embedded engine
 # with the simulated provider CLIs, in which the first seat's primary
-# (codex) reports usage exhaustion and falls back to grok; then the run's
-# event log is replayed and every decision recomputed.
+# (codex) is excluded before launch: its simulated account has purchased
+# credits present, so running it could spend them (execution_policy_blocked),
+# and the lane runs grok instead; codex never executes. Then `switchyard
+# usage` shows why, and the run's event log is replayed and every decision
+# (the exclusion included) recomputed.
 #
 # Everything it writes lives in a fresh temporary directory (kept, so you can
 # look around; the last line says where), except the simulated CLIs, which
@@ -25,9 +28,9 @@ data="$work/data"
 mkdir -p "$work/checkout"
 
 # The simulated CLIs: every provider replays its recorded success, except
-# codex, whose every invocation hits the usage limit.
+# codex, whose account (as its app-server reports it) has purchased credits.
 rm -f "$root/bin/sim/invocations.jsonl" "$root/bin/sim/signals.jsonl"
-"$simcli" install -transcripts "$root/testdata/transcripts" "$root/bin/sim" codex=usage-exhausted
+"$simcli" install -transcripts "$root/testdata/transcripts" "$root/bin/sim" codex=credits-present
 
 cat >"$work/demo.sheet" <<'SHEET'
 # Switchyard demo sheet: one three-seat panel, subscriptions only.
@@ -46,6 +49,10 @@ echo "\$ switchyard run --sheet demo.sheet --role \"swarm workers\" --parent cla
 "$sy" run --data-dir "$data" --run-id demo \
 	--sheet "$work/demo.sheet" --role "swarm workers" --parent claude \
 	--prompt "$work/prompt.md" --cwd "$work/checkout"
+
+echo
+echo "\$ switchyard usage --provider codex"
+"$sy" usage --data-dir "$data" --provider codex
 
 echo
 echo "\$ switchyard replay --run demo --verify"

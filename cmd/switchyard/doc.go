@@ -18,6 +18,7 @@
 //	report     a run's report again, at any time
 //	history    a run's event log as the store holds it
 //	replay     recompute a run's decisions from its event log and check them
+//	usage      each provider's quota, eligibility and the gate's verdict
 //
 // The parent's answers to a lane that waits for it:
 //

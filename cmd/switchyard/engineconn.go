@@ -422,6 +422,11 @@ func (c *engineConn) store() events.Store   { return c.js.Store() }
 func (c *engineConn) queue() events.Queue   { return c.js.Queue() }
 func (c *engineConn) claims() events.Claims { return c.js.Claims() }
 
+// capacity is the deployment's capacity store: each provider's current
+// capacity report, which workers put and the engine's eligibility gate,
+// status and usage read.
+func (c *engineConn) capacity() events.Capacity { return jsCapacity(c.js) }
+
 // describe says where the events are, for messages.
 func (c *engineConn) describe() string {
 	switch c.mode {
@@ -463,6 +468,7 @@ func (c *engineConn) newEngine(f engineFlags, logger *slog.Logger) (*engine.Engi
 	e, err := engine.New(engine.Config{
 		Store: c.store(), Queue: c.queue(), Claims: c.claims(),
 		DataDir: dir, Policy: policy.DefaultOptions(), Now: time.Now, Logger: logger,
+		Capacity: c.capacity(), CapacityMaxAge: capacityMaxAge,
 	})
 	if err != nil {
 		return nil, failf("start the engine: %v", err)

@@ -37,5 +37,6 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newNativeCmd(stdout, stderr))
 	root.AddCommand(newOperationCmd(stdout, stderr))
 	root.AddCommand(newRecoverCmd(stdout, stderr))
+	root.AddCommand(newUsageCmd(stdout, stderr))
 	return root
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type runFlags struct {
 	json                             bool
 	failIfUndelivered                bool
 	log                              logFlags
+	// allowUnknownQuota: --allow-unknown-quota, as given (repeatable,
+	// comma lists allowed).
+	allowUnknownQuota []string
+	quotaRefresh      time.Duration
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -40,6 +45,9 @@ type runInput struct {
 	req       engine.RunRequest
 	lanes     []policy.LanePolicy
 	providers []policy.Provider // external providers the lanes may launch, in first-use order
+	// allowUnknown are the providers whose UNKNOWN quota the run accepts
+	// (--allow-unknown-quota), recorded in the run.
+	allowUnknown []policy.Provider
 }
 
 // newRunCmd builds `switchyard run`.
@@ -47,7 +55,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var rf runFlags
 	c := &cobra.Command{
-		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--json]",
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--allow-unknown-quota P] [--json]",
 		Short: "Run one role of a model sheet to its final report",
 		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
 drive every lane through its attempt chain until all of them are final, then
@@ -66,6 +74,16 @@ parent it prints the exact command to run:
   a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
   a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
+
+Before every launch the engine checks the provider's eligibility (its
+current capacity report, measured by the workers): an attempt whose
+provider is policy-blocked, out of allowance, exhausted, signed out or of
+UNKNOWN quota is excluded, recorded with its reason code, and the lane
+moves to its next attempt. --allow-unknown-quota P (repeatable, or a comma
+list) lets P's attempts proceed when its quota or eligibility is only
+UNKNOWN (never when blocked, exhausted or signed out); run prints a
+warning and the run records the override. "switchyard usage" shows what
+the gate sees.
 
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
@@ -90,7 +108,11 @@ stored; a serve resumes it); 1 anything else.
 
   # A writer run with a 20 minute deadline per attempt, report as JSON:
   switchyard run --sheet my.sheet --role bug-fix --parent codex --prompt fix.md \
-    --cwd ~/src/app --mode isolated-write --timeout 20m --json`,
+    --cwd ~/src/app --mode isolated-write --timeout 20m --json
+
+  # Launch codex even while its quota cannot be read (recorded in the run):
+  switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
+    --cwd . --allow-unknown-quota codex`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "sheet", "role", "parent", "prompt", "cwd"); err != nil {
 				return err
@@ -99,6 +121,9 @@ stored; a serve resumes it); 1 anything else.
 				return err
 			}
 			if err := rf.log.validate(); err != nil {
+				return err
+			}
+			if err := checkQuotaRefresh(rf.quotaRefresh); err != nil {
 				return err
 			}
 			in, err := prepareRun(rf)
@@ -123,6 +148,9 @@ stored; a serve resumes it); 1 anything else.
 	fl.StringVar(&rf.runID, "run-id", "", "the run id (letters, digits, - and _); default a fresh one")
 	fl.BoolVar(&rf.json, "json", false, "print the report as JSON on stdout (lane lines go to stderr)")
 	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
+	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
+		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
+	addQuotaRefreshFlag(c, &rf.quotaRefresh)
 	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
@@ -189,10 +217,14 @@ func prepareRun(rf runFlags) (runInput, error) {
 			return in, err
 		}
 	}
+	if in.allowUnknown, err = parseAllowUnknownQuota(rf.allowUnknownQuota); err != nil {
+		return in, err
+	}
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
+	setAllowUnknownQuota(&in.req, in.allowUnknown)
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -229,6 +261,41 @@ func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
 		msg += "; it configures no role"
 	}
 	return msg + " (" + fix + ")"
+}
+
+// parseAllowUnknownQuota parses --allow-unknown-quota values (each a
+// provider or a comma list), refusing unknown names and repeats; the
+// result is in canonical provider order.
+func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
+	// The providers a sheet may name (gemini is receipt-only: no lane
+	// launches it, so there is nothing to override).
+	known := make([]string, len(policy.Providers))
+	for i, p := range policy.Providers {
+		known[i] = string(p)
+	}
+	seen := map[policy.Provider]bool{}
+	for _, v := range vals {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !slices.Contains(known, name) {
+				return nil, usagef("--allow-unknown-quota %q: unknown provider; want one or more of %s", name, strings.Join(known, ", "))
+			}
+			seen[policy.Provider(name)] = true
+		}
+	}
+	var out []policy.Provider
+	for _, n := range known {
+		if seen[policy.Provider(n)] {
+			out = append(out, policy.Provider(n))
+		}
+	}
+	if len(vals) > 0 && len(out) == 0 {
+		return nil, usagef("--allow-unknown-quota names no provider; for example --allow-unknown-quota codex")
+	}
+	return out, nil
 }
 
 func containsProvider(ps []policy.Provider, p policy.Provider) bool {
@@ -293,7 +360,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 			bgFail("the engine", eng.Run(driveCtx))
 		}()
 		if len(in.providers) > 0 {
-			w, err := newWorker(conn, in.providers, defaultConcurrency, logger)
+			w, err := newWorker(conn, in.providers, workerOptions{concurrency: defaultConcurrency, quotaRefresh: rf.quotaRefresh}, logger)
 			if err != nil {
 				return err
 			}
@@ -319,6 +386,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}
 	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
 		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
+	if len(in.allowUnknown) > 0 {
+		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
+			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)
+	}
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
 	if conn.mode != connEmbedded {
 		p.workerHint = func(provider string) string { return workerHint(ctx, conn, provider, conn.connFlags(f)) }

@@ -106,11 +106,19 @@ func TestRunSingleLaneEndToEnd(t *testing.T) {
 	require.Contains(t, r.stderr, "single")
 }
 
+// TestRunExhaustionFallsBack: an exhaustion found only when the attempt
+// runs falls back to the next attempt. The simulated codex account is out
+// of allowance, which its quota source would reveal before launch (the
+// gate would exclude codex, see TestUsageStatusAndExclusionAgree); here
+// the source is switched off (SWITCHYARD_CODEX_USAGE_API=0, so codex's
+// quota is UNKNOWN) and the run accepts unknown quota for codex, so codex
+// launches and its exhaustion is learned the old way.
 func TestRunExhaustionFallsBack(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"codex": "usage-exhausted"}, panelSheet3)
+	s.env = append(s.env, "SWITCHYARD_CODEX_USAGE_API=0")
 
-	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "panel", "--json")...)
+	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "panel", "--json", "--allow-unknown-quota", "codex")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	// Lane lines go to stderr under --json; stdout is the report alone.
 	require.Contains(t, r.stderr, "swarm workers#1 (lane 0): terminal codex:gpt-5.6-sol@high (usage-exhausted)\n")
@@ -334,7 +342,9 @@ func TestRunHandoffWaitsForOperation(t *testing.T) {
 bug-fix: claude:opus@high
 `)
 	gitInit(t, s.checkout)
-	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write")
+	// The sandbox has no Claude login, so Claude's quota is UNKNOWN
+	// (no_credentials): the run accepts that explicitly.
+	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write", "--allow-unknown-quota", "claude")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
 	waitOutput(t, p, "waiting for the parent: switchyard inspect --run handoff --lane 0 --state clear|unsafe --evidence REF --data-dir "+s.data+"\n")
@@ -381,7 +391,9 @@ bug-fix: claude:opus@high
 	out, err := exec.Command("git", "-C", s.checkout, "rev-parse", "HEAD").Output()
 	require.NoError(t, err)
 	snapshot := strings.TrimSpace(string(out))
-	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write")
+	// The sandbox has no Claude login, so Claude's quota is UNKNOWN
+	// (no_credentials): the run accepts that explicitly.
+	args := s.runArgs("bug-fix", "--run-id", "resume", "--mode", "isolated-write", "--allow-unknown-quota", "claude")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
 	waitOutput(t, p, "waiting for the parent: switchyard inspect --run resume --lane 0")

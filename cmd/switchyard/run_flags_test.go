@@ -33,6 +33,9 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-role-unconfigured-legacy", args: []string{"run", "--sheet", legacySheet, "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
 		{name: "run-missing-prompt", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "missing.md", "--cwd", "."}},
 		{name: "run-bad-log-format", args: run("--log-format", "xml")},
+		{name: "run-unknown-allow-unknown-quota", args: run("--allow-unknown-quota", "codex,gpt")},
+		{name: "run-empty-allow-unknown-quota", args: run("--allow-unknown-quota", ",")},
+		{name: "run-short-quota-refresh", args: run("--quota-refresh", "1s")},
 		{name: "run-cwd-not-a-directory", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "README.md", "--cwd", "README.md"}},
 
 		// serve and worker
@@ -45,6 +48,15 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "worker-unknown-provider", args: []string{"worker", "--provider", "codex,gpt"}},
 		{name: "worker-bad-concurrency", args: []string{"worker", "--provider", "codex", "--concurrency", "0"}},
 		{name: "worker-empty-nats", args: []string{"worker", "--provider", "codex", "--nats", ","}},
+
+		{name: "worker-short-quota-refresh", args: []string{"worker", "--provider", "codex", "--quota-refresh", "500ms"}},
+
+		// usage
+		{name: "usage-help", args: []string{"usage", "--help"}},
+		{name: "usage-unknown-provider", args: []string{"usage", "--provider", "codex,gpt"}},
+		{name: "usage-empty-provider", args: []string{"usage", "--provider", ","}},
+		{name: "usage-bad-wait", args: []string{"usage", "--refresh", "--wait", "0s"}},
+		{name: "usage-fsync-refused", args: []string{"usage", "--fsync", "always"}},
 
 		// status, replay
 		{name: "status-help", args: []string{"status", "--help"}},

@@ -34,7 +34,10 @@ by state, last change. --limit caps the list (default 20; 0 lists every
 run) and --state keeps the runs in one state: running, waiting-for-parent,
 final or cancelled (comma-separate several). With --run, show that run's
 lanes: state, current attempt, what each waits for, and the command that
-answers a lane waiting for the parent.
+answers a lane waiting for the parent. With --run --json the status also
+carries "eligibility": for each provider the run's lanes may launch, the
+verdict the eligibility gate would give it now (the same verdict object
+"switchyard usage --json" prints and an exclude event records).
 
 Both views say which providers have live workers (workers announce
 themselves while they run), and whether anything serves the data
@@ -101,12 +104,20 @@ anything else.`,
 					if err != nil {
 						return engineError(err, run, events.RunLane, f, conn)
 					}
+					el, err := runEligibility(ctx, conn, run)
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return writeJSON(s.w, runStatusJSON{RunStatus: st, Eligibility: el})
+					}
 					if err := s.run(st); err != nil {
 						return err
 					}
-					if !s.json {
-						s.serving(ctx, conn, []engine.RunStatus{st}, true)
+					if line := eligibilityLine(el); line != "" && !st.Final {
+						fmt.Fprintln(s.w, line)
 					}
+					s.serving(ctx, conn, []engine.RunStatus{st}, true)
 					return nil
 				case watch:
 					return s.watchRuns(ctx, eng, conn)
@@ -331,7 +342,11 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 		return engineError(err, run, events.RunLane, f, conn)
 	}
 	if s.json {
-		b, _ := json.Marshal(st)
+		el, err := runEligibility(ctx, conn, run)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(runStatusJSON{RunStatus: st, Eligibility: el})
 		fmt.Fprintf(s.w, "%s\n", b)
 		return nil
 	}

@@ -27,9 +27,10 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var providerList string
 	var concurrency int
+	var quotaRefresh time.Duration
 	var lf logFlags
 	c := &cobra.Command{
-		Use:   "worker --provider P[,P...] [--concurrency N] [--data-dir D | --nats URLS]",
+		Use:   "worker --provider P[,P...] [--concurrency N] [--quota-refresh D] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
 		Long: `Run provider CLI attempts from the job queues of the given providers, on this
 host, until SIGINT or SIGTERM. All workers of one provider share one durable
@@ -43,7 +44,14 @@ does not create a data directory or store: with none there, or no serve
 for it, it exits with an error saying what to start. Once connected it
 rides out a serve restart: every reconnect re-reads serve.json, so a serve
 that comes back on another port is found again; the loss and the
-recovery are logged once each.`,
+recovery are logged once each.
+
+The worker also measures its providers' quota where their CLIs and logins
+live: at start, every --quota-refresh (default 5m), whenever an engine or
+"switchyard usage --refresh" asks, and right after an attempt ends
+usage-exhausted. Each report goes to the deployment's capacity store,
+which the engine's eligibility gate reads before every launch and
+"switchyard usage" shows (see the README, "Knowing before launch").`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
@@ -66,11 +74,15 @@ recovery are logged once each.`,
 			if err := lf.validate(); err != nil {
 				return err
 			}
-			return runWorker(cmd.Context(), stdout, stderr, f, provs, concurrency, lf.logger(stderr))
+			if err := checkQuotaRefresh(quotaRefresh); err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), stdout, stderr, f, provs, workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh}, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
 	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "concurrent executions per provider")
+	addQuotaRefreshFlag(c, &quotaRefresh)
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
 	return wireCommand(c, stderr)
@@ -108,12 +120,38 @@ func parseProviders(s string) ([]policy.Provider, error) {
 	return out, nil
 }
 
-// newWorker builds the worker loop for provs on conn.
-func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logger *slog.Logger) (*activities.Worker, error) {
+// workerOptions are a worker's own settings.
+type workerOptions struct {
+	concurrency  int
+	quotaRefresh time.Duration // 0: activities.DefaultQuotaRefresh
+}
+
+// addQuotaRefreshFlag declares --quota-refresh.
+func addQuotaRefreshFlag(c *cobra.Command, d *time.Duration) {
+	c.Flags().DurationVar(d, "quota-refresh", activities.DefaultQuotaRefresh,
+		"how often the worker re-measures its providers' quota (also at start, on request and after a usage-exhausted attempt)")
+}
+
+// minQuotaRefresh keeps --quota-refresh from hammering a provider's usage
+// endpoint.
+const minQuotaRefresh = 10 * time.Second
+
+// checkQuotaRefresh checks --quota-refresh.
+func checkQuotaRefresh(d time.Duration) error {
+	if d < minQuotaRefresh {
+		return usagef("--quota-refresh %s: want at least %s (default %s)", d, minQuotaRefresh, activities.DefaultQuotaRefresh)
+	}
+	return nil
+}
+
+// newWorker builds the worker loop for provs on conn. It puts its
+// providers' capacity reports into the connection's capacity store.
+func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logger *slog.Logger) (*activities.Worker, error) {
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(), Presence: conn.js.Presence(),
-		Providers: provs, Concurrency: concurrency, Now: time.Now, Logger: logger,
-		Offline: conn.watch.offline,
+		Providers: provs, Concurrency: o.concurrency, Now: time.Now, Logger: logger,
+		Offline:  conn.watch.offline,
+		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -122,7 +160,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, concurrency int, logge
 }
 
 // runWorker runs until ctx ends.
-func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, concurrency int, logger *slog.Logger) error {
+func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, provs []policy.Provider, o workerOptions, logger *slog.Logger) error {
 	// The connection's loss and recovery are logged once each; while it
 	// is down the worker's own retries stay quiet (WorkerConfig.Offline).
 	var connected atomic.Pointer[engineConn]
@@ -142,7 +180,7 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	}
 	defer conn.Close()
 	connected.Store(conn)
-	w, err := newWorker(conn, provs, concurrency, logger)
+	w, err := newWorker(conn, provs, o, logger)
 	if err != nil {
 		return err
 	}
@@ -151,7 +189,7 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 		names[i] = string(p)
 	}
 	fmt.Fprintf(stdout, "switchyard worker: %s (concurrency %d) on %s; stop with Ctrl-C\n",
-		strings.Join(names, ","), concurrency, conn.describe())
+		strings.Join(names, ","), o.concurrency, conn.describe())
 	err = w.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("worker stopped: %v", err)
