@@ -25,10 +25,6 @@ import (
 // capacityPutTimeout bounds one Get or Put on the capacity store.
 const capacityPutTimeout = 10 * time.Second
 
-// subscriptionLife is the deadline of the refresh subscription's context:
-// in practice, never.
-const subscriptionLife = 100 * 365 * 24 * time.Hour
-
 // acquisition is a request for one provider's acquisition; exhaustedAt,
 // when set, is when an attempt of the provider ended usage-exhausted.
 type acquisition struct {
@@ -108,13 +104,8 @@ func (l *capacityLoop) subscribe(ctx context.Context) (stop func()) {
 	go func() {
 		defer close(done)
 		bo := events.Backoff{Min: retryMin, Max: retryMax}
-		// The store flushes the subscription under this context, which
-		// therefore carries a deadline; it is far off, since the context
-		// also bounds the subscription's life (until the worker stops).
-		lctx, cancelLife := context.WithDeadline(sctx, time.Now().Add(subscriptionLife))
-		defer cancelLife()
 		for {
-			unsub, err := l.w.cfg.Capacity.SubscribeRefresh(lctx, l.w.cfg.Providers, func(p policy.Provider) {
+			unsub, err := l.w.cfg.Capacity.SubscribeRefresh(sctx, l.w.cfg.Providers, func(p policy.Provider) {
 				l.request(p, "refresh request", time.Time{})
 			})
 			if err == nil {

@@ -60,7 +60,7 @@ func (e *workerEnv) newGrokJob(lane int) events.Job {
 // debug line per acquisition with the state and reason only.
 func TestWorkerCapacityAtStart(t *testing.T) {
 	e := newWorkerEnv(t, "success", false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	var logs lockedBuffer
 	before := time.Now()
 	tw := e.startWorker(e.capacityConfig("w-cap-"+eventstest.NewExecutionID()[2:10], capa, &logs, policy.Codex, policy.Grok))
@@ -96,7 +96,7 @@ func TestWorkerCapacityAtStart(t *testing.T) {
 // without waiting for the periodic refresh.
 func TestWorkerCapacityRefreshRequest(t *testing.T) {
 	e := newWorkerEnv(t, "success", false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	var logs lockedBuffer
 	cfg := e.capacityConfig("w-cap-"+eventstest.NewExecutionID()[2:10], capa, &logs, policy.Grok)
 	cfg.QuotaRefresh = time.Hour // only the request can cause the second report
@@ -122,7 +122,7 @@ func TestWorkerCapacityRefreshRequest(t *testing.T) {
 // a later worker (the next run's) carry over while it lasts.
 func TestWorkerCapacityLearnsExhaustion(t *testing.T) {
 	e := newWorkerEnvScenarios(t, map[string]string{"grok": "usage-exhausted"}, false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	var logs lockedBuffer
 	cfg := e.capacityConfig("w-cap-"+eventstest.NewExecutionID()[2:10], capa, &logs, policy.Grok)
 	cfg.ExhaustionCooldown = 2 * time.Hour
@@ -167,7 +167,7 @@ func TestWorkerCapacityLearnsExhaustion(t *testing.T) {
 // time has passed is not carried into the next report.
 func TestWorkerCapacityDropsExpiredExhaustion(t *testing.T) {
 	e := newWorkerEnv(t, "success", false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	old := time.Now().Add(-2 * time.Hour).UTC()
 	require.NoError(t, capa.Put(context.Background(), policy.CapacityReport{
 		SchemaVersion: policy.CapacitySchemaVersion, Provider: policy.Grok,
@@ -205,7 +205,7 @@ func TestEnvList(t *testing.T) {
 // every QuotaRefresh.
 func TestWorkerCapacityPeriodic(t *testing.T) {
 	e := newWorkerEnv(t, "success", false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	var logs lockedBuffer
 	cfg := e.capacityConfig("w-cap-periodic", capa, &logs, policy.Grok)
 	cfg.QuotaRefresh = 150 * time.Millisecond
@@ -221,7 +221,7 @@ func TestWorkerCapacityPeriodic(t *testing.T) {
 // nothing (goleak checks the package).
 func TestWorkerCapacityNeverBlocksJobs(t *testing.T) {
 	e := newWorkerEnv(t, "app-server-hang", false)
-	capa := testCapacity(t, e.js)
+	capa := e.js.Capacity()
 	var logs lockedBuffer
 	tw := e.startWorker(e.capacityConfig("w-cap-hang", capa, &logs, policy.Codex))
 	job := e.newJob(0)

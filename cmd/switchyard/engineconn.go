@@ -425,7 +425,7 @@ func (c *engineConn) claims() events.Claims { return c.js.Claims() }
 // capacity is the deployment's capacity store: each provider's current
 // capacity report, which workers put and the engine's eligibility gate,
 // status and usage read.
-func (c *engineConn) capacity() events.Capacity { return jsCapacity(c.js) }
+func (c *engineConn) capacity() events.Capacity { return c.js.Capacity() }
 
 // describe says where the events are, for messages.
 func (c *engineConn) describe() string {

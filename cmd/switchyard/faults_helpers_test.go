@@ -332,7 +332,7 @@ func connectFaultClient(t *testing.T, url, dataDir string, opts ...nats.Option) 
 	cancel()
 	require.NoError(t, err)
 	eng, err := engine.New(engine.Config{Store: js.Store(), Queue: js.Queue(), Claims: js.Claims(),
-		DataDir: dataDir, Policy: policy.DefaultOptions(), Capacity: jsCapacity(js)})
+		DataDir: dataDir, Policy: policy.DefaultOptions(), Capacity: js.Capacity()})
 	require.NoError(t, err)
 	c := &faultClient{t: t, nc: nc, js: js, eng: eng, changed: make(chan struct{}),
 		seen: map[uint64][]byte{}, runs: map[string]*machines.Run{}, reports: map[string]map[uint64]seenReport{},

@@ -20,10 +20,7 @@ import (
 func TestReportPrintsTheRunReportAgain(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"codex": "usage-exhausted"}, panelSheet3)
-	// codex's exhaustion is learned by running it (see TestRunExhaustionFallsBack).
-	s.env = append(s.env, "SWITCHYARD_CODEX_USAGE_API=0")
-
-	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "again", "--log-format", "json", "--log-level", "info", "--allow-unknown-quota", "codex")...)
+	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "again", "--log-format", "json", "--log-level", "info")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	// Every stderr line is a JSON log record; the engine's info lines are there.
 	var msgs []string

@@ -224,7 +224,7 @@ func prepareRun(rf runFlags) (runInput, error) {
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
-	setAllowUnknownQuota(&in.req, in.allowUnknown)
+	in.req.AllowUnknownQuota = in.allowUnknown
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {

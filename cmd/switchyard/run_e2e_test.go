@@ -107,18 +107,16 @@ func TestRunSingleLaneEndToEnd(t *testing.T) {
 }
 
 // TestRunExhaustionFallsBack: an exhaustion found only when the attempt
-// runs falls back to the next attempt. The simulated codex account is out
-// of allowance, which its quota source would reveal before launch (the
-// gate would exclude codex, see TestUsageStatusAndExclusionAgree); here
-// the source is switched off (SWITCHYARD_CODEX_USAGE_API=0, so codex's
-// quota is UNKNOWN) and the run accepts unknown quota for codex, so codex
-// launches and its exhaustion is learned the old way.
+// runs falls back to the next attempt. The simulated codex account looks
+// fine before launch (its app-server answers eligible, so the gate lets
+// codex run) and runs out during the attempt, the case runtime fallback
+// exists for; an account the app-server already reports exhausted is
+// excluded before launch instead (TestUsageStatusAndExclusionAgree).
 func TestRunExhaustionFallsBack(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"codex": "usage-exhausted"}, panelSheet3)
-	s.env = append(s.env, "SWITCHYARD_CODEX_USAGE_API=0")
 
-	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "panel", "--json", "--allow-unknown-quota", "codex")...)
+	r := s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "panel", "--json")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	// Lane lines go to stderr under --json; stdout is the report alone.
 	require.Contains(t, r.stderr, "swarm workers#1 (lane 0): terminal codex:gpt-5.6-sol@high (usage-exhausted)\n")

@@ -21,8 +21,6 @@ import (
 func TestServeWorkerRunInSeparateProcesses(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"codex": "usage-exhausted"}, panelSheet3)
-	// codex's exhaustion is learned by running it (see TestRunExhaustionFallsBack).
-	s.env = append(s.env, "SWITCHYARD_CODEX_USAGE_API=0")
 
 	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
 	info := waitServeInfo(t, s.data, serve)
@@ -41,7 +39,7 @@ func TestServeWorkerRunInSeparateProcesses(t *testing.T) {
 	worker := s.start(t, "worker", "--provider", "codex,grok,devin", "--data-dir", s.data)
 	waitOutput(t, worker, fmt.Sprintf("switchyard worker: codex,grok,devin (concurrency 2) on the serve of %s (pid %d, %s)", s.data, info.PID, info.URL))
 
-	r = s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "served", "--nats", info.URL, "--json", "--allow-unknown-quota", "codex")...)
+	r = s.run(t, 60*time.Second, s.runArgs("swarm workers", "--run-id", "served", "--nats", info.URL, "--json")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	require.Contains(t, r.stderr, "on NATS "+info.URL+"\n")
 	var rep engine.RunReport

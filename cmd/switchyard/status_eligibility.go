@@ -75,7 +75,7 @@ func runEligibility(ctx context.Context, conn *engineConn, run string) ([]status
 		}
 		u := providerUsageOf(p, rep, now)
 		if slices.Contains(created.Options.AllowUnknownQuota, p) {
-			u.Verdict = evaluateEligibility(policy.EligibilityInput{
+			u.Verdict = policy.EvaluateEligibility(policy.EligibilityInput{
 				Provider: p, Source: u.Source, Report: rep, Now: now, MaxAge: capacityMaxAge, AllowUnknown: true,
 			})
 		}

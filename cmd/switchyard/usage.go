@@ -84,7 +84,7 @@ func providerUsageOf(p policy.Provider, rep *policy.CapacityReport, now time.Tim
 		source = spec.QuotaSource
 	}
 	u := providerUsage{Provider: p, Source: source}
-	u.Verdict = evaluateEligibility(policy.EligibilityInput{
+	u.Verdict = policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: p, Source: source, Report: rep, Now: now, MaxAge: capacityMaxAge,
 	})
 	if rep == nil {
