@@ -1,6 +1,8 @@
 package providers
 
 import (
+	"go/ast"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"io/fs"
@@ -20,9 +22,13 @@ const classifierFile = "providers/classify.go"
 // guardedFragments are matched case-insensitively against every string
 // literal of every other non-test Go file: the status code, the word, and
 // the usage-limit phrases of the quota adapters.
+//
+// The bare word "quota" is not among them: quota is a subject of its own
+// (capacity reports, the usage command, a flag), so a literal may name it;
+// matching text against it is what is forbidden (guardedMatches).
 var guardedFragments = []string{
 	"429",
-	"quota",
+	"quota exceeded",
 	"hit your",
 	"usage limit",
 	"usage credit",
@@ -34,25 +40,6 @@ var guardedFragments = []string{
 	"reached your",
 	"reached its monthly",
 	"free grok build usage",
-}
-
-// capacitySurface are the files whose subject is quota itself (the
-// capacity contracts, the quota sources and their stand-in, the commands
-// that show them): they may name the word "quota" in literals (a flag, a
-// reason code, an endpoint), never the status code or a usage-limit
-// phrase, so receipt outcomes are still classified in one place.
-var capacitySurface = []string{
-	"policy/capacity", "providers/quota/", "testdata/simquota/", "cmd/switchyard/usage",
-	"cmd/switchyard/run", "cmd/switchyard/eligibility", "engine/eligibility", "engine/report", "engine/status",
-}
-
-func onCapacitySurface(rel string) bool {
-	for _, p := range capacitySurface {
-		if strings.HasPrefix(rel, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestGuardrailSingleClassifier fails when a non-test file other than
@@ -90,7 +77,10 @@ func TestGuardrailSingleClassifier(t *testing.T) {
 		if rel == classifierFile {
 			return nil
 		}
-		for _, v := range guardedLiterals(rel, src, onCapacitySurface(rel)) {
+		for _, v := range guardedLiterals(rel, src) {
+			violations = append(violations, v)
+		}
+		for _, v := range guardedMatches(rel, src) {
 			violations = append(violations, v)
 		}
 		return nil
@@ -105,10 +95,9 @@ func TestGuardrailSingleClassifier(t *testing.T) {
 func TestGuardrailDetects(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		src     string
-		surface bool
-		hits    int
+		name string
+		src  string
+		hits int
 	}{
 		{name: "interpreted literal", src: "package x\nvar s = \"status 429\"\n", hits: 1},
 		{name: "raw literal any case", src: "package x\nvar s = `QUOTA exceeded`\n", hits: 1},
@@ -118,23 +107,24 @@ func TestGuardrailDetects(t *testing.T) {
 		{name: "identifier only", src: "package x\nvar QuotaLiveHTTP = 429\n", hits: 0},
 		{name: "two literals", src: "package x\nvar a, b = \"spend cap\", \"usage limit\"\n", hits: 2},
 		{name: "struct tag", src: "package x\ntype T struct{ A int `json:\"allowUnknownQuota\"` }\n", hits: 0},
-		{name: "the word on the capacity surface", src: "package x\nvar s = \"quota source\"\n", surface: true, hits: 0},
-		{name: "the status code on the capacity surface", src: "package x\nvar s = \"status 429\"\n", surface: true, hits: 1},
-		{name: "a phrase on the capacity surface", src: "package x\nvar s = \"usage limit\"\n", surface: true, hits: 1},
+		{name: "the word quota named", src: "package x\nvar s = \"quota source\"\n", hits: 0},
+		{name: "the word quota matched", src: "package x\nimport \"strings\"\nvar b = strings.Contains(s, \"Quota\")\n", hits: 1},
+		{name: "the word quota compared", src: "package x\nvar b = s == \"quota\"\n", hits: 1},
+		{name: "the word quota as a case", src: "package x\nfunc f(s string) { switch s { case \"QUOTA\": } }\n", hits: 1},
+		{name: "the word quota in a pattern", src: "package x\nimport \"regexp\"\nvar re = regexp.MustCompile(`(?i)quota`)\n", hits: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Len(t, guardedLiterals("x.go", []byte(tc.src), tc.surface), tc.hits)
+			require.Len(t, append(guardedLiterals("x.go", []byte(tc.src)), guardedMatches("x.go", []byte(tc.src))...), tc.hits)
 		})
 	}
 }
 
 // guardedLiterals returns "file:line: literal" for each string literal that
-// contains a guarded fragment. Struct tags (a literal right after a field's
-// type, spelled key:"value") name fields and are skipped; on the capacity
-// surface the bare word "quota" is allowed.
-func guardedLiterals(name string, src []byte, surface bool) []string {
+// contains a guarded fragment. Struct tags (spelled key:"value") name
+// fields and are skipped.
+func guardedLiterals(name string, src []byte) []string {
 	fset := token.NewFileSet()
 	file := fset.AddFile(name, fset.Base(), len(src))
 	var s scanner.Scanner
@@ -157,15 +147,69 @@ func guardedLiterals(name string, src []byte, surface bool) []string {
 		}
 		lower := strings.ToLower(strings.ReplaceAll(value, "\u2019", "'"))
 		for _, f := range guardedFragments {
-			if surface && f == "quota" {
-				continue
-			}
 			if strings.Contains(lower, f) {
 				out = append(out, fset.Position(pos).String()+": "+lit)
 				break
 			}
 		}
 	}
+}
+
+// matchFuncs are the functions that match text against a literal.
+var matchFuncs = map[string]bool{
+	"Contains": true, "ContainsAny": true, "HasPrefix": true, "HasSuffix": true, "Index": true,
+	"IndexAny": true, "LastIndex": true, "EqualFold": true, "Count": true, "Cut": true,
+	"CutPrefix": true, "CutSuffix": true, "TrimPrefix": true, "TrimSuffix": true,
+	"MatchString": true, "Match": true, "MustCompile": true, "Compile": true,
+}
+
+// guardedMatches returns "file:line: literal" for each literal containing
+// the word quota that is used to match text: an argument of a strings,
+// bytes or regexp matching function, an operand of == or !=, or a switch
+// case.
+func guardedMatches(name string, src []byte) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return []string{name + ": does not parse: " + err.Error()}
+	}
+	var out []string
+	flag := func(e ast.Expr) {
+		lit, ok := ast.Unparen(e).(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return
+		}
+		value, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			value = lit.Value
+		}
+		if strings.Contains(strings.ToLower(value), "quota") {
+			out = append(out, fset.Position(lit.Pos()).String()+": "+lit.Value)
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "strings" || pkg.Name == "bytes" || pkg.Name == "regexp") && matchFuncs[sel.Sel.Name] {
+					for _, a := range n.Args {
+						flag(a)
+					}
+				}
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.EQL || n.Op == token.NEQ {
+				flag(n.X)
+				flag(n.Y)
+			}
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				flag(e)
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // isStructTag reports whether a literal is spelled like a struct tag:
