@@ -155,7 +155,7 @@ func learned(p Provider, l *LearnedExhaustion, evidence CapacityEvidence) Eligib
 
 func exclude(p Provider, code ExclusionCode, evidence CapacityEvidence, until *time.Time, format string, args ...any) EligibilityVerdict {
 	return EligibilityVerdict{Code: code, Capacity: evidence, Until: until,
-		Detail: fmt.Sprintf("%s: %s (%s)", p, fmt.Sprintf(format, args...), code)}
+		Detail: fmt.Sprintf("%s: %s", p, fmt.Sprintf(format, args...))}
 }
 
 func reasonList(rs []EligibilityReason) string {

@@ -77,15 +77,15 @@ type gateCase struct {
 func gateCases() []gateCase {
 	measured := EligibilityVerdict{Eligible: true, Capacity: EvidenceMeasured, Detail: "codex: capacity is measured"}
 	opaque := EligibilityVerdict{Eligible: true, Capacity: EvidenceOpaque, Detail: "antigravity: capacity is opaque (quota source UNSUPPORTED)"}
-	noReport := excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: no capacity report (quota_unknown)")
-	stale := excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is 16m0s old, over the 15m0s limit (quota_unknown)")
-	unverified := excluded(ExcludeUnverified, EvidenceMeasured, "codex: execution eligibility is unverified: credits_unknown, spend_control_unknown (execution_unverified)")
-	blocked := excluded(ExcludePolicyBlocked, EvidenceMeasured, "codex: purchased credits are present (execution_policy_blocked)")
-	allowance := excluded(ExcludeAllowanceUnavailable, EvidenceMeasured, "codex: the included allowance is unavailable: rate_limit_reached, window_exhausted (execution_allowance_unavailable)")
-	learnedCodex := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z (quota_exhausted)"), 30*time.Minute)
-	learnedAgy := until(excluded(ExcludeQuotaExhausted, EvidenceOpaque, "antigravity: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z (quota_exhausted)"), 30*time.Minute)
-	notSignedIn := excluded(ExcludeNotSignedIn, EvidenceUnknown, "claude: not signed in (not_signed_in)")
-	exhausted5h := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h at 100% until 2026-12-01T12:45:00Z (quota_exhausted)"), 45*time.Minute)
+	noReport := excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: no capacity report")
+	stale := excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is 16m0s old, over the 15m0s limit")
+	unverified := excluded(ExcludeUnverified, EvidenceMeasured, "codex: execution eligibility is unverified: credits_unknown, spend_control_unknown")
+	blocked := excluded(ExcludePolicyBlocked, EvidenceMeasured, "codex: purchased credits are present")
+	allowance := excluded(ExcludeAllowanceUnavailable, EvidenceMeasured, "codex: the included allowance is unavailable: rate_limit_reached, window_exhausted")
+	learnedCodex := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z"), 30*time.Minute)
+	learnedAgy := until(excluded(ExcludeQuotaExhausted, EvidenceOpaque, "antigravity: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z"), 30*time.Minute)
+	notSignedIn := excluded(ExcludeNotSignedIn, EvidenceUnknown, "claude: not signed in")
+	exhausted5h := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h at 100% until 2026-12-01T12:45:00Z"), 45*time.Minute)
 	claudeIn := func(r *CapacityReport) EligibilityInput {
 		return EligibilityInput{Provider: Claude, Source: QuotaLiveHTTP, Report: r, Now: capT0}
 	}
@@ -104,22 +104,22 @@ func gateCases() []gateCase {
 		// (2) A live source needs a current report of its own.
 		{"no report is quota_unknown", codexIn(nil), noReport},
 		{"an invalid report is quota_unknown", codexIn(gateReport("measured-eligible", func(r *CapacityReport) { r.SchemaVersion = 2 })),
-			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is invalid (quota_unknown)")},
+			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is invalid")},
 		{"another provider's report is quota_unknown", claudeIn(gateReport("measured-eligible")),
-			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "claude: the capacity report is for codex (quota_unknown)")},
+			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "claude: the capacity report is for codex")},
 		{"a report from another source class is quota_unknown", EligibilityInput{Provider: Codex, Source: QuotaLiveCLI, Report: gateReport("measured-eligible"), Now: capT0},
-			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report's source LIVE_RPC is not the provider's LIVE_CLI (quota_unknown)")},
+			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report's source LIVE_RPC is not the provider's LIVE_CLI")},
 		{"an unknown source class fails closed", EligibilityInput{Provider: Codex, Source: "", Report: gateReport("measured-eligible"), Now: capT0},
-			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the provider's quota source class is not known (quota_unknown)")},
+			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the provider's quota source class is not known")},
 		{"a report older than the default 15m is stale", codexIn(gateReport("measured-eligible", acquiredAgo(16*time.Minute))), stale},
 		{"a report exactly 15m old is current", codexIn(gateReport("measured-eligible", acquiredAgo(15*time.Minute))), measured},
 		{"MaxAge replaces the default", func() EligibilityInput {
 			in := codexIn(gateReport("measured-eligible", acquiredAgo(2*time.Minute)))
 			in.MaxAge = time.Minute
 			return in
-		}(), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is 2m0s old, over the 1m0s limit (quota_unknown)")},
+		}(), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is 2m0s old, over the 1m0s limit")},
 		{"a report from far in the future is not current", codexIn(gateReport("measured-eligible", acquiredAgo(-20*time.Minute))),
-			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is dated 20m0s in the future, over the 15m0s limit (quota_unknown)")},
+			excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: the capacity report is dated 20m0s in the future, over the 15m0s limit")},
 
 		// (3) A learned exhaustion comes before the report's own evidence.
 		{"an active learned exhaustion is quota_exhausted until its end", codexIn(gateReport("measured-eligible", withLearned(-30*time.Minute, 30*time.Minute))), learnedCodex},
@@ -132,7 +132,7 @@ func gateCases() []gateCase {
 		{"not signed in outranks the eligibility report", codexIn(gateReport("unknown-eligibility-unknown", func(r *CapacityReport) {
 			r.Snapshot.Reason = CapacityReasonNotSignedIn
 		}, withEligibility(EligibilityPolicyBlocked, EligibilityReasonCreditsPresent))),
-			excluded(ExcludeNotSignedIn, EvidenceUnknown, "codex: not signed in (not_signed_in)")},
+			excluded(ExcludeNotSignedIn, EvidenceUnknown, "codex: not signed in")},
 		{"the override does not lift not_signed_in", allow(claudeIn(gateReport("unknown-not-signed-in"))), notSignedIn},
 
 		// (5)–(7) The eligibility report.
@@ -146,32 +146,32 @@ func gateCases() []gateCase {
 			withWindows(window("5h", 100, 45*time.Minute), window("7d", 100, 0)))), allowance},
 		{"allowance unavailable without an exhausted window has no until", codexIn(gateReport("measured-eligible",
 			withEligibility(EligibilityAllowanceUnavailable, EligibilityReasonSpendControlReached))),
-			excluded(ExcludeAllowanceUnavailable, EvidenceMeasured, "codex: the included allowance is unavailable: spend_control_reached (execution_allowance_unavailable)")},
+			excluded(ExcludeAllowanceUnavailable, EvidenceMeasured, "codex: the included allowance is unavailable: spend_control_reached")},
 		{"the override does not lift an unavailable allowance", allow(codexIn(gateReport("measured-allowance-unavailable"))), until(allowance, 45*time.Minute)},
 		{"unknown eligibility is execution_unverified", codexIn(gateReport("measured-eligible",
 			withEligibility(EligibilityUnknown, EligibilityReasonCreditsUnknown, EligibilityReasonSpendControlUnknown))), unverified},
 		{"unknown eligibility outranks an unknown snapshot", codexIn(gateReport("unknown-eligibility-unknown")),
-			excluded(ExcludeUnverified, EvidenceUnknown, "codex: execution eligibility is unverified: collector_failed (execution_unverified)")},
+			excluded(ExcludeUnverified, EvidenceUnknown, "codex: execution eligibility is unverified: collector_failed")},
 		{"the override lifts execution_unverified", allow(codexIn(gateReport("measured-eligible",
 			withEligibility(EligibilityUnknown, EligibilityReasonCreditsUnknown, EligibilityReasonSpendControlUnknown)))), overridden(unverified)},
 
 		// (8) Unknown snapshot.
 		{"an unknown snapshot is quota_unknown", claudeIn(gateReport("unknown-not-signed-in", func(r *CapacityReport) {
 			r.Snapshot.SignedIn, r.Snapshot.Reason = nil, CapacityReasonTimeout
-		})), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "claude: capacity is unknown: timeout (quota_unknown)")},
+		})), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "claude: capacity is unknown: timeout")},
 		{"a disabled source is quota_unknown", codexIn(gateReport("unknown-eligibility-unknown", noEligibility, func(r *CapacityReport) {
 			r.Snapshot.Reason = CapacityReasonDisabled
-		})), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: capacity is unknown: disabled (quota_unknown)")},
+		})), excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: capacity is unknown: disabled")},
 
 		// (9) Measured windows.
 		{"a window at 100% is quota_exhausted until its reset", codexIn(gateReport("measured-eligible", noEligibility,
 			withWindows(window("5h", 100, 45*time.Minute), window("7d", 30, 0)))), exhausted5h},
 		{"exhausted windows report the latest reset", codexIn(gateReport("measured-eligible", noEligibility,
 			withWindows(window("5h", 100, 45*time.Minute), window("7d", 100, 3*time.Hour)))),
-			until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h, 7d at 100% until 2026-12-01T15:00:00Z (quota_exhausted)"), 3*time.Hour)},
+			until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h, 7d at 100% until 2026-12-01T15:00:00Z"), 3*time.Hour)},
 		{"a window at 100% without a reset is exhausted with no until", codexIn(gateReport("measured-eligible", noEligibility,
 			withWindows(window("5h", 100, 0)))),
-			excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h at 100% with no known reset (quota_exhausted)")},
+			excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h at 100% with no known reset")},
 		{"a window at 100% whose reset has passed is not exhausted", codexIn(gateReport("measured-eligible", noEligibility,
 			withWindows(window("5h", 100, -time.Second)))), measured},
 		{"a window at 100% resetting exactly now is not exhausted", codexIn(gateReport("measured-eligible", noEligibility,
@@ -192,7 +192,7 @@ func gateCases() []gateCase {
 		{"the override lifts a missing report", allow(codexIn(nil)), overridden(noReport)},
 		{"the override lifts a stale report", allow(codexIn(gateReport("measured-eligible", acquiredAgo(16*time.Minute)))), overridden(stale)},
 		{"the override lifts an unknown snapshot", allow(codexIn(gateReport("unknown-eligibility-unknown", noEligibility))),
-			overridden(excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: capacity is unknown: timeout (quota_unknown)"))},
+			overridden(excluded(ExcludeQuotaUnknown, EvidenceUnknown, "codex: capacity is unknown: timeout"))},
 	}
 }
 
@@ -211,9 +211,7 @@ func TestEvaluateEligibility(t *testing.T) {
 			require.Equal(t, tc.want, got)
 			require.Equal(t, got.Eligible, got.Code == "" || got.Overridden, "excluded exactly when a code is set without the override")
 			require.True(t, strings.HasPrefix(got.Detail, string(tc.in.Provider)+": "), "the detail names the provider: %q", got.Detail)
-			if got.Code != "" {
-				require.Contains(t, got.Detail, "("+string(got.Code)+")")
-			}
+			require.NotContains(t, got.Detail, "("+string(got.Code)+")", "the code is its own field; String() puts it in front")
 			if before != nil {
 				require.Equal(t, string(before), string(mustMarshalReport(t, *tc.in.Report)), "the gate does not change its input")
 			}
@@ -245,9 +243,9 @@ func TestEvaluateEligibilityCoversEveryCode(t *testing.T) {
 func TestEligibilityVerdictString(t *testing.T) {
 	t.Parallel()
 	blocked := EvaluateEligibility(codexIn(gateReport("measured-policy-blocked")))
-	require.Equal(t, "execution_policy_blocked: codex: purchased credits are present (execution_policy_blocked)", blocked.String())
+	require.Equal(t, "execution_policy_blocked: codex: purchased credits are present", blocked.String())
 	ok := EvaluateEligibility(codexIn(gateReport("measured-eligible")))
 	require.Equal(t, "eligible: codex: capacity is measured", ok.String())
 	over := EvaluateEligibility(allow(codexIn(nil)))
-	require.Equal(t, "quota_unknown: codex: no capacity report (quota_unknown); allowed by the run's override for unknown evidence", over.String())
+	require.Equal(t, "quota_unknown: codex: no capacity report; allowed by the run's override for unknown evidence", over.String())
 }
