@@ -46,6 +46,9 @@ type Job struct {
 	Paths    Paths           `json:"paths"`
 	// TimeoutMs is the runner's --timeout in milliseconds; 0 means none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// StallTimeoutMs is the attempt's effective response-stall timeout in
+	// milliseconds; 0 on the wire means DefaultStallTimeoutMs.
+	StallTimeoutMs int64 `json:"stallTimeoutMs,omitempty"`
 }
 
 // Validate checks a job's fields. Errors match ErrInvalid.

@@ -47,6 +47,16 @@ type RunOptions struct {
 	// Each must be a known provider, at most once; the order is kept as
 	// given (the order the user named them), since it decides nothing.
 	AllowUnknownQuota []policy.Provider `json:"allowUnknownQuota,omitempty"`
+	// StallTimeoutMs is the run's response-stall timeout for every attempt
+	// (run --stall-timeout); 0 means DefaultStallTimeoutMs.
+	StallTimeoutMs int64 `json:"stallTimeoutMs,omitempty"`
+	// ProviderStallTimeoutMs overrides StallTimeoutMs per provider.
+	ProviderStallTimeoutMs map[policy.Provider]int64 `json:"providerStallTimeoutMs,omitempty"`
+	// AllowUnverifiedContainment lists the providers whose writer attempts
+	// may launch although their containment is UNVERIFIED
+	// (run --allow-unverified-containment P): an explicit unrestricted
+	// contract, recorded here.
+	AllowUnverifiedContainment []policy.Provider `json:"allowUnverifiedContainment,omitempty"`
 }
 
 // EventType returns TypeRunCreated.

@@ -74,6 +74,9 @@ type Finish struct {
 	Receipt       *policy.Receipt `json:"receipt,omitempty"`
 	// Host is the native lane's attested terminal metadata.
 	Host *HostMetadata `json:"host,omitempty"`
+	// Stall is the metadata of a response_stalled attempt, from its
+	// worker's report.
+	Stall *Stall `json:"stall,omitempty"`
 	// Event is the normalized lane-state event (policy.Normalize for
 	// receipts) appended to the lane's history.
 	Event policy.Event `json:"event"`

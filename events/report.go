@@ -52,6 +52,9 @@ type Report struct {
 	// Host is the explicit host terminal metadata; finished reports of
 	// native executions only.
 	Host *HostMetadata `json:"host,omitempty"`
+	// Stall is the metadata of a response_stalled attempt; finished
+	// reports only.
+	Stall *Stall `json:"stall,omitempty"`
 	// JobSeq is the jobs-stream sequence of the job message and Delivery
 	// its delivery count (both at least 1); redelivered reports only.
 	JobSeq   uint64 `json:"jobSeq,omitempty"`
