@@ -165,6 +165,13 @@ type Spec struct {
 	Invocation func(req Request) (Command, error)
 	// Parse reads a settled workload's capture.
 	Parse func(req Request, c Capture) Parsed
+
+	// Containment is the provider's containment per access mode; a mode
+	// absent from the map is UNVERIFIED.
+	Containment map[policy.Access]Containment
+	// Classify sorts one line of the workload's stdout into a disposition
+	// for the stall watchdog; nil treats every non-empty line as progress.
+	Classify func(line []byte) Disposition
 }
 
 var registry = map[policy.Provider]*Spec{}
