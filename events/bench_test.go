@@ -95,3 +95,22 @@ func BenchmarkLoadLane(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCapacityGet is the eligibility gate's read of a provider's
+// current report from the SY_CAPACITY bucket (strict decode included), next
+// to BenchmarkLoadLane's read of a lane's log: what the gate adds to every
+// launch when a report is current.
+//
+//	go test ./events -run '^$' -bench 'CapacityGet|LoadLane' -benchmem
+func BenchmarkCapacityGet(b *testing.B) {
+	capa := eventstest.Open(b, eventstest.StartServer(b), events.JetStreamConfig{}).Capacity()
+	ctx := context.Background()
+	require.NoError(b, capa.Put(ctx, eventstest.SampleExcludedReport()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := capa.Get(ctx, "codex"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -249,3 +249,18 @@ func TestEligibilityVerdictString(t *testing.T) {
 	over := EvaluateEligibility(allow(codexIn(nil)))
 	require.Equal(t, "quota_unknown: codex: no capacity report; allowed by the run's override for unknown evidence", over.String())
 }
+
+// BenchmarkEvaluateEligibility is the gate's pure decision over a measured
+// codex report with an eligibility (the longest path that ends eligible).
+//
+//	go test ./policy -run '^$' -bench EvaluateEligibility -benchmem
+func BenchmarkEvaluateEligibility(b *testing.B) {
+	r := capacityGoldens()["measured-eligible"]
+	in := EligibilityInput{Provider: r.Provider, Source: r.Snapshot.Source, Report: &r, Now: r.Snapshot.AcquiredAt.Add(time.Minute)}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if v := EvaluateEligibility(in); !v.Eligible {
+			b.Fatal(v)
+		}
+	}
+}
