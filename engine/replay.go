@@ -192,19 +192,9 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 	if r.Created == nil || env.Lane < 0 || env.Lane >= len(r.Lanes) {
 		return nil // the fold reports it
 	}
-	st, err := r.LaneState(env.Lane)
-	if err != nil {
-		return &Divergence{Field: FieldLog, Expected: "a lane state", Actual: err.Error()}
-	}
-	dec, want, err := decision(r, env.Lane, st)
-	if err != nil {
-		return &Divergence{Field: FieldInputDigest, Expected: err.Error(), Actual: p.InputDigest}
-	}
-	switch {
-	case want.SheetDigest != p.SheetDigest:
-		return &Divergence{Field: FieldSheetDigest, Expected: want.SheetDigest, Actual: p.SheetDigest}
-	case want.InputDigest != p.InputDigest:
-		return &Divergence{Field: FieldInputDigest, Expected: want.InputDigest, Actual: p.InputDigest}
+	dec, div := recomputeDecision(r, env.Lane, p.InputDigest, p.SheetDigest)
+	if div != nil {
+		return div
 	}
 	actual := jsonText(struct {
 		AttemptIndex int             `json:"attemptIndex"`
@@ -260,24 +250,34 @@ func replayCreated(p events.RunCreated, opt policy.Options) *Divergence {
 	return nil
 }
 
+// recomputeDecision recomputes lane's decision at this point of the fold
+// and compares the digests a recorded decision (or exclusion) carries.
+func recomputeDecision(r *machines.Run, lane int, inputDigest, sheetDigest string) (policy.Decision, *Divergence) {
+	st, err := r.LaneState(lane)
+	if err != nil {
+		return policy.Decision{}, &Divergence{Field: FieldLog, Expected: "a lane state", Actual: err.Error()}
+	}
+	dec, want, err := decision(r, lane, st)
+	if err != nil {
+		return dec, &Divergence{Field: FieldInputDigest, Expected: err.Error(), Actual: inputDigest}
+	}
+	switch {
+	case want.SheetDigest != sheetDigest:
+		return dec, &Divergence{Field: FieldSheetDigest, Expected: want.SheetDigest, Actual: sheetDigest}
+	case want.InputDigest != inputDigest:
+		return dec, &Divergence{Field: FieldInputDigest, Expected: want.InputDigest, Actual: inputDigest}
+	}
+	return dec, nil
+}
+
 func replayDecision(r *machines.Run, env events.Envelope, got events.Decided, res *ReplayResult) *Divergence {
 	res.Decisions++
 	if r.Created == nil || env.Lane < 0 || env.Lane >= len(r.Lanes) {
 		return nil // the fold reports it
 	}
-	st, err := r.LaneState(env.Lane)
-	if err != nil {
-		return &Divergence{Field: FieldLog, Expected: "a lane state", Actual: err.Error()}
-	}
-	dec, want, err := decision(r, env.Lane, st)
-	if err != nil {
-		return &Divergence{Field: FieldInputDigest, Expected: err.Error(), Actual: got.InputDigest}
-	}
-	switch {
-	case want.SheetDigest != got.SheetDigest:
-		return &Divergence{Field: FieldSheetDigest, Expected: want.SheetDigest, Actual: got.SheetDigest}
-	case want.InputDigest != got.InputDigest:
-		return &Divergence{Field: FieldInputDigest, Expected: want.InputDigest, Actual: got.InputDigest}
+	dec, div := recomputeDecision(r, env.Lane, got.InputDigest, got.SheetDigest)
+	if div != nil {
+		return div
 	}
 	if e, a := jsonText(dec), jsonText(got.Decision); e != a {
 		return &Divergence{Field: FieldDecision, Expected: e, Actual: a}
