@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -264,38 +263,19 @@ func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
 }
 
 // parseAllowUnknownQuota parses --allow-unknown-quota values (each a
-// provider or a comma list), refusing unknown names and repeats; the
+// provider or a comma list) among the providers a sheet may name (gemini is
+// receipt-only: no lane launches it, so there is nothing to override); the
 // result is in canonical provider order.
 func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
-	// The providers a sheet may name (gemini is receipt-only: no lane
-	// launches it, so there is nothing to override).
 	known := make([]string, len(policy.Providers))
 	for i, p := range policy.Providers {
 		known[i] = string(p)
 	}
-	seen := map[policy.Provider]bool{}
-	for _, v := range vals {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !slices.Contains(known, name) {
-				return nil, usagef("--allow-unknown-quota %q: unknown provider; want one or more of %s", name, strings.Join(known, ", "))
-			}
-			seen[policy.Provider(name)] = true
-		}
-	}
-	var out []policy.Provider
-	for _, n := range known {
-		if seen[policy.Provider(n)] {
-			out = append(out, policy.Provider(n))
-		}
-	}
-	if len(vals) > 0 && len(out) == 0 {
+	out, err := parseProviderList("--allow-unknown-quota", vals, known)
+	if err == nil && len(vals) > 0 && len(out) == 0 {
 		return nil, usagef("--allow-unknown-quota names no provider; for example --allow-unknown-quota codex")
 	}
-	return out, nil
+	return out, err
 }
 
 func containsProvider(ps []policy.Provider, p policy.Provider) bool {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -189,25 +188,14 @@ error (an unknown provider); 1 anything else.`,
 // is given, else the ones named, in canonical order.
 func parseUsageProviders(vals []string) ([]policy.Provider, error) {
 	known := providerNames()
-	seen := map[string]bool{}
-	for _, v := range vals {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !slices.Contains(known, name) {
-				return nil, usagef("--provider %q: unknown provider; want one or more of %s", name, strings.Join(known, ", "))
-			}
-			seen[name] = true
-		}
-	}
-	if len(vals) > 0 && len(seen) == 0 {
+	out, err := parseProviderList("--provider", vals, known)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(vals) > 0 && len(out) == 0:
 		return nil, usagef("--provider names no provider; for example --provider codex")
-	}
-	var out []policy.Provider
-	for _, n := range known {
-		if len(vals) == 0 || seen[n] {
+	case len(vals) == 0:
+		for _, n := range known {
 			out = append(out, policy.Provider(n))
 		}
 	}
