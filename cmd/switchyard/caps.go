@@ -108,14 +108,14 @@ func readCaps(ctx context.Context, conn *engineConn) ([]events.CapInfo, error) {
 	return conn.js.ProviderCaps(cctx)
 }
 
-// capsLine is status's line of caps: "running/cap" per provider that has
-// a consumer (a worker bound or a cap was set) or a cap other than the
-// default, with queued jobs, then the default of the rest.
+// capsLine is status's line of caps: "running/cap" for each provider
+// with a cap other than the default or sessions running or queued, then
+// the default cap of the rest.
 func capsLine(caps []events.CapInfo) string {
 	var parts []string
 	others := false
 	for _, c := range caps {
-		if !c.Bound && c.Cap == defaultCap {
+		if c.Cap == defaultCap && c.InFlight == 0 && c.Queued == 0 {
 			others = true
 			continue
 		}
@@ -128,9 +128,9 @@ func capsLine(caps []events.CapInfo) string {
 	line := "sessions running/cap (all workers): "
 	switch {
 	case len(parts) == 0:
-		return line + fmt.Sprintf("none running; cap %d per provider", defaultCap)
+		return line + fmt.Sprintf("none; cap %d per provider", defaultCap)
 	case others:
-		return line + strings.Join(parts, ", ") + fmt.Sprintf("; others cap %d", defaultCap)
+		return line + strings.Join(parts, ", ") + fmt.Sprintf("; others 0/%d", defaultCap)
 	}
 	return line + strings.Join(parts, ", ")
 }
