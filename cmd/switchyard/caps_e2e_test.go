@@ -38,18 +38,18 @@ func TestCapsAcrossWorkers(t *testing.T) {
 	w.startWorker("worker-2", "grok", 2)
 	run := w.start("run", w.runArgs("capped", crashRole)...)
 
-	// While the panel runs, status shows one grok session of one, the
-	// other lanes' jobs queued behind the cap.
+	// While the panel runs, status shows one grok session of one (with
+	// the other lanes' jobs queued behind the cap while there are any).
 	deadline := time.Now().Add(60 * time.Second)
 	var text string
-	for !strings.Contains(text, "grok 1/1 (") && time.Now().Before(deadline) {
+	for !strings.Contains(text, "grok 1/1") && time.Now().Before(deadline) {
 		require.False(t, run.exited(), "run ended early:\n%s", run.output())
 		code, stdout, stderr := w.cli(30*time.Second, "status", "--data-dir", w.data)
 		require.Equal(t, 0, code, stderr)
 		text = stdout
 	}
 	require.Contains(t, text, "sessions running/cap (all workers): ")
-	require.Regexp(t, `grok 1/1 \([12] queued\)`, text)
+	require.Regexp(t, `grok 1/1( \([12] queued\))?[,;\n]`, text)
 	code, stdout, stderr := w.cli(30*time.Second, "status", "--data-dir", w.data, "--run", "capped", "--json")
 	require.Equal(t, 0, code, stderr)
 	var doc struct {
@@ -70,6 +70,30 @@ func TestCapsAcrossWorkers(t *testing.T) {
 	}
 	require.NoError(t, run.err, run.output())
 
+	requireOneAtATime(t, w)
+
+	// A run submitted to this serve has the serve's caps: --cap is refused.
+	code, _, stderr = w.cli(30*time.Second, append(w.runArgs("refused", crashRole), "--cap", "grok=3")...)
+	require.Equal(t, exitUsage, code, stderr)
+	require.Contains(t, stderr, "--cap applies to a self-contained run")
+}
+
+// TestCapsSelfContainedRun runs the same panel with `run --cap grok=1` and
+// no serve: the self-contained run's own worker has two slots, and the cap
+// still lets one grok CLI run at a time.
+func TestCapsSelfContainedRun(t *testing.T) {
+	t.Parallel()
+	w := newFaultWorld(t, simenv.Config{Providers: map[string]simenv.ProviderConfig{"grok": {Scenario: "slow-success"}}}, capsSheet)
+	code, stdout, stderr := w.cli(90*time.Second, "run", "--data-dir", w.data, "--sheet", w.sheet, "--role", crashRole,
+		"--parent", "claude", "--prompt", w.prompt, "--cwd", w.checkout, "--run-id", "alone", "--cap", "grok=1")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	requireOneAtATime(t, w)
+}
+
+// requireOneAtATime asserts that the three grok workloads the simulated
+// CLIs logged never overlapped.
+func requireOneAtATime(t *testing.T, w *faultWorld) {
+	t.Helper()
 	// Each grok workload ran from its invocation's start to its
 	// attempt's receipt, which the runner completes once the CLI has been
 	// reaped; the next one started after that.
