@@ -41,8 +41,9 @@ const (
 	DefaultExhaustionCooldown = time.Hour
 )
 
-// MaxConcurrency bounds WorkerConfig.Concurrency.
-const MaxConcurrency = 64
+// MaxConcurrency bounds WorkerConfig.Concurrency; it equals
+// events.MaxProviderCap, the largest deployment cap.
+const MaxConcurrency = events.MaxProviderCap
 
 // WorkerConfig configures a Worker. Queue, Claims, Store and Providers are
 // required; every other zero field takes its documented default.
@@ -64,7 +65,11 @@ type WorkerConfig struct {
 	Providers []policy.Provider
 	// Concurrency is how many jobs of each provider run at once in this
 	// worker; it is also how many of that provider's jobs the worker holds.
-	// Default DefaultConcurrency, at most MaxConcurrency.
+	// It is a per-process upper bound only: the deployment's cap of each
+	// provider (events.Caps, enforced by JetStream across all workers)
+	// decides how many run in total, so a worker may hold fewer. Binding
+	// never changes that cap. Default DefaultConcurrency, at most
+	// MaxConcurrency.
 	Concurrency int
 	// WorkerID names this worker in claims and reports. It must be unique
 	// to this process: a restarted worker must not reuse the id of one that

@@ -38,6 +38,26 @@ func TestJetStreamQueueConformance(t *testing.T) {
 	eventstest.RunQueueReportsConformance(t, newQueue)
 }
 
+func TestMemoryQueueCapsConformance(t *testing.T) {
+	t.Parallel()
+	eventstest.RunQueueCapsConformance(t,
+		func(*testing.T) eventstest.CapsQueue { return events.NewMemoryQueue() },
+		func(_ *testing.T, q eventstest.CapsQueue) eventstest.CapsQueue { return q })
+}
+
+// The JetStream caps reopen the streams on the same server: the caps live
+// in the consumers' configuration, which every process reads.
+func TestJetStreamQueueCapsConformance(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	j := eventstest.Open(t, e, events.JetStreamConfig{})
+	eventstest.RunQueueCapsConformance(t,
+		func(*testing.T) eventstest.CapsQueue { return j.Queue() },
+		func(t *testing.T, _ eventstest.CapsQueue) eventstest.CapsQueue {
+			return eventstest.Open(t, e, events.JetStreamConfig{}).Queue()
+		})
+}
+
 func TestMemoryClaimsConformance(t *testing.T) {
 	t.Parallel()
 	eventstest.RunClaimsConformance(t, func(*testing.T) events.Claims { return events.NewMemoryClaims(time.Now) })

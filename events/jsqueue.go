@@ -34,7 +34,10 @@ func (q *JetStreamQueue) PublishJob(ctx context.Context, subject string, job Job
 	return nil
 }
 
-// Jobs implements Queue: it creates or updates the subject's durable.
+// Jobs implements Queue: it binds to the subject's durable, creating it or
+// updating its ack wait and deliveries as opts say. It keeps the
+// consumer's MaxAckPending (a provider's concurrency cap, see Caps): a
+// provider consumer it creates gets DefaultProviderCap.
 func (q *JetStreamQueue) Jobs(ctx context.Context, subject string, opts JobOptions) (JobConsumer, error) {
 	name, err := jobQueueName(subject)
 	if err != nil {
@@ -45,15 +48,63 @@ func (q *JetStreamQueue) Jobs(ctx context.Context, subject string, opts JobOptio
 	if maxDeliver == 0 {
 		maxDeliver = -1
 	}
-	cons, err := q.j.jobs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: name, FilterSubject: subject, Description: "Switchyard workers for " + subject,
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: opts.AckWait, MaxDeliver: maxDeliver,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	_, provider := providerOfSubject(subject)
+	cons, err := q.upsertJobConsumer(ctx, name, subject, func(cfg *jetstream.ConsumerConfig, exists bool) bool {
+		changed := !exists || cfg.AckWait != opts.AckWait || cfg.MaxDeliver != maxDeliver
+		cfg.AckWait, cfg.MaxDeliver = opts.AckWait, maxDeliver
+		if provider && (!exists || cfg.MaxAckPending < 1 || cfg.MaxAckPending > MaxProviderCap) {
+			// A new provider consumer, or one from before caps (the
+			// server's default of 1000): the default cap.
+			changed = changed || cfg.MaxAckPending != DefaultProviderCap
+			cfg.MaxAckPending = DefaultProviderCap
+		}
+		return changed
 	})
 	if err != nil {
 		return nil, translate("jobs consumer "+name, err)
 	}
 	return &jsConsumer{cons: cons, subject: subject}, nil
+}
+
+// upsertJobConsumer binds to the durable name on subject, letting edit
+// change its configuration (the stored one when exists, else a new one with
+// the default ack wait): it is updated, or created, only when edit says it
+// changed. Other fields of a stored configuration, MaxAckPending among
+// them, are written back as they were read. A consumer created or deleted
+// meanwhile by another process is read again.
+func (q *JetStreamQueue) upsertJobConsumer(ctx context.Context, name, subject string, edit func(cfg *jetstream.ConsumerConfig, exists bool) bool) (jetstream.Consumer, error) {
+	var err error
+	for range 5 {
+		var cons jetstream.Consumer
+		cons, err = q.j.jobs.Consumer(ctx, name)
+		switch {
+		case err == nil:
+			cfg := cons.CachedInfo().Config
+			if !edit(&cfg, true) {
+				return cons, nil
+			}
+			cons, err = q.j.jobs.UpdateConsumer(ctx, cfg)
+			if errors.Is(err, jetstream.ErrConsumerDoesNotExist) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				continue
+			}
+			return cons, err
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			cfg := jetstream.ConsumerConfig{
+				Durable: name, FilterSubject: subject, Description: "Switchyard workers for " + subject,
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: DefaultAckWait, MaxDeliver: -1,
+				DeliverPolicy: jetstream.DeliverAllPolicy,
+			}
+			edit(&cfg, false)
+			cons, err = q.j.jobs.CreateConsumer(ctx, cfg)
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				continue
+			}
+			return cons, err
+		default:
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 type jsConsumer struct {

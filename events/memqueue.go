@@ -22,7 +22,10 @@ type MemoryQueue struct {
 }
 
 type memJobQueue struct {
-	opts    JobOptions
+	opts JobOptions
+	// cap bounds the jobs in flight (a provider's concurrency cap, see
+	// Caps); 0: no bound (native subjects).
+	cap     int
 	jobs    []*memJob
 	changed chan struct{} // closed and replaced whenever a job may have become deliverable
 }
@@ -53,6 +56,9 @@ func (q *MemoryQueue) queue(subject string) *memJobQueue {
 	mq := q.queues[subject]
 	if mq == nil {
 		mq = &memJobQueue{opts: JobOptions{}.withDefaults(), changed: make(chan struct{})}
+		if _, provider := providerOfSubject(subject); provider {
+			mq.cap = DefaultProviderCap
+		}
 		q.queues[subject] = mq
 	}
 	return mq
@@ -111,14 +117,20 @@ func (c *memConsumer) Next(ctx context.Context) (*Delivery, error) {
 		mq := c.q.queue(c.subject)
 		now := time.Now()
 		var wake time.Time
+		full := mq.cap > 0 && mq.inFlight(now) >= mq.cap
 		for _, j := range mq.jobs {
-			if j.removed || (mq.opts.MaxDeliver > 0 && j.delivered >= uint64(mq.opts.MaxDeliver)) {
+			if j.removed || mq.exhausted(j) {
 				continue
 			}
 			if now.Before(j.due) {
 				if wake.IsZero() || j.due.Before(wake) {
 					wake = j.due
 				}
+				continue
+			}
+			if full && j.delivered == 0 {
+				// At the cap only a redelivery goes out, as in JetStream:
+				// it is in flight already.
 				continue
 			}
 			j.delivered++
@@ -184,6 +196,35 @@ func (a *memAcker) nak(_ context.Context, delay time.Duration) error {
 
 func (a *memAcker) inProgress(context.Context) error {
 	return a.set(func(j *memJob) { j.due = time.Now().Add(a.mq.opts.AckWait) })
+}
+
+// exhausted reports whether j may not be delivered again.
+func (mq *memJobQueue) exhausted(j *memJob) bool {
+	return mq.opts.MaxDeliver > 0 && j.delivered >= uint64(mq.opts.MaxDeliver)
+}
+
+// inFlight counts the jobs delivered and neither acknowledged nor
+// abandoned: JetStream's NumAckPending. A job whose deliveries are
+// exhausted leaves it when its last ack wait ends.
+func (mq *memJobQueue) inFlight(now time.Time) int {
+	n := 0
+	for _, j := range mq.jobs {
+		if j.delivered > 0 && !j.removed && !(mq.exhausted(j) && !now.Before(j.due)) {
+			n++
+		}
+	}
+	return n
+}
+
+// queued counts the jobs never delivered: JetStream's NumPending.
+func (mq *memJobQueue) queued() int {
+	n := 0
+	for _, j := range mq.jobs {
+		if j.delivered == 0 && !j.removed {
+			n++
+		}
+	}
+	return n
 }
 
 // compact drops removed jobs from the front of the queue.

@@ -41,7 +41,8 @@ type WorkerPresence struct {
 	WorkerID string `json:"workerId"`
 	// Providers are the providers whose jobs the worker takes.
 	Providers []policy.Provider `json:"providers"`
-	// Concurrency is the worker's per-provider cap.
+	// Concurrency is the worker's per-provider bound (--concurrency); the
+	// deployment's cap (Caps) may let it run fewer.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Host and PID say where it runs.
 	Host string `json:"host,omitempty"`

@@ -28,7 +28,9 @@ type Queue interface {
 
 	// Jobs returns a consumer of subject's jobs. All consumers of one
 	// subject, in any process, share one durable consumer; opts from the
-	// latest call apply to all of them.
+	// latest call apply to all of them. A provider subject's concurrency
+	// cap (Caps) is kept as it is: a consumer created here gets
+	// DefaultProviderCap.
 	Jobs(ctx context.Context, subject string, opts JobOptions) (JobConsumer, error)
 
 	// PublishReport validates and publishes r on ReportSubject(r.Run,

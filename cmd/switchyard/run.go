@@ -36,6 +36,8 @@ type runFlags struct {
 	// comma lists allowed).
 	allowUnknownQuota []string
 	quotaRefresh      time.Duration
+	// caps: --cap, as given (a self-contained run's provider caps).
+	caps []string
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -47,6 +49,9 @@ type runInput struct {
 	// allowUnknown are the providers whose UNKNOWN quota the run accepts
 	// (--allow-unknown-quota), recorded in the run.
 	allowUnknown []policy.Provider
+	// caps are every provider's concurrency cap (parseCaps), applied by a
+	// self-contained run.
+	caps map[policy.Provider]int
 }
 
 // newRunCmd builds `switchyard run`.
@@ -83,6 +88,11 @@ list) lets P's attempts proceed when its quota or eligibility is only
 UNKNOWN (never when blocked, exhausted or signed out); run prints a
 warning and the run records the override. "switchyard usage" shows what
 the gate sees.
+
+A self-contained run applies the same deployment-wide provider caps as
+"switchyard serve --cap" (default 2 concurrent attempts per provider;
+--cap P=N changes one). A run submitted to a serve uses the serve's caps,
+so --cap is refused there.
 
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
@@ -129,6 +139,9 @@ stored; a serve resumes it); 1 anything else.
 			if err != nil {
 				return err
 			}
+			if in.caps, err = parseCaps(rf.caps); err != nil {
+				return err
+			}
 			if err := checkRunIDFree(cmd.Context(), f, rf.runID); err != nil {
 				return err
 			}
@@ -149,6 +162,7 @@ stored; a serve resumes it); 1 anything else.
 	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
 	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
 		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
+	addCapFlag(c, &rf.caps)
 	addQuotaRefreshFlag(c, &rf.quotaRefresh)
 	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
@@ -333,14 +347,21 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		stopDrive()
 		bg.Wait()
 	}()
+	if len(rf.caps) > 0 && conn.mode != connEmbedded {
+		return usagef("--cap applies to a self-contained run; this run goes to %s, whose caps `switchyard serve --cap` sets: drop --cap", conn.describe())
+	}
 	if conn.mode == connEmbedded {
+		// Set before the engine publishes a job, like serve's.
+		if err := applyCaps(ctx, conn, in.caps); err != nil {
+			return err
+		}
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
 			bgFail("the engine", eng.Run(driveCtx))
 		}()
 		if len(in.providers) > 0 {
-			w, err := newWorker(conn, in.providers, workerOptions{concurrency: defaultConcurrency, quotaRefresh: rf.quotaRefresh}, logger)
+			w, err := newWorker(conn, in.providers, workerOptions{concurrency: maxCap(in.caps, in.providers), quotaRefresh: rf.quotaRefresh}, logger)
 			if err != nil {
 				return err
 			}

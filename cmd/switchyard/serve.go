@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // defaultListen is serve's client address: NATS's usual port, loopback
@@ -22,8 +24,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var listen string
 	var lf logFlags
+	var capList []string
 	c := &cobra.Command{
-		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--data-dir D | --nats URLS]",
+		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--data-dir D | --nats URLS]",
 		Short: "Run the engine and the data directory's JetStream server until stopped",
 		Long: `Start the data directory's embedded NATS JetStream server, listening on a
 loopback address, and the engine that drives every run stored there (runs a
@@ -42,6 +45,14 @@ every reconnect, so they also find a serve that came back elsewhere.
 The server has no authentication, so it listens on loopback only; to spread
 workers over several hosts run a NATS cluster and pass --nats everywhere.
 
+--cap sets the deployment's concurrency caps at start: at most N attempts
+of a provider run at once across all workers, wherever they run (default 2
+per provider). The job queue enforces them, so starting more workers
+never runs more sessions; a worker's --concurrency only bounds that one
+process. The caps are the deployment's whole setting: a provider --cap
+leaves out goes back to 2. "switchyard status" shows each provider's cap
+and the sessions running.
+
 SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
 shuts down (stepping down any leadership) before the process exits.`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
@@ -50,6 +61,10 @@ shuts down (stepping down any leadership) before the process exits.`,
   # A throwaway data directory on a free port (the same one on a restart,
   # when it is still free), fsync once a second:
   switchyard serve --data-dir /tmp/sy --listen 127.0.0.1:0 --fsync interval
+
+  # At most four codex sessions and one grok session at once, across all
+  # workers (every other provider: 2):
+  switchyard serve --cap codex=4 --cap grok=1
 
   # Drive runs stored on a three-node cluster:
   switchyard serve --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
@@ -66,10 +81,15 @@ shuts down (stepping down any leadership) before the process exits.`,
 			if err := lf.validate(); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), stdout, stderr, f, listen, lf.logger(stderr))
+			caps, err := parseCaps(capList)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), stdout, stderr, f, listen, caps, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0: the port it had last time when free, else any free one)")
+	addCapFlag(c, &capList)
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
@@ -93,12 +113,17 @@ func checkLoopback(listen string) error {
 }
 
 // runServe serves until ctx ends.
-func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, logger *slog.Logger) error {
+// The caps are set before the engine starts, so no job of this serve's
+// runs is handed out under older caps.
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, logger *slog.Logger) error {
 	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	if err := applyCaps(ctx, conn, caps); err != nil {
+		return err
+	}
 	eng, err := conn.newEngine(f, logger)
 	if err != nil {
 		return err
@@ -111,6 +136,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 	default:
 		fmt.Fprintf(stdout, "switchyard serve: engine on %s (pid %d); stop with Ctrl-C\n", conn.describe(), os.Getpid())
 	}
+	fmt.Fprintf(stdout, "switchyard serve: provider caps (concurrent attempts across all workers): %s\n", describeCaps(caps))
 	err = eng.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("engine stopped: %v", err)

@@ -40,7 +40,8 @@ verdict the eligibility gate would give it now (the same verdict object
 "switchyard usage --json" prints and an exclude event records).
 
 Both views say which providers have live workers (workers announce
-themselves while they run), and whether anything serves the data
+themselves while they run), each provider's concurrency cap across all
+workers and how many of its sessions run now ("caps" in --run --json), and whether anything serves the data
 directory: an unfinished run nothing drives (its self-contained "switchyard
 run" was interrupted, say) shows the exact command that resumes it.
 
@@ -109,7 +110,11 @@ anything else.`,
 						return err
 					}
 					if s.json {
-						return writeJSON(s.w, runStatusJSON{RunStatus: st, Eligibility: el})
+						doc, err := withCaps(ctx, conn, runStatusJSON{RunStatus: st, Eligibility: el})
+						if err != nil {
+							return err
+						}
+						return writeJSON(s.w, doc)
 					}
 					if err := s.run(st); err != nil {
 						return err
@@ -346,7 +351,11 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 		if err != nil {
 			return err
 		}
-		b, _ := json.Marshal(runStatusJSON{RunStatus: st, Eligibility: el})
+		doc, err := withCaps(ctx, conn, runStatusJSON{RunStatus: st, Eligibility: el})
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(doc)
 		fmt.Fprintf(s.w, "%s\n", b)
 		return nil
 	}

@@ -27,10 +27,14 @@ type statusEligibility struct {
 }
 
 // runStatusJSON is status --run --json: the run's status with every key it
-// always had, and the eligibility of the providers its lanes may launch.
+// always had, the eligibility of the providers its lanes may launch, and
+// the providers' caps.
 type runStatusJSON struct {
 	engine.RunStatus
 	Eligibility []statusEligibility `json:"eligibility"`
+	// Caps is every provider's deployment-wide concurrency cap and the
+	// sessions running now (see withCaps).
+	Caps []events.CapInfo `json:"caps"`
 }
 
 // runEligibility is the eligibility of every provider run's lanes may

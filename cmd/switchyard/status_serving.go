@@ -59,6 +59,11 @@ func (s statusPrinter) serving(ctx context.Context, conn *engineConn, runs []eng
 		}
 		fmt.Fprintf(s.w, "workers: %d live, for %s\n", len(live), strings.Join(parts, ", "))
 	}
+	if caps, err := readCaps(ctx, conn); err != nil {
+		fmt.Fprintf(s.w, "caps: unknown (%v)\n", err)
+	} else {
+		fmt.Fprintln(s.w, capsLine(caps))
+	}
 	var missing []string
 	for _, p := range waiting {
 		if len(byProvider[p]) == 0 {

@@ -18,8 +18,9 @@ import (
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
-// defaultConcurrency is the per-provider cap of concurrent executions (the
-// RFC's cap).
+// defaultConcurrency is a worker's default bound on its concurrent
+// executions per provider (the deployment's cap, serve --cap, bounds them
+// across all workers).
 const defaultConcurrency = activities.DefaultConcurrency
 
 // newWorkerCmd builds `switchyard worker`.
@@ -51,11 +52,19 @@ live: at start, every --quota-refresh (default 5m), whenever an engine or
 "switchyard usage --refresh" asks, and right after an attempt ends
 usage-exhausted. Each report goes to the deployment's capacity store,
 which the engine's eligibility gate reads before every launch and
-"switchyard usage" shows (see the README, "Knowing before launch").`,
+"switchyard usage" shows (see the README, "Knowing before launch").
+
+--concurrency bounds how many attempts of each provider this worker runs
+at once. How many run across the whole deployment is the provider's cap
+(default 2, set with "switchyard serve --cap P=N"), enforced by the job
+queue: a third worker adds no sessions beyond the cap, and the worker
+never changes the cap. "switchyard status" shows the caps and the
+sessions running.`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
-  # Against a cluster, four concurrent claude attempts:
+  # Against a cluster, up to four concurrent claude attempts in this
+  # worker (as many as the deployment's claude cap allows):
   switchyard worker --provider claude --concurrency 4 --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "provider"); err != nil {
@@ -81,7 +90,7 @@ which the engine's eligibility gate reads before every launch and
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
-	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "concurrent executions per provider")
+	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "most concurrent executions per provider in this worker (the deployment's cap, serve --cap, bounds all workers together)")
 	addQuotaRefreshFlag(c, &quotaRefresh)
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
