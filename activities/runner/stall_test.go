@@ -233,3 +233,40 @@ func TestStallNeverRetries(t *testing.T) {
 	require.Len(t, simlog.Filter(invs, "codex", simlog.KindWorkload), 1, "the workload ran once")
 	require.Len(t, simlog.Filter(invs, "codex", simlog.KindStatus), 2, "one preflight and one stall probe")
 }
+
+// TestRunnerStallTimeoutFlag: --stall-timeout parses durations and
+// seconds, refuses zero, negative, garbage and overflow with exit 64, and
+// is off when absent.
+func TestRunnerStallTimeoutFlag(t *testing.T) {
+	t.Parallel()
+	l := newLane(t, "ok")
+	good := map[string]time.Duration{"90s": 90 * time.Second, "5m": 5 * time.Minute, "300": 300 * time.Second, "0.25": 250 * time.Millisecond, "1ms": time.Millisecond}
+	for v, want := range good {
+		o, err := parseRunnerFlags(l.args("--stall-timeout", v))
+		require.NoError(t, err, v)
+		require.Equal(t, want, o.StallTimeout, v)
+	}
+	o, err := parseRunnerFlags(l.args())
+	require.NoError(t, err)
+	require.Zero(t, o.StallTimeout, "no implicit watchdog in the drop-in")
+	for _, v := range []string{"0", "0s", "-5s", "-1", "soon", "NaN", "Inf", "1e30", "0x10", "1_0", "999999999h"} {
+		_, err := parseRunnerFlags(l.args("--stall-timeout", v))
+		var ue *UsageError
+		require.True(t, errors.As(err, &ue), "%q: %v", v, err)
+		require.Contains(t, err.Error(), "--stall-timeout", v)
+	}
+	require.Contains(t, RunnerUsage, "--stall-timeout D")
+}
+
+// TestRunnerMainStallTimeout: the command line arms the watchdog.
+func TestRunnerMainStallTimeout(t *testing.T) {
+	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"codex": {Scenario: "stall-after-one"}}})
+	l := newLane(t, "")
+	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
+	require.NoError(t, err)
+	code := r.Main(context.Background(), l.args("--stall-timeout", "300ms"))
+	require.Equal(t, 124, code, l.stderr.String())
+	require.Contains(t, l.stderr.String(), `"status":"timed-out"`)
+	require.Contains(t, l.stderr.String(), "response_stalled")
+	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
+}
