@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -21,10 +22,10 @@ import (
 // (events.DefaultStallTimeoutMs) as a duration.
 const DefaultStallTimeout = time.Duration(events.DefaultStallTimeoutMs) * time.Millisecond
 
-// MaxStallTimeoutMS is the largest stall timeout accepted: the runner's
-// own --timeout ceiling (100 years), which keeps every timeout representable
-// as a time.Duration with room to add the close grace.
-const MaxStallTimeoutMS = int64(maxTimeout / time.Millisecond)
+// MaxStallTimeoutMS is the largest stall timeout accepted (the contract's
+// maxSafeStallTimeoutMS): the most milliseconds a time.Duration holds, so
+// the timeout never overflows as a timer. The watchdog never adds to it.
+const MaxStallTimeoutMS = math.MaxInt64 / int64(time.Millisecond)
 
 // ValidateStallTimeoutMS rejects a negative stall timeout and one above
 // MaxStallTimeoutMS; zero is valid (it means the default).
