@@ -119,3 +119,22 @@ func FuzzStreamClassify(f *testing.F) {
 		}
 	})
 }
+
+func TestHasSignInProbe(t *testing.T) {
+	t.Parallel()
+	want := map[policy.Provider]bool{policy.Codex: true, policy.Grok: true, policy.Devin: true, policy.Cursor: true,
+		policy.Claude: false, policy.Gemini: false, policy.OpenCode: false, policy.Antigravity: false}
+	for _, p := range Names() {
+		s, err := Lookup(p)
+		require.NoError(t, err)
+		for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
+			req := Request{Provider: p, Mode: mode, CLIModel: "m", Executable: "/bin/" + string(p)}
+			require.Equal(t, want[p], HasSignInProbe(s, req), "%s %s", p, mode)
+		}
+	}
+	cursor, err := Lookup(policy.Cursor)
+	require.NoError(t, err)
+	withKey := Request{Provider: policy.Cursor, Mode: policy.ReadOnly, Executable: "/bin/cursor-agent", ParentEnv: map[string]string{"CURSOR_API_KEY": "x"}}
+	require.False(t, HasSignInProbe(cursor, withKey), "an API key defers cursor's authentication")
+	require.False(t, HasSignInProbe(nil, withKey))
+}

@@ -217,15 +217,17 @@ func (w *watchdog) safeClassify(line []byte) (d providers.Disposition) {
 
 // probeHealth runs the spec's sign-in/status probes once, bounded by
 // StallProbeBound from a context of its own, and classifies the outcome.
-// A spec without probes is unsupported and runs nothing; a probe that
-// cannot start is an error; a bound that passes is a timeout. Only a
-// definitive unauthenticated verdict (not one asking for a retry) reads as
-// unavailable.
+// A provider whose probes do not prove the sign-in state
+// (providers.HasSignInProbe: none, or only a version or configuration
+// check) is unsupported and runs nothing; a probe that cannot start is an
+// error; a bound that passes is a timeout. Only a definitive
+// unauthenticated verdict (not one asking for a retry) reads as
+// unavailable; any other failing verdict is unknown.
 func (a *attempt) probeHealth(env []string) string {
-	probes := a.spec.Preflight(a.req)
-	if len(probes) == 0 {
+	if !providers.HasSignInProbe(a.spec, a.req) {
 		return probeUnsupported
 	}
+	probes := a.spec.Preflight(a.req)
 	ctx, cancel := context.WithTimeoutCause(context.Background(), StallProbeBound, ErrDeadline)
 	defer cancel()
 	l := newLatch(ctx, nil)

@@ -80,6 +80,12 @@ func stallOptions(l *lane, p policy.Provider, model string, stall time.Duration)
 // simRun runs one attempt against the simulated CLIs (real provider specs,
 // real processes) and checks that no simulated process outlives it.
 func simRun(t *testing.T, cfg simenv.Config, p policy.Provider, model string, stall time.Duration) (Result, *lane, time.Duration) {
+	res, l, took, _ := simRunBin(t, cfg, p, model, stall)
+	return res, l, took
+}
+
+// simRunBin is simRun that also returns the simulators' bin directory.
+func simRunBin(t *testing.T, cfg simenv.Config, p policy.Provider, model string, stall time.Duration) (Result, *lane, time.Duration, string) {
 	t.Helper()
 	bin := simenv.Install(t, "", cfg)
 	l := newLane(t, "")
@@ -97,7 +103,7 @@ func simRun(t *testing.T, cfg simenv.Config, p policy.Provider, model string, st
 	for _, inv := range simenv.Invocations(t, bin) {
 		require.ErrorIs(t, syscall.Kill(inv.Pid, 0), syscall.ESRCH, "simulated %s %s (pid %d) outlived the attempt", inv.Provider, inv.Kind, inv.Pid)
 	}
-	return res, l, took
+	return res, l, took, bin
 }
 
 // normalizeStall proves the receipt passes `policy normalize` unchanged as
@@ -196,6 +202,17 @@ func TestStallWatchdogSimulatedCLIs(t *testing.T) {
 		res, l, _ := simRun(t, cfg, policy.Claude, "opus", stall)
 		requireStall(t, res, stall, "health_unknown", "unknown", "unsupported")
 		normalizeStall(t, l, policy.Claude, "opus")
+	})
+	t.Run("gemini/version-probe-only", func(t *testing.T) {
+		// Gemini's preflight checks only its version, which proves nothing
+		// about sign-in: health_unknown, and no probe runs after the stall.
+		cfg := simenv.Config{Providers: map[string]simenv.ProviderConfig{"gemini": {Scenario: "long-running"}}}
+		res, l, _, bin := simRunBin(t, cfg, policy.Gemini, "gemini-3.1-pro", stall)
+		requireStall(t, res, stall, "health_unknown", "unknown", "unsupported")
+		normalizeStall(t, l, policy.Gemini, "gemini-3.1-pro")
+		invs := simenv.Invocations(t, bin)
+		require.Len(t, simlog.Filter(invs, "gemini", simlog.KindVersion), 1, "only the launch preflight ran")
+		require.Len(t, simlog.Filter(invs, "gemini", simlog.KindWorkload), 1)
 	})
 }
 
