@@ -287,3 +287,22 @@ func TestRunnerMainStallTimeout(t *testing.T) {
 	require.Contains(t, l.stderr.String(), "response_stalled")
 	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
 }
+
+// TestStallLateOutputFenced: a CLI that answers in full only when the
+// stall's SIGTERM arrives still ends response_stalled; the late answer is
+// neither delivered nor read as a terminal success.
+func TestStallLateOutputFenced(t *testing.T) {
+	t.Parallel()
+	l := newLane(t, "late-answer")
+	r := l.runner(nil)
+	o := stallOptions(l, policy.Codex, "gpt-5.5", 300*time.Millisecond)
+	res, err := r.Run(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, policy.StatusTimedOut, res.Receipt.Status, "%s", res.Bytes)
+	require.NotNil(t, res.Stall)
+	require.Equal(t, "health_unknown", res.Stall.ProviderHealth, "the fake spec has no sign-in probe")
+	require.False(t, *res.Receipt.TerminalSuccess, "the late turn.completed is fenced")
+	require.Equal(t, 0, *res.Receipt.ExitCode, "the child exited 0 after its late answer")
+	require.NoFileExists(t, l.output)
+	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
+}
