@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
@@ -304,5 +307,37 @@ func TestStallLateOutputFenced(t *testing.T) {
 	require.False(t, *res.Receipt.TerminalSuccess, "the late turn.completed is fenced")
 	require.Equal(t, 0, *res.Receipt.ExitCode, "the child exited 0 after its late answer")
 	require.NoFileExists(t, l.output)
+	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
+}
+
+// TestStallProbeErrorIsUnknown: a health probe that cannot start is an
+// error, never a verified unavailable.
+func TestStallProbeErrorIsUnknown(t *testing.T) {
+	t.Parallel()
+	l := newLane(t, "hang")
+	l.fake.Preflight = "ok"
+	var calls atomic.Int32
+	r := l.runner(func(c *Config) {
+		c.Lookup = func(policy.Provider) (*providers.Spec, error) {
+			s, err := l.fake.spec()
+			if err != nil {
+				return nil, err
+			}
+			launch := s.Preflight
+			s.Preflight = func(req providers.Request) [][]string {
+				if calls.Add(1) == 1 {
+					return launch(req) // the launch preflight passes
+				}
+				return [][]string{{filepath.Join(l.dir, "no-such-cli"), "login", "status"}}
+			}
+			return s, nil
+		}
+	})
+	res, err := r.Run(context.Background(), stallOptions(l, policy.Codex, "gpt-5.5", 300*time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, policy.StatusTimedOut, res.Receipt.Status, "%s", res.Bytes)
+	require.NotNil(t, res.Stall)
+	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: res.Stall.IdleMs, TimeoutMs: 300,
+		ProviderHealth: "health_unknown", Liveness: "unknown", Probe: "error", FenceClosed: true}, *res.Stall)
 	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
 }
