@@ -11,8 +11,14 @@ import (
 )
 
 // runnerOptions is the runner attempt for job. An unset or legacy spend
-// stays legacy; a job without a timeout has no deadline.
-func runnerOptions(j events.Job) runner.Options {
+// stays legacy; a job without a timeout has no deadline. Every engine job
+// is watched for stalls: its StallTimeoutMs, 0 meaning the contract's
+// default; a negative or overflowing value is refused.
+func runnerOptions(j events.Job) (runner.Options, error) {
+	stallMs, err := runner.ResolveStallTimeoutMS(j.StallTimeoutMs)
+	if err != nil {
+		return runner.Options{}, fmt.Errorf("job %s: %w", j.ExecutionID, err)
+	}
 	o := runner.Options{
 		Parent:      j.Parent,
 		Provider:    j.Provider,
@@ -26,6 +32,8 @@ func runnerOptions(j events.Job) runner.Options {
 		Progress:    j.Paths.Progress,
 		ExecutionID: j.ExecutionID,
 		Contract:    j.Contract,
+		// The job's effective stall timeout (0 on the wire is the default).
+		StallTimeout: time.Duration(stallMs) * time.Millisecond,
 	}
 	switch j.APISpend {
 	case policy.APISpendDeny, policy.APISpendApproved:
@@ -34,7 +42,7 @@ func runnerOptions(j events.Job) runner.Options {
 	if j.TimeoutMs > 0 {
 		o.Timeout = time.Duration(j.TimeoutMs) * time.Millisecond
 	}
-	return o
+	return o, nil
 }
 
 // maxReceiptRead bounds the receipt bytes a worker digests. The engine

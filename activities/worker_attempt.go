@@ -28,6 +28,7 @@ type phaseEnd struct {
 	end    attemptEnd
 	why    string
 	digest string
+	stall  *events.Stall // the runner's stall metadata (a response_stalled receipt)
 }
 
 // execute runs a claimed execution in three phases: the claimed report
@@ -135,7 +136,7 @@ func (w *Worker) runAttempt(ctx, rctx context.Context, log *slog.Logger, job eve
 	}
 	log.Info("attempt ended", "exit", code)
 	w.noteAttemptEnd(log, job.Provider, res.Receipt.Status)
-	return phaseEnd{end: endFinished, digest: digest}
+	return phaseEnd{end: endFinished, digest: digest, stall: res.Stall}
 }
 
 // runRunner runs job's attempt in-process. The error is the runner's
@@ -146,7 +147,12 @@ func (w *Worker) runRunner(ctx context.Context, log *slog.Logger, job events.Job
 		log.Error("runner configuration refused", "err", err)
 		return runner.Result{}, err
 	}
-	return r.Run(ctx, runnerOptions(job))
+	o, err := runnerOptions(job)
+	if err != nil {
+		log.Error("job refused", "err", err)
+		return runner.Result{}, err
+	}
+	return r.Run(ctx, o)
 }
 
 // settle acts on how the attempt ended, under fctx (live past shutdown
@@ -166,6 +172,7 @@ func (w *Worker) settle(fctx context.Context, log *slog.Logger, d *events.Delive
 	}
 	finished := w.report(d.Job, events.ReportFinished, w.cfg.WorkerID)
 	finished.ReceiptPath, finished.ReceiptDigest = d.Job.Paths.Receipt, end.digest
+	finished.Stall = end.stall
 	if err := w.publish(fctx, log, finished); err != nil {
 		// The claim stays held and goes stale: whoever gets the job next
 		// reports the execution abandoned.

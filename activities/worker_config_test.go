@@ -98,7 +98,8 @@ func TestRunnerOptions(t *testing.T) {
 	want := func(mod func(*runner.Options)) runner.Options {
 		o := runner.Options{Parent: policy.ParentClaude, Provider: policy.Codex, Model: "gpt-5.6-sol", Effort: policy.EffortMax,
 			Mode: policy.ReadOnly, Prompt: p.Prompt, Cwd: p.Cwd, Output: p.Output, Receipt: p.Receipt, Progress: p.Progress,
-			ExecutionID: "x1", APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Timeout: 1800 * time.Second}
+			ExecutionID: "x1", APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Timeout: 1800 * time.Second,
+			StallTimeout: runner.DefaultStallTimeout}
 		mod(&o)
 		return o
 	}
@@ -115,11 +116,21 @@ func TestRunnerOptions(t *testing.T) {
 		{"no timeout", func(j *events.Job) { j.TimeoutMs = 0 }, want(func(o *runner.Options) { o.Timeout = 0 })},
 		{"strict contract", func(j *events.Job) { j.Contract = policy.ContractStrict }, want(func(o *runner.Options) { o.Contract = policy.ContractStrict })},
 		{"values that look like flags stay values", func(j *events.Job) { j.Model = "--weird" }, want(func(o *runner.Options) { o.Model = "--weird" })},
+		{"stall timeout 0 is the default", func(j *events.Job) { j.StallTimeoutMs = 0 }, want(func(o *runner.Options) { o.StallTimeout = 300 * time.Second })},
+		{"stall timeout to the millisecond", func(j *events.Job) { j.StallTimeoutMs = 1500 }, want(func(o *runner.Options) { o.StallTimeout = 1500 * time.Millisecond })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := base
 			tc.mutate(&j)
-			require.Equal(t, tc.want, runnerOptions(j))
+			o, err := runnerOptions(j)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, o)
 		})
+	}
+	for _, ms := range []int64{-1, runner.MaxStallTimeoutMS + 1} {
+		j := base
+		j.StallTimeoutMs = ms
+		_, err := runnerOptions(j)
+		require.ErrorContains(t, err, "stall timeout", "%d", ms)
 	}
 }

@@ -182,6 +182,9 @@ func register(s *Spec) {
 	if _, dup := registry[s.Provider]; dup {
 		panic(fmt.Sprintf("providers: second spec for %s", s.Provider))
 	}
+	if s.Classify == nil {
+		s.Classify = streamClassifiers[s.Provider] // classify_stream.go
+	}
 	registry[s.Provider] = s
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -28,6 +29,12 @@ type Options struct {
 	APISpend    policy.APISpend // deny, approved or legacy ("" means legacy)
 	Contract    policy.Contract // "" means legacy
 	Progress    string          // "" means no progress snapshots
+	// StallTimeout arms the stall watchdog: a workload whose stdout shows
+	// no progress (the spec's Classify) for this long is stopped and ends
+	// timed-out with a response_stalled error and Result.Stall. 0 means no
+	// watchdog; engine jobs pass the resolved timeout (DefaultStallTimeout
+	// when the job says 0).
+	StallTimeout time.Duration
 }
 
 // validate applies the command line's rules to typed options, in the
@@ -57,6 +64,9 @@ func (o Options) validate() (Options, error) {
 	if o.Timeout < 0 || o.Timeout > maxTimeout || (o.Timeout > 0 && o.Timeout < time.Millisecond) {
 		return o, usagef("--timeout", "--timeout must be between 0.001 and %d seconds, got %s", int64(maxTimeout.Seconds()), o.Timeout)
 	}
+	if o.StallTimeout < 0 || o.StallTimeout > time.Duration(MaxStallTimeoutMS)*time.Millisecond || (o.StallTimeout > 0 && o.StallTimeout < time.Millisecond) {
+		return o, usagef("--stall-timeout", "--stall-timeout must be between 0.001 and %d seconds, got %s", MaxStallTimeoutMS/1000, o.StallTimeout)
+	}
 	if o.APISpend != policy.APISpendLegacy {
 		if err := checkAPISpend(o.APISpend); err != nil {
 			return o, err
@@ -84,6 +94,9 @@ type Result struct {
 	Written bool
 	// ExitCode is the command line's exit code for the receipt's status.
 	ExitCode int
+	// Stall is the allowlisted stall metadata when the workload ended
+	// response_stalled (Receipt.Status timed-out); nil otherwise.
+	Stall *events.Stall
 }
 
 // ErrDeadline is the cause of the Options.Timeout deadline. A context

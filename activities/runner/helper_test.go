@@ -109,6 +109,13 @@ func fakeCLIMain() int {
 	case "hang": // until a signal's default action ends it
 		fmt.Println(`{"type":"thread.started","thread_id":"t-hang"}`)
 		select {}
+	case "late-answer": // one event, then a full success only once signalled
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		fmt.Println(`{"type":"thread.started","thread_id":"t-late"}`)
+		<-term
+		codexSuccess(os.Stdout, "an answer after the stall")
+		return 0
 	case "drip": // a line every 5 ms until a signal ends it
 		fmt.Println(`{"type":"thread.started","thread_id":"t-drip"}`)
 		for {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -68,7 +69,8 @@ type attempt struct {
 	exec     *executor
 	area     *privateArea
 	rc       policy.Receipt
-	final    string // the final response to write on delivery
+	final    string        // the final response to write on delivery
+	stall    *events.Stall // set when the workload ended response_stalled
 	// inPreflight is true while probes run or the retry wait lasts: an
 	// interruption then marks the preflight cancelled or timed-out.
 	inPreflight bool
@@ -380,7 +382,12 @@ func (a *attempt) invoke(env []string) {
 	if a.stopped() {
 		return
 	}
-	res, err := a.exec.run(childSpec{role: roleWorkload, argv: cmd.Argv, dir: dir, env: env, stdin: stdin})
+	ws := childSpec{role: roleWorkload, argv: cmd.Argv, dir: dir, env: env, stdin: stdin}
+	if a.o.StallTimeout > 0 {
+		ws.watch = newWatchdog(a.o.StallTimeout, a.spec.Classify)
+		ws.onStall = func() string { return a.probeHealth(env) }
+	}
+	res, err := a.exec.run(ws)
 	if err != nil {
 		a.failPreflight(policy.StatusUnavailableCLI, a.rc.Preflight.Status,
 			fmt.Sprintf("the %s CLI could not be started", a.o.Provider), err.Error())
@@ -394,6 +401,13 @@ func (a *attempt) invoke(env []string) {
 	res.capture.Files = readCaptureFiles(cmd.Capture, a.r.cfg.CaptureLimit)
 	parsed := a.spec.Parse(a.req, res.capture)
 	a.rc.SessionID, a.rc.Usage, a.rc.CostUSD = parsed.SessionID, parsed.Usage, parsed.CostUSD
+	if res.interrupted == byStall {
+		ts := parsed.TerminalSuccess
+		a.rc.TerminalSuccess = &ts
+		a.stalled(res)
+		a.noteTruncation(res)
+		return
+	}
 	if res.interrupted != notInterrupted {
 		ts := parsed.TerminalSuccess
 		a.rc.TerminalSuccess = &ts

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
@@ -23,6 +24,7 @@ const (
 	notInterrupted interrupt = iota
 	byCancel                 // context cancellation (a Signalled cause names SIGINT or SIGTERM)
 	byDeadline               // the --timeout deadline passed
+	byStall                  // the stall watchdog fired (workload only)
 )
 
 // latch is an attempt's cancellation and deadline, read from its
@@ -140,6 +142,10 @@ type childSpec struct {
 	dir   string
 	env   []string
 	stdin []byte // nil: /dev/null
+	// watch is the workload's stall watchdog (nil: none); onStall runs the
+	// bounded health probe after it fires, concurrently with the fence.
+	watch   *watchdog
+	onStall func() string
 }
 
 // childResult is a settled (or abandoned) child.
@@ -149,9 +155,10 @@ type childResult struct {
 	dropped     [2]int64
 	total       [2]int64
 	interrupted interrupt
-	signalSent  string // the signal the runner sent to a live child; "" if none
-	settled     string // signalled-and-exited or already-exited when interrupted
-	drained     bool   // both output pipes reached EOF
+	signalSent  string        // the signal the runner sent to a live child; "" if none
+	settled     string        // signalled-and-exited or already-exited when interrupted
+	drained     bool          // both output pipes reached EOF
+	stall       *events.Stall // the joined stall outcome when interrupted byStall
 }
 
 // executor runs children for one attempt.
@@ -169,6 +176,9 @@ type stream struct {
 	limit   int64
 	total   int64
 	dropped int64
+	fenced  int64     // bytes read after a stall fired, ignored
+	watch   *watchdog // non-nil: output after the stall is fenced
+	feed    bool      // classify lines for the watchdog (stdout)
 	done    chan struct{}
 }
 
@@ -177,7 +187,15 @@ func (s *stream) read(onBytes func(int)) {
 	b := make([]byte, 32<<10)
 	for {
 		n, err := s.f.Read(b)
-		if n > 0 {
+		if n > 0 && s.watch != nil && s.watch.isFired() {
+			// Late output after the stall is fenced: neither kept nor
+			// classified.
+			s.total += int64(n)
+			s.fenced += int64(n)
+		} else if n > 0 {
+			if s.feed {
+				s.watch.feed(b[:n])
+			}
 			s.total += int64(n)
 			keep := min(int64(n), s.limit-int64(len(s.buf)))
 			if keep > 0 {
@@ -217,9 +235,16 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := x.await(p)
-	if res.interrupted != notInterrupted {
+	res := x.await(p, cs.watch)
+	switch res.interrupted {
+	case notInterrupted:
+	case byStall:
+		x.stallJoin(p, res, cs)
+	default:
 		x.escalate(p, res)
+	}
+	if cs.watch != nil {
+		cs.watch.disarm()
 	}
 	x.collect(p, res)
 	return res, nil
@@ -302,8 +327,11 @@ func (x *executor) start(cs childSpec) (*child, error) {
 	}
 	// Telemetry after prompt delivery has begun: it never delays the child.
 	x.progress.spawned(cs.role, c.pid)
-	c.out = &stream{f: outR, limit: x.limit, done: make(chan struct{})}
-	c.errs = &stream{f: errR, limit: x.limit, done: make(chan struct{})}
+	c.out = &stream{f: outR, limit: x.limit, done: make(chan struct{}), watch: cs.watch, feed: cs.watch != nil}
+	c.errs = &stream{f: errR, limit: x.limit, done: make(chan struct{}), watch: cs.watch}
+	if cs.watch != nil {
+		cs.watch.arm() // admission: the workload started
+	}
 	countOut, countErr := func(int) {}, func(int) {}
 	if cs.role == roleWorkload {
 		countOut = func(n int) { x.progress.bytes(0, n) }
@@ -326,8 +354,12 @@ func (x *executor) start(cs childSpec) (*child, error) {
 // await waits for the child to exit and its pipes to drain, or for the
 // latch. A cancellation or deadline already due when the child settled
 // still wins.
-func (x *executor) await(c *child) *childResult {
+func (x *executor) await(c *child, w *watchdog) *childResult {
 	res := &childResult{}
+	var stall chan struct{} // nil without a watchdog: never ready
+	if w != nil {
+		stall = w.fired
+	}
 	select {
 	case <-c.waited:
 		x.progress.exited(c.role, exitStatusOf(c.cmd.ProcessState))
@@ -338,11 +370,15 @@ func (x *executor) await(c *child) *childResult {
 			res.interrupted, res.settled = byCancel, settledAlreadyExits
 		case <-x.latch.expired:
 			res.interrupted, res.settled = byDeadline, settledAlreadyExits
+		case <-stall:
+			res.interrupted, res.settled = byStall, settledAlreadyExits
 		}
 	case <-x.latch.cancelled:
 		res.interrupted = byCancel
 	case <-x.latch.expired:
 		res.interrupted = byDeadline
+	case <-stall:
+		res.interrupted = byStall
 	}
 	if res.interrupted == notInterrupted {
 		// The deadline covers output capture too, and a cancellation that
@@ -352,6 +388,10 @@ func (x *executor) await(c *child) *childResult {
 			res.interrupted, res.settled = byCancel, settledAlreadyExits
 		case closed(x.latch.expired):
 			res.interrupted, res.settled = byDeadline, settledAlreadyExits
+		case w != nil && w.isFired():
+			// The stall was claimed (and later output fenced) before the
+			// child settled: it stays the one terminal.
+			res.interrupted, res.settled = byStall, settledAlreadyExits
 		}
 	}
 	return res
@@ -390,7 +430,7 @@ func (x *executor) escalate(c *child, res *childResult) {
 		x.progress.exited(c.role, exitStatusOf(c.cmd.ProcessState))
 	}
 	cause := "cancel"
-	if res.interrupted == byDeadline {
+	if res.interrupted != byCancel { // the deadline or the stall timeout
 		cause = "deadline"
 	}
 	x.progress.childSettled(res.settled, cause)
@@ -475,4 +515,32 @@ func readCaptureFiles(paths []string, limit int64) map[string][]byte {
 		files[p] = b
 	}
 	return files
+}
+
+// stallJoin settles a stalled workload: the close-grace fence (the child's
+// process group stopped and reaped, escalate) and the bounded health probe
+// run at the same time, and res.stall records the joined outcome.
+func (x *executor) stallJoin(c *child, res *childResult, cs childSpec) {
+	probe := make(chan string, 1)
+	go func() {
+		p := probeUnsupported
+		if cs.onStall != nil {
+			p = cs.onStall()
+		}
+		probe <- p
+	}()
+	began := time.Now()
+	x.escalate(c, res)
+	fenceClosed := closed(c.waited) && time.Since(began) <= x.killGrace+stallFenceSlack
+	p := <-probe
+	health, liveness := stallHealth(p)
+	res.stall = &events.Stall{
+		Failure:        "response_stalled",
+		IdleMs:         cs.watch.idleFor().Milliseconds(),
+		TimeoutMs:      cs.watch.timeout.Milliseconds(),
+		ProviderHealth: health,
+		Liveness:       liveness,
+		Probe:          p,
+		FenceClosed:    fenceClosed,
+	}
 }

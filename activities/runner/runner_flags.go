@@ -14,7 +14,7 @@ import (
 const RunnerUsage = `Usage: switchyard runner --parent P --provider P --model M --effort E --mode M
          --prompt F --cwd D --output F --receipt F
          [--execution-id ID] [--timeout SECONDS] [--api-spend deny|approved]
-         [--contract legacy|strict] [--progress F]
+         [--contract legacy|strict] [--progress F] [--stall-timeout D]
        switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
 
 Launch one provider CLI attempt under the billing and containment guard and
@@ -38,6 +38,9 @@ Options:
                      requires approved); omitted means legacy
   --contract C       legacy (default) or strict (always unsupported: exit 79)
   --progress F       lifecycle snapshot file; must not exist
+  --stall-timeout D  end the attempt timed-out (response_stalled) when the
+                     CLI's stream shows no progress for D (90s, 5m, or
+                     seconds); default none: no implicit watchdog
   -h, --help         show this help
 
 Output, receipt and progress are created exclusively (mode 0600, never
@@ -155,6 +158,7 @@ var runnerFlags = flagSet{values: map[string]bool{
 	"parent": false, "provider": false, "model": false, "effort": false, "mode": false,
 	"prompt": false, "cwd": false, "output": false, "receipt": false,
 	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
+	"stall-timeout": false,
 }}
 
 // requiredRunnerFlags are checked in this order so the first missing one is
@@ -209,6 +213,11 @@ func parseRunnerFlags(args []string) (Options, error) {
 	}
 	if v, ok := p.one("timeout"); ok {
 		if o.Timeout, err = parseTimeout(v); err != nil {
+			return o, err
+		}
+	}
+	if v, ok := p.one("stall-timeout"); ok {
+		if o.StallTimeout, err = parseStallTimeout(v); err != nil {
 			return o, err
 		}
 	}
@@ -298,6 +307,30 @@ func parseTimeout(v string) (time.Duration, error) {
 	d := time.Duration(math.Round(secs*1000)) * time.Millisecond
 	if secs <= 0 || d < time.Millisecond {
 		return 0, usagef("--timeout", "--timeout must be a number of seconds of at least 0.001, got %q", v)
+	}
+	return d, nil
+}
+
+// parseStallTimeout reads --stall-timeout: a Go duration ("90s", "5m") or
+// a plain number of seconds, at least one millisecond and at most
+// MaxStallTimeoutMS. There is no zero: omit the flag for no watchdog.
+func parseStallTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || strings.ContainsAny(v, "xXpP_") {
+			return 0, usagef("--stall-timeout", "--stall-timeout must be a duration such as 90s or 5m (or seconds), got %q", v)
+		}
+		if secs > float64(MaxStallTimeoutMS/1000) {
+			return 0, usagef("--stall-timeout", "--stall-timeout must be at most %d seconds, got %q", MaxStallTimeoutMS/1000, v)
+		}
+		d = time.Duration(math.Round(secs*1000)) * time.Millisecond
+	}
+	if d < time.Millisecond {
+		return 0, usagef("--stall-timeout", "--stall-timeout must be at least 1ms (omit the flag for no watchdog), got %q", v)
+	}
+	if err := ValidateStallTimeoutMS(d.Milliseconds()); err != nil {
+		return 0, usagef("--stall-timeout", "--stall-timeout: %v", err)
 	}
 	return d, nil
 }

@@ -204,7 +204,7 @@ func (a *attempt) finish() Result {
 	a.progress.terminal(written)
 	a.progress.close()
 
-	return Result{Receipt: a.rc, Bytes: pretty, Line: line, Written: written, ExitCode: policy.ExitCodeForStatus(a.rc.Status)}
+	return Result{Receipt: a.rc, Bytes: pretty, Line: line, Written: written, ExitCode: policy.ExitCodeForStatus(a.rc.Status), Stall: a.stall}
 }
 
 // encodeReceipt renders the receipt followed by a newline, on one line or

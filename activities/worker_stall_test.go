@@ -1,0 +1,34 @@
+package activities
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// TestWorkerStalledJob: a job whose CLI prints one event and hangs ends
+// with a timed-out receipt and a finished report carrying the stall
+// metadata; the workload ran once.
+func TestWorkerStalledJob(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, "stall-after-one", false)
+	w := e.startWorker(e.workerConfig("worker-a"))
+	job := e.newJob(0)
+	job.StallTimeoutMs = 500
+	e.publish(job)
+
+	fin := e.waitReport(events.ReportFinished, job.ExecutionID)
+	w.waitEvent(t, evAcked, job.ExecutionID, 1)
+	require.NoError(t, fin.Validate())
+	b, rc := e.receipt(job)
+	require.Equal(t, policy.StatusTimedOut, rc.Status)
+	require.Equal(t, events.Digest(b), fin.ReceiptDigest)
+	require.NotNil(t, fin.Stall, "the finished report carries the stall")
+	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: fin.Stall.IdleMs, TimeoutMs: 500,
+		ProviderHealth: "request_stalled", Liveness: "available", Probe: "available", FenceClosed: true}, *fin.Stall)
+	require.GreaterOrEqual(t, fin.Stall.IdleMs, int64(500))
+	require.Len(t, e.workloads(job), 1, "never retried")
+}
