@@ -166,7 +166,8 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 	if err != nil {
 		return err
 	}
-	c := doctorCheck{mode: mode, probe: df.probe, quota: true, commands: true, allowUnverified: allow, env: doctorEnv()}
+	c := doctorCheck{mode: mode, probe: df.probe, quota: true, commands: true, allowUnverified: allow, env: doctorEnv(),
+		attempts: firstAttempts(lanes)}
 	if conn != nil {
 		defer conn.Close()
 		c.conn = conn
@@ -256,6 +257,19 @@ func externalProviders(lanes []policy.LanePolicy) []policy.Provider {
 		for _, a := range l.Attempts {
 			if a.Route == policy.RouteExternal && a.Attempt.Provider != "" && !slices.Contains(out, a.Attempt.Provider) {
 				out = append(out, a.Attempt.Provider)
+			}
+		}
+	}
+	return out
+}
+
+// firstAttempts maps each external provider of lanes to its first attempt.
+func firstAttempts(lanes []policy.LanePolicy) map[policy.Provider]policy.AttemptPolicy {
+	out := map[policy.Provider]policy.AttemptPolicy{}
+	for _, l := range lanes {
+		for _, a := range l.Attempts {
+			if _, seen := out[a.Attempt.Provider]; a.Route == policy.RouteExternal && !seen {
+				out[a.Attempt.Provider] = a
 			}
 		}
 	}

@@ -65,11 +65,14 @@ type doctorBinary struct {
 }
 
 // doctorSignIn is the sign-in state: not_probed (no --probe), no_probe
-// (the spec runs none in this mode), passed, signed_out, failed,
+// (the spec runs none in this mode), passed, signed_in (the login is
+// shown, but no model was asked: --provider without --sheet/--role),
+// signed_out, failed,
 // timeout, error or skipped (no binary).
 type doctorSignIn struct {
 	State    string `json:"state"`
 	Evidence string `json:"evidence,omitempty"`
+	status   policy.ReceiptStatus
 }
 
 // doctorGuard is what the billing guard would block under api-spend deny:
@@ -145,6 +148,9 @@ type doctorCheck struct {
 	conn            *engineConn // nil without a store
 	served          bool        // conn reaches a serve or --nats
 	connFlags       string      // how to point a worker at the same server
+	// attempts, with --sheet/--role, is each provider's first attempt in
+	// the role: its model and spending policy are what the probes check.
+	attempts map[policy.Provider]policy.AttemptPolicy
 }
 
 // checkProviders checks provs concurrently, in order.
@@ -212,6 +218,11 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	req := providers.Request{Provider: p, Mode: c.mode, APISpend: policy.APISpendDeny, Home: c.env["HOME"],
 		Executable: exe, ParentEnv: c.env}
 	d.Guard.Blocked = append(d.Guard.Blocked, providers.GuardNames(spec, c.env, req)...)
+	if a, ok := c.attempts[p]; ok {
+		// The probes check the role's own model and spending policy.
+		req.Model, req.Effort, req.APISpend = a.Attempt.Model, a.Attempt.Effort, a.APISpend
+		req.CLIModel, _ = policy.RunnerModel(a.Attempt)
+	}
 	if len(d.Guard.Blocked) > 0 {
 		add(problemBillingGuard, true,
 			fmt.Sprintf("under api-spend deny the billing guard blocks %s: set here: %s", p, strings.Join(d.Guard.Blocked, ", ")),
@@ -242,8 +253,11 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 		case "signed_out":
 			add(problemSignedOut, true, fmt.Sprintf("%s is not signed in: %s", p, d.SignIn.Evidence), signInFix(p))
 		case "failed":
-			add(problemPreflightFailed, true, fmt.Sprintf("%s preflight failed: %s", p, d.SignIn.Evidence),
-				fmt.Sprintf("fix what the probe says, then check again: switchyard doctor --provider %s --probe", p))
+			fix := fmt.Sprintf("fix what the probe says, then check again: switchyard doctor --provider %s --probe", p)
+			if d.SignIn.status == policy.StatusBillingPolicyBlocked {
+				fix = fmt.Sprintf("approve API spend for %s in the sheet's access line (\"apiSpend\":\"approved\") if that route may bill, or route the lane elsewhere", p)
+			}
+			add(problemPreflightFailed, true, fmt.Sprintf("%s preflight failed: %s", p, d.SignIn.Evidence), fix)
 		case "timeout", "error":
 			add(problemProbeInconclusive, false, fmt.Sprintf("%s sign-in is unknown: %s", p, d.SignIn.Evidence),
 				fmt.Sprintf("run the probe by hand (%s) and check the CLI works", strings.Join(spec.Preflight(req)[0], " ")))
@@ -460,10 +474,15 @@ func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Reques
 			continue
 		}
 		state := "failed"
-		if v.Status == policy.StatusUnauthenticated {
+		switch {
+		case v.Status == policy.StatusUnauthenticated:
 			state = "signed_out"
+		case v.Status == policy.StatusUnavailableModel && req.CLIModel == "":
+			// Probes read the login before the model list: the login is
+			// there, and no model was asked.
+			return doctorSignIn{State: "signed_in", Evidence: "signed in; model availability not checked (no model asked: use --sheet/--role)"}
 		}
-		return doctorSignIn{State: state, Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
+		return doctorSignIn{State: state, status: v.Status, Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
 	}
 	return doctorSignIn{State: "passed", Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
 }
