@@ -189,3 +189,59 @@ func doctorContainmentExit(t *testing.T, s *engineSandbox) int {
 	}
 	return 0
 }
+
+// TestDoctorServedAsksTheWorkers: against a serve, doctor lists each
+// provider's live workers with their answer to the capabilities worker
+// command (the CLI on the worker's PATH, its --concurrency), and says
+// which provider has no worker, with the command that starts one.
+func TestDoctorServedAsksTheWorkers(t *testing.T) {
+	t.Parallel()
+	s := newDoctorSandbox(t)
+	srv := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, srv)
+	s.start(t, "worker", "--data-dir", s.data, "--provider", "grok", "--concurrency", "3")
+
+	var out doctorOutput
+	require.NoError(t, waitFor(30*time.Second, "the grok worker in doctor", func() (bool, error) {
+		out = s.doctorJSON(t, 0, nil, "--provider", "grok,codex")
+		return len(doctorOf(t, out, policy.Grok).Workers) == 1, nil
+	}))
+	require.NotEmpty(t, out.Server)
+	grok := doctorOf(t, out, policy.Grok)
+	w := grok.Workers[0]
+	require.Empty(t, w.Error)
+	require.NotNil(t, w.Capabilities)
+	require.Equal(t, filepath.Join(s.bin, "grok"), w.Capabilities.BinaryPath)
+	require.Equal(t, 3, w.Capabilities.Concurrency)
+	require.Len(t, w.Capabilities.Containment, 2)
+	require.Equal(t, policy.QuotaUnsupported, w.Capabilities.QuotaSource)
+	require.Equal(t, "server", grok.Quota.Where)
+
+	codex := doctorOf(t, out, policy.Codex)
+	require.Empty(t, codex.Workers)
+	pr := problemCodes(codex)[problemNoWorker]
+	require.False(t, pr.Blocking, "a worker may still start")
+	require.Contains(t, pr.Fix, "switchyard worker --provider codex --data-dir "+s.data)
+
+	text := s.run(t, 30*time.Second, "doctor", "--data-dir", s.data, "--provider", "grok")
+	require.Equal(t, 0, text.code, text.stderr)
+	require.Contains(t, text.stdout, "  worker:       "+w.WorkerID)
+	require.Contains(t, text.stdout, filepath.Join(s.bin, "grok")+", concurrency 3")
+}
+
+// TestRunPrecheckListsProblems: run prints what will not work, with fix
+// lines, before it submits, and still runs (the fallback covers it).
+func TestRunPrecheckListsProblems(t *testing.T) {
+	t.Parallel()
+	s := newDoctorSandbox(t)
+	args := []string{"run", "--data-dir", s.data, "--sheet", s.sheetPath(), "--role", "bug-fix",
+		"--parent", "codex", "--prompt", s.prompt, "--cwd", s.checkout, "--timeout", "60s"}
+	r := s.run(t, 120*time.Second, args...)
+	start, submitted := strings.Index(r.stdout, "pre-check: "), strings.Index(r.stdout, "\nrun ")
+	require.GreaterOrEqual(t, start, 0, r.stdout)
+	require.Greater(t, submitted, start, "the check comes before the submission, which still happens:\n%s", r.stdout)
+	pre := r.stdout[start:submitted]
+	require.Contains(t, pre, "1 lane cannot run at all (the run goes on")
+	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH\n")
+	require.NotContains(t, pre, "sign-in", "run does not probe")
+}
