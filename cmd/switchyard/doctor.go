@@ -351,9 +351,12 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 		}
 		fmt.Fprintf(&b, "  binary:       %s\n", bin)
 		signIn := strings.ReplaceAll(p.SignIn.State, "_", " ")
-		if p.SignIn.State == "not_probed" {
+		switch {
+		case p.SignIn.State == "not_probed":
 			signIn += " (pass --probe)"
-		} else if p.SignIn.Evidence != "" {
+		case p.SignIn.State == "skipped":
+			signIn += " (no CLI to probe)"
+		case p.SignIn.Evidence != "":
 			signIn += ": " + p.SignIn.Evidence
 		}
 		fmt.Fprintf(&b, "  sign-in:      %s\n", signIn)

@@ -283,9 +283,10 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	if d.Quota.Where != "not_measured" {
 		u := providerUsageOf(p, rep, time.Now())
 		d.Quota.State, d.Quota.Reason, d.Quota.Verdict = u.QuotaView.State, u.QuotaView.Reason, &u.Verdict
-		// A provider whose CLI is missing here measures nothing: the
-		// binary problem already says what to do.
-		if rep != nil && !u.Verdict.Eligible && (c.served || binErr == nil) {
+		// A provider whose CLI is missing here measures nothing, and a
+		// signed-out one is already told: those problems say what to do.
+		signedOut := u.Verdict.Code == policy.ExcludeNotSignedIn && d.SignIn.State == "signed_out"
+		if rep != nil && !u.Verdict.Eligible && (c.served || binErr == nil) && !signedOut {
 			add(problemQuota, true, fmt.Sprintf("%s: %s", p, verdictText(u.Verdict)), quotaFix(p, u.Verdict.Code))
 		}
 	}
@@ -480,7 +481,7 @@ func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Reques
 		case v.Status == policy.StatusUnavailableModel && req.CLIModel == "":
 			// Probes read the login before the model list: the login is
 			// there, and no model was asked.
-			return doctorSignIn{State: "signed_in", Evidence: "signed in; model availability not checked (no model asked: use --sheet/--role)"}
+			return doctorSignIn{State: "signed_in", Evidence: "model availability not checked (no model asked: use --sheet/--role)"}
 		}
 		return doctorSignIn{State: state, status: v.Status, Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
 	}
