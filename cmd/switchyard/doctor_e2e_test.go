@@ -245,3 +245,30 @@ func TestRunPrecheckListsProblems(t *testing.T) {
 	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH\n")
 	require.NotContains(t, pre, "sign-in", "run does not probe")
 }
+
+// TestDoctorUsageErrors: bad flags exit 64 naming the input and the fix;
+// --help shows the examples.
+func TestDoctorUsageErrors(t *testing.T) {
+	t.Parallel()
+	s := newDoctorSandbox(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--provider", "nope"}, `--provider "nope": unknown provider`},
+		{[]string{"--mode", "write"}, `--mode "write": want read-only or isolated-write`},
+		{[]string{"--role", "bug-fix"}, "--sheet and --role go together"},
+		{[]string{"--sheet", s.sheetPath(), "--role", "bug-fix", "--provider", "codex"}, "--provider and --sheet/--role exclude each other"},
+		{[]string{"--allow-unverified-containment", "nope"}, `--allow-unverified-containment "nope": unknown provider`},
+		{[]string{"--sheet", s.sheetPath(), "--role", "bug-fix", "--parent", "gemini"}, `--parent "gemini"`},
+	} {
+		r := s.run(t, 30*time.Second, append([]string{"doctor", "--data-dir", s.data}, tc.args...)...)
+		require.Equal(t, exitUsage, r.code, "%v: %s", tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+	}
+	r := s.run(t, 30*time.Second, "doctor", "--help")
+	require.Equal(t, 0, r.code)
+	require.Contains(t, r.stdout, "switchyard doctor --provider codex --probe")
+	require.Contains(t, r.stdout, "Exit codes:")
+	require.NoDirExists(t, s.data)
+}
