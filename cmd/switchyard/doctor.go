@@ -404,6 +404,9 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 						bin = "no CLI on its PATH"
 					}
 					line += fmt.Sprintf(": %s, concurrency %d", bin, wk.Capabilities.Concurrency)
+					if wk.Transport != nil {
+						line += fmt.Sprintf(", %d running", len(wk.Transport.Running))
+					}
 				}
 				fmt.Fprintf(&b, "  worker:       %s\n", line)
 			}

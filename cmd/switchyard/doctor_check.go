@@ -367,8 +367,8 @@ func deploymentCap(_ context.Context, _ *engineConn, _ policy.Provider) doctorCo
 	return doctorConcurrency{Cap: defaultConcurrency, Source: "per worker (worker --concurrency, default 2)"}
 }
 
-// askWorkers asks each worker its capabilities for p, concurrently, each
-// bounded by events.DefaultCommandTimeout.
+// askWorkers asks each worker its capabilities for p and its transport
+// status, concurrently, each bounded by events.DefaultCommandTimeout.
 func askWorkers(ctx context.Context, conn *engineConn, p policy.Provider, ws []doctorWorker) {
 	var wg sync.WaitGroup
 	for i := range ws {
@@ -381,6 +381,10 @@ func askWorkers(ctx context.Context, conn *engineConn, p policy.Provider, ws []d
 				ws[i].Error = r.Error
 			default:
 				ws[i].Capabilities = r.Capabilities
+				// Its sessions now: leases held and attempts running.
+				if t, err := events.RequestCommand(ctx, conn.js.Conn(), ws[i].WorkerID, events.CommandTransportStatus, "", 0); err == nil && t.Transport != nil {
+					ws[i].Transport = t.Transport
+				}
 			}
 		})
 	}

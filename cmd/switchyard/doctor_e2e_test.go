@@ -216,6 +216,10 @@ func TestDoctorServedAsksTheWorkers(t *testing.T) {
 	require.Len(t, w.Capabilities.Containment, 2)
 	require.Equal(t, policy.QuotaUnsupported, w.Capabilities.QuotaSource)
 	require.Equal(t, "server", grok.Quota.Where)
+	require.NotNil(t, w.Transport)
+	require.True(t, w.Transport.Connected)
+	require.Equal(t, w.WorkerID, w.Transport.WorkerID)
+	require.Empty(t, w.Transport.Running)
 
 	codex := doctorOf(t, out, policy.Codex)
 	require.Empty(t, codex.Workers)
@@ -226,7 +230,7 @@ func TestDoctorServedAsksTheWorkers(t *testing.T) {
 	text := s.run(t, 30*time.Second, "doctor", "--data-dir", s.data, "--provider", "grok")
 	require.Equal(t, 0, text.code, text.stderr)
 	require.Contains(t, text.stdout, "  worker:       "+w.WorkerID)
-	require.Contains(t, text.stdout, filepath.Join(s.bin, "grok")+", concurrency 3")
+	require.Contains(t, text.stdout, filepath.Join(s.bin, "grok")+", concurrency 3, 0 running")
 }
 
 // TestRunPrecheckListsProblems: run prints what will not work, with fix
