@@ -15,9 +15,12 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // Defaults of WorkerConfig.
@@ -116,6 +119,11 @@ type WorkerConfig struct {
 	// QuotaRefresh is the period of capacity acquisition. Default
 	// DefaultQuotaRefresh.
 	QuotaRefresh time.Duration
+	// Commands, when set, is the connection on which the worker answers
+	// the worker commands (events.WorkerCommands: capabilities,
+	// transport_status) while it runs, on its own subject
+	// (events.CommandSubject). Optional.
+	Commands *nats.Conn
 	// ExhaustionCooldown is how long a usage exhaustion an attempt proved
 	// is carried to later runs when the provider gives no reset time.
 	// Default DefaultExhaustionCooldown.
@@ -218,6 +226,9 @@ type Worker struct {
 	// WorkerConfig.Capacity).
 	capacity *capacityLoop
 
+	// lookup finds a provider's spec (providers.Lookup; tests count calls).
+	lookup func(policy.Provider) (*providers.Spec, error)
+
 	// trace, when set (tests), observes the worker's decisions.
 	trace func(workerEvent)
 }
@@ -234,6 +245,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		log:         cfg.Logger.With("worker", cfg.WorkerID),
 		active:      map[string]bool{},
 		unconfirmed: map[string]bool{},
+		lookup:      providers.Lookup,
 	}
 	if cfg.Capacity != nil {
 		w.capacity = newCapacityLoop(w)
@@ -285,6 +297,14 @@ func (w *Worker) Run(ctx context.Context) error {
 			stopPresence()
 			<-done
 		}()
+	}
+	if w.cfg.Commands != nil {
+		stop, err := w.serveCommands()
+		if err != nil {
+			w.log.Warn("cannot answer worker commands; doctor will not see this worker's capabilities", "err", err)
+		} else {
+			defer stop()
+		}
 	}
 	if w.capacity != nil {
 		// Beside the job slots, never in their way: acquisition has its

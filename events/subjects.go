@@ -13,6 +13,9 @@ import (
 //	sy.job.<provider>       jobs for one provider        (JobSubject)
 //	sy.job.native.<parent>  native jobs for one parent   (NativeJobSubject)
 //	sy.rep.<run>.L<lane>    worker reports for one lane  (ReportSubject)
+//	sy.cmd.<worker>.<cmd>   worker commands, request-reply, no stream
+//	                        (CommandSubject; <worker> is the digest of
+//	                        the worker id, <cmd> one of WorkerCommands)
 const (
 	EventSubjectPrefix  = "sy.ev."  // events stream subjects: sy.ev.>
 	JobSubjectPrefix    = "sy.job." // jobs stream subjects: sy.job.>

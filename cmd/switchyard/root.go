@@ -38,5 +38,6 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newOperationCmd(stdout, stderr))
 	root.AddCommand(newRecoverCmd(stdout, stderr))
 	root.AddCommand(newUsageCmd(stdout, stderr))
+	root.AddCommand(newDoctorCmd(stdout, stderr))
 	return root
 }

@@ -373,6 +373,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		}
 	}
 
+	runPrecheck(ctx, lines, conn, f, rf, in)
 	runID, err := eng.Submit(ctx, in.req)
 	if err != nil {
 		switch {

@@ -161,6 +161,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Providers: provs, Concurrency: o.concurrency, Now: time.Now, Logger: logger,
 		Offline:  conn.watch.offline,
 		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
+		Commands: conn.js.Conn(),
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)

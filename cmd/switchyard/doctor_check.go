@@ -1,0 +1,567 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
+)
+
+// doctorSchemaVersion is the schema of `switchyard doctor --json`.
+const doctorSchemaVersion = 1
+
+// doctorProbeTimeout bounds each probe doctor runs (--version and every
+// preflight probe).
+const doctorProbeTimeout = 10 * time.Second
+
+// Problem codes. A blocking problem keeps every attempt of the provider (in
+// the checked mode) from running; the others are warnings.
+const (
+	problemUnknownProvider      = "unknown_provider"
+	problemBinaryNotFound       = "binary_not_found"
+	problemSignedOut            = "signed_out"
+	problemPreflightFailed      = "preflight_failed"
+	problemProbeInconclusive    = "probe_inconclusive"
+	problemBillingGuard         = "billing_guard"
+	problemContainment          = "containment_unverified"
+	problemQuota                = "quota_ineligible"
+	problemNoWorker             = "no_live_worker"
+	problemWorkerBinaryNotFound = "worker_binary_not_found"
+	problemWorkerNoReply        = "worker_no_reply"
+)
+
+// doctorProblem is one thing that will not work, with its fix.
+type doctorProblem struct {
+	Code     string `json:"code"`
+	Blocking bool   `json:"blocking"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix"`
+}
+
+// doctorBinary is what was found of a provider's CLI in doctor's PATH.
+type doctorBinary struct {
+	Names   []string `json:"names"`
+	Path    string   `json:"path,omitempty"`
+	Version string   `json:"version,omitempty"` // with --probe only
+	// Known: the version is one of the spec's fixture-tested versions
+	// (evidence, not an allowlist); absent when no version was read.
+	Known         *bool    `json:"known,omitempty"`
+	KnownVersions []string `json:"known_versions"`
+}
+
+// doctorSignIn is the sign-in state: not_probed (no --probe), no_probe
+// (the spec runs none in this mode), passed, signed_in (the login is
+// shown, but no model was asked: --provider without --sheet/--role),
+// signed_out, failed,
+// timeout, error or skipped (no binary).
+type doctorSignIn struct {
+	State    string `json:"state"`
+	Evidence string `json:"evidence,omitempty"`
+	status   policy.ReceiptStatus
+}
+
+// doctorGuard is what the billing guard would block under api-spend deny:
+// variable names only, never values.
+type doctorGuard struct {
+	APISpend policy.APISpend `json:"api_spend"`
+	Blocked  []string        `json:"blocked"`
+}
+
+// doctorQuota is the provider's quota source and state, as `switchyard
+// usage` shows it (Where: "server", "measured_here" or "not_measured").
+type doctorQuota struct {
+	Source  policy.QuotaSource         `json:"source"`
+	Where   string                     `json:"where"`
+	State   policy.CapacityState       `json:"state,omitempty"`
+	Reason  policy.CapacityReason      `json:"reason,omitempty"`
+	Verdict *policy.EligibilityVerdict `json:"verdict,omitempty"`
+}
+
+// doctorConcurrency is the provider's concurrency cap.
+type doctorConcurrency struct {
+	Cap    int    `json:"cap"`
+	Source string `json:"source"`
+}
+
+// doctorWorker is one live worker of the provider and its answers.
+type doctorWorker struct {
+	WorkerID     string                  `json:"worker_id"`
+	Host         string                  `json:"host,omitempty"`
+	Concurrency  int                     `json:"concurrency,omitempty"`
+	Capabilities *events.Capabilities    `json:"capabilities,omitempty"`
+	Transport    *events.TransportStatus `json:"transport,omitempty"`
+	Error        string                  `json:"error,omitempty"`
+}
+
+// doctorProvider is everything doctor found about one provider.
+type doctorProvider struct {
+	Provider    policy.Provider           `json:"provider"`
+	Binary      doctorBinary              `json:"binary"`
+	SignIn      doctorSignIn              `json:"sign_in"`
+	Guard       doctorGuard               `json:"guard"`
+	Containment []events.ContainmentEntry `json:"containment"`
+	Quota       doctorQuota               `json:"quota"`
+	Concurrency doctorConcurrency         `json:"concurrency"`
+	// Workers is nil without a server (JSON: null), else the live workers.
+	Workers  []doctorWorker  `json:"workers"`
+	Problems []doctorProblem `json:"problems"`
+}
+
+// blocking reports whether p has a blocking problem for an attempt with
+// api-spend spend (a billing-guard block counts under deny only).
+func (p *doctorProvider) blockingFor(spend policy.APISpend) []doctorProblem {
+	var out []doctorProblem
+	for _, pr := range p.Problems {
+		if !pr.Blocking || (pr.Code == problemBillingGuard && spend != policy.APISpendDeny && spend != "") {
+			continue
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// doctorCheck is what one check looks at.
+type doctorCheck struct {
+	mode     policy.Access
+	probe    bool // run --version and the preflight probes
+	quota    bool // read (served) or measure (local) the quota
+	commands bool // ask live workers their capabilities
+	// allowUnverified are the providers whose unverified containment the
+	// user accepts (--allow-unverified-containment).
+	allowUnverified []policy.Provider
+	env             map[string]string
+	conn            *engineConn // nil without a store
+	served          bool        // conn reaches a serve or --nats
+	connFlags       string      // how to point a worker at the same server
+	// attempts, with --sheet/--role, is each provider's first attempt in
+	// the role: its model and spending policy are what the probes check.
+	attempts map[policy.Provider]policy.AttemptPolicy
+}
+
+// checkProviders checks provs concurrently, in order.
+func checkProviders(ctx context.Context, c doctorCheck, provs []policy.Provider) []doctorProvider {
+	out := make([]doctorProvider, len(provs))
+	var live []events.WorkerPresence
+	var liveErr error
+	if c.served {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		live, liveErr = c.conn.js.Presence().Live(pctx)
+		cancel()
+	}
+	var reports map[policy.Provider]*policy.CapacityReport
+	if c.quota && !c.served {
+		// The usage command's local path; bounded so doctor stays quick.
+		mctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		reports, _ = measureHere(mctx, nil, provs)
+		cancel()
+	}
+	var wg sync.WaitGroup
+	for i, p := range provs {
+		wg.Go(func() {
+			out[i] = checkProvider(ctx, c, p, live, liveErr, reports[p])
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// checkProvider checks one provider.
+func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live []events.WorkerPresence, liveErr error, local *policy.CapacityReport) doctorProvider {
+	d := doctorProvider{Provider: p, SignIn: doctorSignIn{State: "not_probed"},
+		Guard: doctorGuard{APISpend: policy.APISpendDeny, Blocked: []string{}}, Problems: []doctorProblem{}}
+	add := func(code string, blocking bool, msg, fix string) {
+		d.Problems = append(d.Problems, doctorProblem{Code: code, Blocking: blocking, Message: msg, Fix: fix})
+	}
+	spec, err := providers.Lookup(p)
+	if err != nil {
+		add(problemUnknownProvider, true, fmt.Sprintf("no provider spec for %q", p),
+			"use one of: "+strings.Join(providerNames(), ", "))
+		return d
+	}
+	d.Binary = doctorBinary{Names: slices.Clone(spec.Binaries), KnownVersions: slices.Clone(spec.KnownVersions)}
+	if d.Binary.KnownVersions == nil {
+		d.Binary.KnownVersions = []string{}
+	}
+	d.Containment = activities.ContainmentOf(spec)
+	d.Concurrency = deploymentCap(ctx, c.conn, p)
+
+	exe, binErr := providers.ResolveBinary(spec, c.env["PATH"])
+	if binErr == nil {
+		d.Binary.Path = exe
+	} else {
+		where := "on this host's PATH"
+		fix := fmt.Sprintf("install the %s CLI so that %s is on PATH", p, strings.Join(spec.Binaries, " or "))
+		if c.served {
+			where += " (doctor's own; the workers' hosts are checked below)"
+			fix += " where its workers run"
+		}
+		// In a served deployment the workers' PATH decides; their
+		// answers carry the blocking problem.
+		add(problemBinaryNotFound, !c.served, fmt.Sprintf("no %s CLI %s: tried %s", p, where, strings.Join(spec.Binaries, ", ")), fix)
+	}
+
+	req := providers.Request{Provider: p, Mode: c.mode, APISpend: policy.APISpendDeny, Home: c.env["HOME"],
+		Executable: exe, ParentEnv: c.env}
+	d.Guard.Blocked = append(d.Guard.Blocked, providers.GuardNames(spec, c.env, req)...)
+	if a, ok := c.attempts[p]; ok {
+		// The probes check the role's own model and spending policy.
+		req.Model, req.Effort, req.APISpend = a.Attempt.Model, a.Attempt.Effort, a.APISpend
+		req.CLIModel, _ = policy.RunnerModel(a.Attempt)
+	}
+	if len(d.Guard.Blocked) > 0 {
+		add(problemBillingGuard, true,
+			fmt.Sprintf("under api-spend deny the billing guard blocks %s: set here: %s", p, strings.Join(d.Guard.Blocked, ", ")),
+			fmt.Sprintf("unset %s in the environment that launches %s, or approve API spend for %s in the sheet", strings.Join(d.Guard.Blocked, ", "), p, p))
+	}
+
+	for _, ce := range d.Containment {
+		if ce.Mode != c.mode || containmentOK(c.mode, ce.Class) {
+			continue
+		}
+		allowed := slices.Contains(c.allowUnverified, p)
+		msg := fmt.Sprintf("%s %s containment is %s", p, c.mode, ce.Class)
+		if allowed {
+			msg += " (accepted by --allow-unverified-containment)"
+		}
+		add(problemContainment, !allowed, msg,
+			fmt.Sprintf("pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", p, c.mode, c.mode))
+	}
+
+	if c.probe && binErr == nil {
+		d.Binary.Version = probeVersion(ctx, exe, c.env)
+		if d.Binary.Version != "" {
+			known := slices.Contains(spec.KnownVersions, d.Binary.Version)
+			d.Binary.Known = &known
+		}
+		d.SignIn = probeSignIn(ctx, spec, req, c.env)
+		switch d.SignIn.State {
+		case "signed_out":
+			add(problemSignedOut, true, fmt.Sprintf("%s is not signed in: %s", p, d.SignIn.Evidence), signInFix(p))
+		case "failed":
+			fix := fmt.Sprintf("fix what the probe says, then check again: switchyard doctor --provider %s --probe", p)
+			if d.SignIn.status == policy.StatusBillingPolicyBlocked {
+				fix = fmt.Sprintf("approve API spend for %s in the sheet's access line (\"apiSpend\":\"approved\") if that route may bill, or route the lane elsewhere", p)
+			}
+			add(problemPreflightFailed, true, fmt.Sprintf("%s preflight failed: %s", p, d.SignIn.Evidence), fix)
+		case "timeout", "error":
+			add(problemProbeInconclusive, false, fmt.Sprintf("%s sign-in is unknown: %s", p, d.SignIn.Evidence),
+				fmt.Sprintf("run the probe by hand (%s) and check the CLI works", strings.Join(spec.Preflight(req)[0], " ")))
+		}
+	} else if c.probe {
+		d.SignIn.State = "skipped"
+	}
+
+	d.Quota = doctorQuota{Source: spec.QuotaSource, Where: "not_measured"}
+	var rep *policy.CapacityReport
+	switch {
+	case c.quota && c.served:
+		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		r, err := c.conn.capacity().Get(gctx, p)
+		cancel()
+		d.Quota.Where = "server"
+		if err == nil {
+			rep = &r
+		}
+	case c.quota && local != nil:
+		d.Quota.Where, rep = "measured_here", local
+	}
+	if d.Quota.Where != "not_measured" {
+		u := providerUsageOf(p, rep, time.Now())
+		d.Quota.State, d.Quota.Reason, d.Quota.Verdict = u.QuotaView.State, u.QuotaView.Reason, &u.Verdict
+		// A provider whose CLI is missing here measures nothing, and a
+		// signed-out one is already told: those problems say what to do.
+		signedOut := u.Verdict.Code == policy.ExcludeNotSignedIn && d.SignIn.State == "signed_out"
+		if rep != nil && !u.Verdict.Eligible && (c.served || binErr == nil) && !signedOut {
+			add(problemQuota, true, fmt.Sprintf("%s: %s", p, verdictText(u.Verdict)), quotaFix(p, u.Verdict.Code))
+		}
+	}
+
+	if c.served {
+		d.Workers = []doctorWorker{}
+		if liveErr != nil {
+			add(problemWorkerNoReply, false, fmt.Sprintf("cannot read the live workers: %v", liveErr), "check the server with switchyard status")
+			return d
+		}
+		for _, w := range live {
+			if slices.Contains(w.Providers, p) {
+				d.Workers = append(d.Workers, doctorWorker{WorkerID: w.WorkerID, Host: w.Host, Concurrency: w.Concurrency})
+			}
+		}
+		if len(d.Workers) == 0 {
+			add(problemNoWorker, false, fmt.Sprintf("no live %s worker: its attempts wait until one starts", p),
+				fmt.Sprintf("start one where the %s CLI is signed in: switchyard worker --provider %s%s", p, p, c.connFlags))
+		}
+		if c.commands {
+			askWorkers(ctx, c.conn, p, d.Workers)
+			withBinary := 0
+			for _, w := range d.Workers {
+				switch {
+				case w.Error != "":
+					add(problemWorkerNoReply, false, fmt.Sprintf("worker %s did not answer capabilities: %s", w.WorkerID, w.Error),
+						"upgrade or restart that worker: switchyard worker --provider "+string(p)+c.connFlags)
+				case w.Capabilities.BinaryPath == "":
+					add(problemWorkerBinaryNotFound, false, fmt.Sprintf("worker %s has no %s CLI on its PATH", w.WorkerID, p),
+						fmt.Sprintf("install the %s CLI on %s, or stop that worker", p, cmpOr(w.Host, "its host")))
+				default:
+					withBinary++
+				}
+			}
+			if len(d.Workers) > 0 && withBinary == 0 && !hasAnswerless(d.Workers) {
+				// Every live worker answered without the CLI: nothing
+				// can run until one with it starts.
+				for i := range d.Problems {
+					if d.Problems[i].Code == problemWorkerBinaryNotFound {
+						d.Problems[i].Blocking = true
+					}
+				}
+			}
+		}
+	}
+	return d
+}
+
+func hasAnswerless(ws []doctorWorker) bool {
+	return slices.ContainsFunc(ws, func(w doctorWorker) bool { return w.Error != "" })
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// containmentOK reports whether class is the verified containment mode
+// needs: WORKSPACE_WRITE_NO_NETWORK for a writer, READ_ONLY_NO_NETWORK for
+// a read-only attempt.
+func containmentOK(mode policy.Access, class string) bool {
+	switch mode {
+	case policy.IsolatedWrite:
+		return class == string(providers.ContainmentWorkspaceWriteNoNetwork)
+	case policy.ReadOnly:
+		return class == string(providers.ContainmentReadOnlyNoNetwork)
+	}
+	return false
+}
+
+// deploymentCap is the provider's concurrency cap as doctor shows it. This
+// is the seam for the deployment-wide caps (the JetStream consumer's
+// MaxAckPending): until they are read here it reports the per-worker
+// default, which every worker applies unless started with --concurrency.
+func deploymentCap(_ context.Context, _ *engineConn, _ policy.Provider) doctorConcurrency {
+	return doctorConcurrency{Cap: defaultConcurrency, Source: "per worker (worker --concurrency, default 2)"}
+}
+
+// askWorkers asks each worker its capabilities for p and its transport
+// status, concurrently, each bounded by events.DefaultCommandTimeout.
+func askWorkers(ctx context.Context, conn *engineConn, p policy.Provider, ws []doctorWorker) {
+	var wg sync.WaitGroup
+	for i := range ws {
+		wg.Go(func() {
+			r, err := events.RequestCommand(ctx, conn.js.Conn(), ws[i].WorkerID, events.CommandCapabilities, p, 0)
+			switch {
+			case err != nil:
+				ws[i].Error = err.Error()
+			case r.Error != "":
+				ws[i].Error = r.Error
+			default:
+				ws[i].Capabilities = r.Capabilities
+				// Its sessions now: leases held and attempts running.
+				if t, err := events.RequestCommand(ctx, conn.js.Conn(), ws[i].WorkerID, events.CommandTransportStatus, "", 0); err == nil && t.Transport != nil {
+					ws[i].Transport = t.Transport
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// quotaFix is the fix line of a provider the eligibility gate excludes.
+func quotaFix(p policy.Provider, code policy.ExclusionCode) string {
+	switch code {
+	case policy.ExcludeQuotaUnknown, policy.ExcludeUnverified:
+		return fmt.Sprintf("make its quota measurable (switchyard usage --provider %s says why it is not), or pass --allow-unknown-quota %s to run to launch anyway (recorded in the run)", p, p)
+	case policy.ExcludeNotSignedIn:
+		return signInFix(p)
+	case policy.ExcludeQuotaExhausted:
+		return fmt.Sprintf("wait for the reset (switchyard usage --provider %s), or let the lane fall back", p)
+	}
+	return fmt.Sprintf("fix the account state switchyard usage --provider %s names", p)
+}
+
+// signInFix is the fix line of a signed-out provider.
+func signInFix(p policy.Provider) string {
+	login := map[policy.Provider]string{
+		policy.Claude: "claude, then /login", policy.Codex: "codex login", policy.Grok: "grok login",
+	}[p]
+	if login == "" {
+		return fmt.Sprintf("sign in to the %s CLI as its documentation says, then check again: switchyard doctor --provider %s --probe", p, p)
+	}
+	return fmt.Sprintf("sign in: run `%s` where the %s CLI runs, then check again: switchyard doctor --provider %s --probe", login, p, p)
+}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
+
+// probeVersion runs `<exe> --version` (bounded) and returns the first
+// x.y.z it prints, or "".
+func probeVersion(ctx context.Context, exe string, env map[string]string) string {
+	res := runProbe(ctx, []string{exe, "--version"}, minimalEnv(env))
+	if res.err != nil || res.exit != 0 {
+		return ""
+	}
+	return versionRE.FindString(string(res.stdout))
+}
+
+// probeSignIn runs the spec's preflight probes in order, each bounded by
+// doctorProbeTimeout, in the child environment the runner would build,
+// and reads them with the spec's ReadPreflight (the runner's verdicts).
+func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Request, env map[string]string) doctorSignIn {
+	priv, err := os.MkdirTemp("", "switchyard-doctor-")
+	if err != nil {
+		return doctorSignIn{State: "error", Evidence: "cannot create a private directory for the probe"}
+	}
+	defer os.RemoveAll(priv)
+	req.PrivateDir = priv
+	if req.Cwd, err = os.Getwd(); err != nil {
+		req.Cwd = priv
+	}
+	probes := spec.Preflight(req)
+	if len(probes) == 0 {
+		return doctorSignIn{State: "no_probe", Evidence: "the " + string(spec.Provider) + " spec runs no preflight probe in " + string(req.Mode) + " mode"}
+	}
+	files, overlay, err := spec.Prepare(req)
+	if err != nil {
+		return doctorSignIn{State: "error", Evidence: "cannot prepare the probe: " + err.Error()}
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f.Path, priv+string(filepath.Separator)) {
+			continue // only the private directory is doctor's to write
+		}
+		if f.Dir {
+			err = os.MkdirAll(f.Path, 0o700)
+		} else {
+			err = os.WriteFile(f.Path, f.Content, os.FileMode(f.Mode))
+		}
+		if err != nil {
+			return doctorSignIn{State: "error", Evidence: "cannot prepare the probe's private files"}
+		}
+	}
+	childEnv := providers.ChildEnv(spec, env, req, overlay)
+	var evidence []string
+	for i, argv := range probes {
+		res := runProbe(ctx, argv, childEnv)
+		switch {
+		case res.timedOut:
+			return doctorSignIn{State: "timeout", Evidence: fmt.Sprintf("%s did not answer within %s", filepath.Base(argv[0])+" "+strings.Join(argv[1:], " "), doctorProbeTimeout)}
+		case res.err != nil:
+			return doctorSignIn{State: "error", Evidence: "the probe could not start"}
+		}
+		v := spec.ReadPreflight(req, i, res.capture())
+		if v.Evidence != "" {
+			evidence = append(evidence, v.Evidence)
+		}
+		if v.Status == "" {
+			continue
+		}
+		state := "failed"
+		switch {
+		case v.Status == policy.StatusUnauthenticated:
+			state = "signed_out"
+		case v.Status == policy.StatusUnavailableModel && req.CLIModel == "":
+			// Probes read the login before the model list: the login is
+			// there, and no model was asked.
+			return doctorSignIn{State: "signed_in", Evidence: "model availability not checked (no model asked: use --sheet/--role)"}
+		}
+		return doctorSignIn{State: state, status: v.Status, Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
+	}
+	return doctorSignIn{State: "passed", Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
+}
+
+// minimalEnv is the environment of a --version probe: only what finds the
+// CLI's own files, never a credential.
+func minimalEnv(env map[string]string) []string {
+	var out []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		if v, ok := env[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+type probeResult struct {
+	stdout, stderr []byte
+	exit           int
+	signal         string
+	timedOut       bool
+	err            error
+}
+
+func (r probeResult) capture() providers.Capture {
+	c := providers.Capture{Stdout: r.stdout, Stderr: r.stderr, Signal: r.signal}
+	if r.signal == "" {
+		exit := r.exit
+		c.ExitCode = &exit
+	}
+	return c
+}
+
+// runProbe runs argv with env and stdin /dev/null, bounded by
+// doctorProbeTimeout; the whole process group is killed on timeout.
+func runProbe(ctx context.Context, argv []string, env []string) probeResult {
+	pctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(pctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &capped{b: &stdout}, &capped{b: &stderr}
+	err := cmd.Run()
+	res := probeResult{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if pctx.Err() != nil && ctx.Err() == nil {
+		res.timedOut = true
+		return res
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.signal = ws.Signal().String()
+		} else {
+			res.exit = ee.ExitCode()
+		}
+	case err != nil:
+		res.err = err
+	}
+	return res
+}
+
+// capped keeps the first 64 KiB of a probe's output.
+type capped struct{ b *bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := 64<<10 - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// doctorEnv is the environment doctor checks against: its own.
+func doctorEnv() map[string]string { return runner.EnvMap(os.Environ()) }
