@@ -138,7 +138,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 	if err != nil {
 		return usagef("--mode %q: want read-only or isolated-write", df.mode)
 	}
-	allow, err := parseProviderList("--allow-unverified-containment", df.allowUnverified)
+	allow, err := parseProviderList("--allow-unverified-containment", df.allowUnverified, providerNames())
 	if err != nil {
 		return err
 	}
@@ -307,27 +307,6 @@ func doctorLanes(lanes []policy.LanePolicy, checked []doctorProvider) []doctorLa
 	return out
 }
 
-// parseProviderList parses a repeatable, comma-separated provider flag.
-func parseProviderList(flag string, vals []string) ([]policy.Provider, error) {
-	known := providerNames()
-	var out []policy.Provider
-	for _, v := range vals {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !slices.Contains(known, name) {
-				return nil, usagef("%s %q: unknown provider; want one or more of %s", flag, name, strings.Join(known, ", "))
-			}
-			if !slices.Contains(out, policy.Provider(name)) {
-				out = append(out, policy.Provider(name))
-			}
-		}
-	}
-	return out, nil
-}
-
 // printDoctor prints the check as text: one block per provider, then the
 // lanes.
 func printDoctor(w io.Writer, out doctorOutput) error {
@@ -385,7 +364,11 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 			}
 		}
 		fmt.Fprintf(&b, "  quota:        %s\n", q)
-		fmt.Fprintf(&b, "  concurrency:  %d, %s\n", p.Concurrency.Cap, p.Concurrency.Source)
+		fmt.Fprintf(&b, "  concurrency:  %d, %s", p.Concurrency.Cap, p.Concurrency.Source)
+		if out.Server != "" {
+			fmt.Fprintf(&b, "; %d running now", p.Concurrency.InFlight)
+		}
+		b.WriteString("\n")
 		if p.Workers != nil {
 			if len(p.Workers) == 0 {
 				fmt.Fprintf(&b, "  workers:      none live\n")

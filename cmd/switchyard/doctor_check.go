@@ -94,8 +94,9 @@ type doctorQuota struct {
 
 // doctorConcurrency is the provider's concurrency cap.
 type doctorConcurrency struct {
-	Cap    int    `json:"cap"`
-	Source string `json:"source"`
+	Cap      int    `json:"cap"`
+	InFlight int    `json:"in_flight"`
+	Source   string `json:"source"`
 }
 
 // doctorWorker is one live worker of the provider and its answers.
@@ -359,12 +360,22 @@ func containmentOK(mode policy.Access, class string) bool {
 	return false
 }
 
-// deploymentCap is the provider's concurrency cap as doctor shows it. This
-// is the seam for the deployment-wide caps (the JetStream consumer's
-// MaxAckPending): until they are read here it reports the per-worker
-// default, which every worker applies unless started with --concurrency.
-func deploymentCap(_ context.Context, _ *engineConn, _ policy.Provider) doctorConcurrency {
-	return doctorConcurrency{Cap: defaultConcurrency, Source: "per worker (worker --concurrency, default 2)"}
+// deploymentCap is the provider's concurrency cap for the whole
+// deployment (its job consumer's limit on jobs in flight) and how many of
+// its sessions run now, read from the server when there is one; without
+// one, the default every deployment starts with.
+func deploymentCap(ctx context.Context, conn *engineConn, p policy.Provider) doctorConcurrency {
+	if conn != nil {
+		if caps, err := readCaps(ctx, conn); err == nil {
+			for _, c := range caps {
+				if c.Provider == p {
+					return doctorConcurrency{Cap: c.Cap, InFlight: c.InFlight,
+						Source: "deployment-wide (serve --cap; all workers together)"}
+				}
+			}
+		}
+	}
+	return doctorConcurrency{Cap: events.DefaultProviderCap, Source: "deployment default (serve --cap sets it; all workers together)"}
 }
 
 // askWorkers asks each worker its capabilities for p and its transport
