@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,16 @@ func stallExclusion(t *testing.T, health string) {
 	require.Equal(t, 0, cursor0.Lane, "lane 0 fell back to cursor")
 	h.finishWith(cursor0, "success")
 
+	// The report names the stall on lane 0's first attempt.
+	rep, err := h.eng.Report(context.Background(), run)
+	require.NoError(t, err)
+	a0 := rep.Lanes[0].Attempts[0]
+	require.Equal(t, stallOf(health), a0.Stall)
+	want := "timed-out: response_stalled after 1.2s idle (timeout 1s); provider health: " + health + "/" + events.StallHealthPairs[health]
+	require.True(t, strings.HasPrefix(a0.Cause, want), a0.Cause)
+	require.Contains(t, rep.Text(), "    1. claude:sonnet@low: "+want)
+	require.Nil(t, rep.Lanes[1].Attempts[0].Stall, "a plain timeout records no stall")
+
 	if health != events.HealthProviderUnhealthy {
 		claude1 := h.nextJob(events.JobSubject("claude"))
 		require.Equal(t, 1, claude1.Lane, "a %s stall does not exclude claude", health)
@@ -107,9 +118,13 @@ func stallExclusion(t *testing.T, health string) {
 	require.Equal(t, machines.StateComplete, r.Lanes[0].State)
 	require.Equal(t, machines.StateStopped, r.Lanes[1].State)
 
-	rep, err := h.eng.Report(context.Background(), run)
+	rep, err = h.eng.Report(context.Background(), run)
 	require.NoError(t, err)
 	require.Contains(t, rep.Lanes[1].Reason, "claude:sonnet@low provider_unhealthy")
+	st, err := h.eng.Status(context.Background(), run)
+	require.NoError(t, err)
+	require.Equal(t, []policy.Provider{policy.Claude}, st.Unhealthy)
+	require.Equal(t, policy.ExcludeProviderUnhealthy, st.Lanes[1].Exclusions[0].Code)
 	require.Equal(t, string(policy.ExcludeProviderUnhealthy), rep.Lanes[1].Attempts[1].Code)
 	res := h.verifyReplay(run)
 	require.Equal(t, 1, res.Exclusions)
