@@ -48,13 +48,17 @@ func TestStallProviderUnhealthyExcludedForTheRun(t *testing.T) {
 	for _, health := range []string{events.HealthProviderUnhealthy, events.HealthRequestStalled, events.HealthUnknown} {
 		t.Run(health, func(t *testing.T) {
 			t.Parallel()
-			stallExclusion(t, health)
+			stallExclusion(t, memory, health)
 		})
 	}
+	t.Run("jetstream/"+events.HealthProviderUnhealthy, func(t *testing.T) {
+		t.Parallel()
+		stallExclusion(t, jetstream, events.HealthProviderUnhealthy)
+	})
 }
 
-func stallExclusion(t *testing.T, health string) {
-	h := newHarness(t, memory)
+func stallExclusion(t *testing.T, b backend, health string) {
+	h := newHarness(t, b)
 	h.run()
 	s := sheet(`# fallback: {"on":["deadline-exceeded"]}`,
 		"arena runners: claude:sonnet@low -> cursor:composer-2.5@default, cursor:composer-2.5@default -> claude:sonnet@low")
