@@ -86,6 +86,20 @@
 // as an unknown-quota-override audit just before its launch; the run
 // report names it on the attempt.
 //
+// # Liveness
+//
+// Every job carries its attempt's effective response-stall timeout
+// (RunRequest.ProviderStallTimeouts for its provider, else
+// RunRequest.StallTimeout, else events.DefaultStallTimeoutMs), recorded in
+// run-created, so the worker's watchdog applies exactly what the run says.
+// A finished report's stall metadata is copied into the finish when its
+// receipt is timed-out (otherwise the contradiction is audited and the
+// stall dropped). A stall whose health probe found the provider
+// provider_unhealthy puts its group in the fold's Run.Unhealthy, and the
+// gate excludes that group for the rest of the run with the
+// provider_unhealthy code, before reading any capacity report; replay
+// recomputes it from the same fold.
+//
 // # Never twice
 //
 // A launch prepares the execution's files first (their paths are part of the

@@ -45,9 +45,15 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 		return nil, nil, fmt.Errorf("lane %d: eligibility of attempt %d (%s): %w", i, *dec.AttemptIndex, ap.Descriptor, err)
 	}
 	src := spec.QuotaSource
-	report, err := d.capacityReport(ctx, group, src)
-	if err != nil {
-		return nil, nil, fmt.Errorf("lane %d: capacity report of %s: %w", i, group, err)
+	// A group the run found provider_unhealthy (a fold of its finishes,
+	// so replay recomputes it) is excluded whatever its capacity says:
+	// no report is read or waited for.
+	unhealthy := slices.Contains(d.r.Unhealthy, group)
+	var report *policy.CapacityReport
+	if !unhealthy {
+		if report, err = d.capacityReport(ctx, group, src); err != nil {
+			return nil, nil, fmt.Errorf("lane %d: capacity report of %s: %w", i, group, err)
+		}
 	}
 	// Wall clock only (Round(0) drops the monotonic reading), as replay
 	// evaluates the recorded time.
@@ -55,6 +61,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
 	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,
+		Unhealthy: unhealthy,
 	})
 	if v.Eligible {
 		if !v.Overridden {

@@ -92,5 +92,24 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		Descriptor: disp.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
 		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
 		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
+		StallTimeoutMs: effectiveStallTimeoutMs(c.Options, provider),
 	}, nil
+}
+
+// effectiveStallTimeoutMs is the response-stall timeout of an attempt of
+// provider under the run's options: the provider's override, else the
+// run's, else events.DefaultStallTimeoutMs (a zero resolves to the
+// default). The job always carries the effective value, never 0, so the
+// worker applies exactly what the run recorded.
+func effectiveStallTimeoutMs(o events.RunOptions, provider policy.Provider) int64 {
+	ms := o.StallTimeoutMs
+	if v, ok := o.ProviderStallTimeoutMs[provider]; ok {
+		ms = v
+	}
+	if ms <= 0 || ms > events.MaxStallTimeoutMs {
+		// run-created validation already refused these; resolve to the
+		// default rather than send what a job refuses.
+		return events.DefaultStallTimeoutMs
+	}
+	return ms
 }

@@ -224,6 +224,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 		Provider: p.Provider, Source: p.Source, Report: p.Report, Now: p.EvaluatedAt,
 		MaxAge:       time.Duration(p.MaxAgeMs) * time.Millisecond,
 		AllowUnknown: slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
+		Unhealthy:    slices.Contains(r.Unhealthy, p.Provider),
 	})
 	if e, a := jsonText(v), jsonText(p.Verdict); e != a {
 		return &Divergence{Field: FieldVerdict, Expected: e, Actual: a}

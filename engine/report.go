@@ -87,6 +87,9 @@ type AttemptReport struct {
 	// Cause is the observed cause, from the receipt's status and error,
 	// the host metadata, or the log.
 	Cause string `json:"cause,omitempty"`
+	// Stall is the stall metadata of an attempt that ended
+	// response_stalled (its finish records it); Cause then names it.
+	Stall *events.Stall `json:"stall,omitempty"`
 	// DurationMs is how long the attempt ran: the receipt's elapsedMs, or
 	// for an attempt without a receipt (native, abandoned) the time from
 	// its claim (else its launch) to its finish as the log records them.
@@ -401,6 +404,11 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 			a.Usage = u
 		}
 		a.Cause = receiptCause(p.Receipt)
+		if p.Stall != nil {
+			st := *p.Stall
+			a.Stall = &st
+			a.Cause = string(p.Receipt.Status) + ": " + StallCause(st)
+		}
 		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
 			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
 			a.Cause += " (normalized to failed: the receipt does not prove an eligible outcome)"
@@ -413,6 +421,24 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 	case p.Abandoned:
 		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
 	}
+}
+
+// StallCause says in one line how a stalled attempt ended: the typed
+// failure, how long the stream was idle against the effective timeout, and
+// the health the bounded probe found, e.g. "response_stalled after 5m0s
+// idle (timeout 5m0s); provider health: request_stalled/available (probe
+// available)".
+func StallCause(s events.Stall) string {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	cause := fmt.Sprintf("%s after %s idle (timeout %s); provider health: %s/%s (probe %s)",
+		s.Failure, ms(s.IdleMs), ms(s.TimeoutMs), s.ProviderHealth, s.Liveness, s.Probe)
+	if s.ProviderHealth == events.HealthProviderUnhealthy {
+		cause += "; the provider is excluded for the rest of the run"
+	}
+	if !s.FenceClosed {
+		cause += "; the child was not confirmed stopped within the close grace"
+	}
+	return cause
 }
 
 // receiptCause describes a receipt by its status and launcher-authored

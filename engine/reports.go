@@ -159,6 +159,17 @@ func (d *driver) readReceipt(l machines.LaneRecord, rep events.Report) (events.F
 		return unusable("normalize receipt: %v", err)
 	}
 	fin.Event = ev
+	if rep.Stall != nil {
+		// A stall is the runner's timed-out receipt whose error names
+		// response_stalled; on any other receipt the report contradicts
+		// its own evidence, and the stall (which could exclude a provider
+		// for the rest of the run) is not recorded.
+		if receipt.Status != policy.StatusTimedOut {
+			return fin, fmt.Sprintf("the report carries a response_stalled stall but its receipt is %s; the stall is not recorded", receipt.Status)
+		}
+		st := *rep.Stall
+		fin.Stall = &st
+	}
 	return fin, ""
 }
 

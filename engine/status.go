@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -57,6 +58,9 @@ type LaneStatus struct {
 	WorkerID string `json:"workerId,omitempty"`
 	// Outcome is the latest recorded execution outcome.
 	Outcome policy.Outcome `json:"outcome,omitempty"`
+	// Stall is the current execution's stall metadata when it ended
+	// response_stalled.
+	Stall *events.Stall `json:"stall,omitempty"`
 	// Operation is the parent operation the lane awaits.
 	Operation *policy.Operation `json:"operation,omitempty"`
 	// Reason says why a final lane ended: the stop, denial or cancel
@@ -103,7 +107,10 @@ type RunStatus struct {
 	Final       bool              `json:"final"`   // run-final is recorded.
 	Cancelled   bool              `json:"cancelled,omitempty"`
 	Exhausted   []policy.Provider `json:"exhausted"`
-	Lanes       []LaneStatus      `json:"lanes"`
+	// Unhealthy are the provider groups a stall's health probe found
+	// provider_unhealthy in this run: excluded for the rest of it.
+	Unhealthy []policy.Provider `json:"unhealthy,omitempty"`
+	Lanes     []LaneStatus      `json:"lanes"`
 	// Summary is run-final's one-line summary, once final.
 	Summary string `json:"summary,omitempty"`
 	// Audits counts the recorded deliveries that changed nothing (late,
@@ -153,7 +160,7 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	st := RunStatus{
 		Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
 		Final: r.Closed != nil, Cancelled: r.Cancel != nil, Exhausted: append([]policy.Provider{}, r.Exhausted...),
-		Lanes: make([]LaneStatus, len(r.Lanes)),
+		Unhealthy: slices.Clone(r.Unhealthy), Lanes: make([]LaneStatus, len(r.Lanes)),
 	}
 	if len(envs) > 0 {
 		st.Created, st.Updated = envs[0].Time, envs[len(envs)-1].Time
@@ -175,6 +182,11 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 		}
 	}
 	for _, env := range envs {
+		if f, ok := env.Payload.(events.Finish); ok && env.Lane >= 0 && env.Lane < len(st.Lanes) {
+			if ls := &st.Lanes[env.Lane]; f.ExecutionID == ls.ExecutionID {
+				ls.Stall = f.Stall
+			}
+		}
 		if a, ok := env.Payload.(events.Audit); ok && a.Reason != events.AuditUnknownQuotaOverride {
 			if st.Audits == nil {
 				st.Audits = map[events.AuditReason]int{}

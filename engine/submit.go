@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -49,6 +50,14 @@ type RunRequest struct {
 	// known exhaustion or a signed-out CLI. Each must be a known provider;
 	// recorded once each, in the order given.
 	AllowUnknownQuota []policy.Provider
+	// StallTimeout is each attempt's response-stall timeout: an attempt
+	// whose provider stream shows no progress this long ends
+	// response_stalled. 0 means events.DefaultStallTimeoutMs (5m); it is
+	// recorded in whole milliseconds, at most events.MaxStallTimeoutMs.
+	StallTimeout time.Duration
+	// ProviderStallTimeouts overrides StallTimeout for the attempts of a
+	// provider (each a known provider; 0 means the default).
+	ProviderStallTimeouts map[policy.Provider]time.Duration
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -134,6 +143,10 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	if err != nil {
 		return c, "", err
 	}
+	stallMs, providerStallMs, err := stallTimeouts(req.StallTimeout, req.ProviderStallTimeouts)
+	if err != nil {
+		return c, "", err
+	}
 	sheet, err := policy.ParseSheet(req.Sheet, e.cfg.Policy)
 	if err != nil {
 		return c, "", err
@@ -156,9 +169,50 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	c = events.RunCreated{
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
-		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow},
+		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow,
+			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs},
 	}
 	return c, run, nil
+}
+
+// stallTimeouts checks a run's stall timeouts and returns them in
+// milliseconds as run-created records them: non-negative, whole
+// milliseconds (a sub-millisecond remainder would be lost on the wire),
+// within events.MaxStallTimeoutMs, overrides for known providers only
+// (fail closed: a misspelt name must not silently override nothing); nil
+// for no overrides.
+func stallTimeouts(run time.Duration, per map[policy.Provider]time.Duration) (int64, map[policy.Provider]int64, error) {
+	ms := func(what string, d time.Duration) (int64, error) {
+		if d < 0 {
+			return 0, invalidf("%s %v must not be negative", what, d)
+		}
+		if d%time.Millisecond != 0 {
+			return 0, invalidf("%s %v is not a whole number of milliseconds", what, d)
+		}
+		if err := events.ValidateStallTimeoutMs(d.Milliseconds()); err != nil {
+			return 0, invalidf("%s %v: over the maximum", what, d)
+		}
+		return d.Milliseconds(), nil
+	}
+	runMs, err := ms("stall timeout", run)
+	if err != nil {
+		return 0, nil, err
+	}
+	var out map[policy.Provider]int64
+	for _, p := range slices.Sorted(maps.Keys(per)) {
+		if !p.Valid() {
+			return 0, nil, invalidf("stall timeout for %q: not a provider (known: %v)", p, policy.Providers)
+		}
+		v, err := ms("stall timeout for "+string(p), per[p])
+		if err != nil {
+			return 0, nil, err
+		}
+		if out == nil {
+			out = map[policy.Provider]int64{}
+		}
+		out[p] = v
+	}
+	return runMs, out, nil
 }
 
 // allowUnknownQuota checks a run's unknown-quota overrides: providers a

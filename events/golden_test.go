@@ -62,6 +62,35 @@ func TestGoldenJobAndReports(t *testing.T) {
 	}
 }
 
+// TestGoldenStall pins the wire form of a response_stalled attempt's
+// stall metadata on its finished report and on the finish recorded from it.
+func TestGoldenStall(t *testing.T) {
+	st := eventstest.SampleStall()
+	r := eventstest.SampleReport(events.ReportFinished, "R", 0, "x1", "worker-a:4242")
+	r.Stall = &st
+	b, err := events.EncodeReport(r)
+	require.NoError(t, err)
+	file := indent(t, b)
+	golden.Check(t, "testdata/golden/report-finished-stall.golden", file)
+	got, err := events.DecodeReport(file)
+	require.NoError(t, err)
+	r.Schema = events.JobSchemaVersion
+	require.Equal(t, r, got)
+
+	env := eventstest.SampleEnvelope(events.TypeFinish, "R", 0, eventstest.T0)
+	env.Seq = 7
+	fin := env.Payload.(events.Finish)
+	fin.Stall = &st
+	env.Payload = fin
+	b, err = events.Encode(env)
+	require.NoError(t, err)
+	file = indent(t, b)
+	golden.Check(t, "testdata/golden/finish-stall.golden", file)
+	gotEnv, err := events.Decode(file)
+	require.NoError(t, err)
+	require.Equal(t, env, gotEnv)
+}
+
 // TestEnvelopeInsideJSON proves json.Marshal and json.Unmarshal of an
 // Envelope use the strict wire form.
 func TestEnvelopeInsideJSON(t *testing.T) {

@@ -97,6 +97,9 @@ func (j Job) Validate() error {
 	if j.TimeoutMs < 0 {
 		return invalidf("job timeoutMs must not be negative")
 	}
+	if j.StallTimeoutMs < 0 || j.StallTimeoutMs > MaxStallTimeoutMs {
+		return invalidf("job stallTimeoutMs %d: want 0..%d", j.StallTimeoutMs, MaxStallTimeoutMs)
+	}
 	return j.Paths.validate()
 }
 

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"maps"
 	"path/filepath"
 	"slices"
 
@@ -110,6 +111,18 @@ func (p RunCreated) validate() error {
 		}
 		if slices.Contains(p.Options.AllowUnknownQuota[:i], q) {
 			return invalidf("options.allowUnknownQuota[%d] %q is repeated", i, q)
+		}
+	}
+	if ms := p.Options.StallTimeoutMs; ms < 0 || ms > MaxStallTimeoutMs {
+		return invalidf("options.stallTimeoutMs %d: want 0..%d", ms, MaxStallTimeoutMs)
+	}
+	for _, q := range slices.Sorted(maps.Keys(p.Options.ProviderStallTimeoutMs)) {
+		ms := p.Options.ProviderStallTimeoutMs[q]
+		if !q.Valid() {
+			return invalidf("options.providerStallTimeoutMs: %q is not a known provider", q)
+		}
+		if ms < 0 || ms > MaxStallTimeoutMs {
+			return invalidf("options.providerStallTimeoutMs[%s] %d: want 0..%d", q, ms, MaxStallTimeoutMs)
 		}
 	}
 	return nil

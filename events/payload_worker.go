@@ -116,6 +116,16 @@ func (p Finish) validate() error {
 	case !p.Abandoned:
 		return invalidf("finish needs a receipt, host metadata or abandoned")
 	}
+	if p.Stall != nil {
+		// A stall is a runner's timed-out receipt whose error names
+		// response_stalled: only a finish recorded from a receipt has one.
+		if p.Receipt == nil || p.Abandoned {
+			return invalidf("stall on a finish without a usable receipt")
+		}
+		if err := p.Stall.Validate(); err != nil {
+			return err
+		}
+	}
 	if !p.Event.Status.Valid() {
 		return invalidf("event.status %q is not a policy outcome", p.Event.Status)
 	}

@@ -99,6 +99,14 @@ func (r Report) Validate() error {
 	if (r.JobSeq != 0 || r.Delivery != 0) && r.Kind != ReportRedelivered {
 		return invalidf("%s report carries no job sequence or delivery count", r.Kind)
 	}
+	if r.Stall != nil {
+		if r.Kind != ReportFinished || !hasReceipt || r.Host != nil {
+			return invalidf("%s report carries a stall; only a finished report with a receipt does", r.Kind)
+		}
+		if err := r.Stall.Validate(); err != nil {
+			return err
+		}
+	}
 	switch r.Kind {
 	case ReportClaimed:
 		if r.Lease == nil {

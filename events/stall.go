@@ -1,5 +1,11 @@
 package events
 
+import (
+	"math"
+	"slices"
+	"time"
+)
+
 // DefaultStallTimeoutMs is the execution-runtime contract's
 // DefaultResponseStallTimeoutMS: an engine attempt whose provider stream
 // shows no progress for this long ends response_stalled.
@@ -25,4 +31,88 @@ type Stall struct {
 	Probe string `json:"probe"`
 	// FenceClosed: the child was stopped and reaped within the close grace.
 	FenceClosed bool `json:"fenceClosed"`
+}
+
+// MaxStallTimeoutMs is the largest stall timeout accepted: the most
+// milliseconds a time.Duration holds, so the effective timeout never
+// overflows when the runner turns it into a deadline (the contract's
+// maxSafeStallTimeoutMS).
+const MaxStallTimeoutMs = math.MaxInt64 / int64(time.Millisecond)
+
+// StallFailure is Stall.Failure, the contract's typed stall terminal.
+const StallFailure = "response_stalled"
+
+// Provider health after a stall (Stall.ProviderHealth).
+const (
+	HealthRequestStalled    = "request_stalled"
+	HealthProviderUnhealthy = "provider_unhealthy"
+	HealthUnknown           = "health_unknown"
+)
+
+// Liveness classifications after a stall (Stall.Liveness).
+const (
+	LivenessAvailable   = "available"
+	LivenessUnavailable = "unavailable"
+	LivenessUnknown     = "unknown"
+)
+
+// StallHealthPairs maps each provider health to the one liveness it is
+// recorded with.
+var StallHealthPairs = map[string]string{
+	HealthRequestStalled:    LivenessAvailable,
+	HealthProviderUnhealthy: LivenessUnavailable,
+	HealthUnknown:           LivenessUnknown,
+}
+
+// StallProbes lists the health probe's own classifications (Stall.Probe).
+var StallProbes = []string{"available", "unavailable", "timeout", "error", "unsupported", "unknown", "identity_mismatch"}
+
+// ValidateStallTimeoutMs checks a stall timeout in milliseconds: zero
+// (the default) through MaxStallTimeoutMs. Errors match ErrInvalid.
+func ValidateStallTimeoutMs(ms int64) error {
+	if ms < 0 {
+		return invalidf("stall timeout %d ms must not be negative", ms)
+	}
+	if ms > MaxStallTimeoutMs {
+		return invalidf("stall timeout %d ms is over the maximum %d ms", ms, MaxStallTimeoutMs)
+	}
+	return nil
+}
+
+// ResolveStallTimeoutMs validates ms and maps zero to
+// DefaultStallTimeoutMs.
+func ResolveStallTimeoutMs(ms int64) (int64, error) {
+	if err := ValidateStallTimeoutMs(ms); err != nil {
+		return 0, err
+	}
+	if ms == 0 {
+		return DefaultStallTimeoutMs, nil
+	}
+	return ms, nil
+}
+
+// Validate checks the closed vocabularies of a stall: failure
+// response_stalled, one of the three health/liveness pairs, a known probe
+// outcome, and non-negative durations. Errors match ErrInvalid.
+func (s Stall) Validate() error {
+	if s.Failure != StallFailure {
+		return invalidf("stall.failure %q: want %s", s.Failure, StallFailure)
+	}
+	if s.IdleMs < 0 {
+		return invalidf("stall.idleMs %d must not be negative", s.IdleMs)
+	}
+	if s.TimeoutMs < 0 || s.TimeoutMs > MaxStallTimeoutMs {
+		return invalidf("stall.timeoutMs %d: want 0..%d", s.TimeoutMs, MaxStallTimeoutMs)
+	}
+	want, ok := StallHealthPairs[s.ProviderHealth]
+	if !ok {
+		return invalidf("stall.providerHealth %q: want request_stalled, provider_unhealthy or health_unknown", s.ProviderHealth)
+	}
+	if s.Liveness != want {
+		return invalidf("stall.liveness %q with providerHealth %s: want %s", s.Liveness, s.ProviderHealth, want)
+	}
+	if !slices.Contains(StallProbes, s.Probe) {
+		return invalidf("stall.probe %q: want one of %v", s.Probe, StallProbes)
+	}
+	return nil
 }

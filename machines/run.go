@@ -29,6 +29,8 @@ import (
 //     execution.
 //   - finish: the machine moves; the payload's normalized policy.Event is
 //     appended to History. It must name Dispatch's execution and attempt.
+//     A stall the health probe found provider_unhealthy adds the
+//     attempt's exhaustion group to Unhealthy (once).
 //   - inspect: the machine moves.
 //   - verdict: the machine moves; the verdict becomes the Inspection of the
 //     last History event, which must be an execution without one (a
@@ -64,6 +66,10 @@ type Run struct {
 	// Exhausted is the run's exhausted provider groups in order of first
 	// exhaustion.
 	Exhausted []policy.Provider
+	// Unhealthy is the run's provider groups that a finish recorded
+	// provider_unhealthy after a stall, in order of first record; the
+	// engine's eligibility gate excludes them for the rest of the run.
+	Unhealthy []policy.Provider
 	// Cancel is the run-level cancel request, if any.
 	Cancel *events.Cancel
 	// Closed is the run-final payload, once recorded.

@@ -154,3 +154,27 @@ func TestRebuildLaneExclude(t *testing.T) {
 	assert.ErrorIs(t, err, machines.ErrInconsistent)
 	assert.ErrorContains(t, err, "exclude while the lane is running")
 }
+
+// TestRunUnhealthyFromStall: a finish whose stall the health probe found
+// provider_unhealthy adds its attempt's group to the run's Unhealthy, once,
+// whichever lane it ran on; request_stalled and health_unknown stalls, and
+// finishes without a stall, add nothing.
+func TestRunUnhealthyFromStall(t *testing.T) {
+	t.Parallel()
+	stalled := func(exec string, attempt int, health, liveness string) events.Finish {
+		f := events.Finish{ExecutionID: exec, WorkerID: "host-a:42", ReceiptDigest: events.Digest([]byte(exec)),
+			Receipt: &policy.Receipt{Status: policy.StatusTimedOut}, Event: outcome(attempt, policy.OutcomeDeadlineExceeded, true),
+			Stall: &events.Stall{Failure: events.StallFailure, IdleMs: 1000, TimeoutMs: 1000, ProviderHealth: health, Liveness: liveness, Probe: "unknown"}}
+		return f
+	}
+	timedOut := policy.OutcomeDeadlineExceeded
+	l := newRunLog(t, policy.ReadOnly, lanePolicy("lane#1", timedOut), lanePolicy("lane#2", timedOut)).
+		add(0, launchP(0, "e1")).add(0, claimP("e1")).add(0, stalled("e1", 0, events.HealthRequestStalled, events.LivenessAvailable)).
+		add(1, launchP(0, "e2")).add(1, claimP("e2")).add(1, stalled("e2", 0, events.HealthUnknown, events.LivenessUnknown))
+	assert.Empty(t, fold(t, l).Unhealthy, "request_stalled and health_unknown exclude nothing")
+
+	l = l.add(0, launchP(1, "e3")).add(0, claimP("e3")).add(0, stalled("e3", 1, events.HealthProviderUnhealthy, events.LivenessUnavailable))
+	assert.Equal(t, []policy.Provider{policy.Codex}, fold(t, l).Unhealthy)
+	l = l.add(1, launchP(1, "e4")).add(1, claimP("e4")).add(1, stalled("e4", 1, events.HealthProviderUnhealthy, events.LivenessUnavailable))
+	assert.Equal(t, []policy.Provider{policy.Codex}, fold(t, l).Unhealthy, "once")
+}

@@ -85,6 +85,13 @@ func (r *Run) applyLane(env events.Envelope) error {
 	}
 	next.State = to
 	next.Seq = max(cur.Seq, env.Seq)
+	if f, ok := env.Payload.(events.Finish); ok && f.Stall != nil && f.Stall.ProviderHealth == events.HealthProviderUnhealthy {
+		// The attempt stalled and its health probe found the provider
+		// unavailable: its group is ineligible for the rest of the run.
+		if g := cur.Policy.Attempts[f.Event.AttemptIndex].ExhaustionGroup; !slices.Contains(r.Unhealthy, g) {
+			r.Unhealthy = append(r.Unhealthy, g)
+		}
+	}
 	*cur = next
 	return nil
 }

@@ -232,11 +232,16 @@ const (
 	ExcludeNotSignedIn          ExclusionCode = "not_signed_in"
 	ExcludeQuotaExhausted       ExclusionCode = "quota_exhausted" // a window at 100% or a learned exhaustion, until its reset
 	ExcludeQuotaUnknown         ExclusionCode = "quota_unknown"   // a source exists but no trustworthy current evidence
+	// ExcludeProviderUnhealthy: an attempt of this provider group earlier
+	// in the run stalled (response_stalled) and its bounded health probe
+	// found the provider unavailable; the group is ineligible for the rest
+	// of the run.
+	ExcludeProviderUnhealthy ExclusionCode = "provider_unhealthy"
 )
 
 // ExclusionCodes lists every exclusion code.
 var ExclusionCodes = []ExclusionCode{ExcludeAllowanceUnavailable, ExcludePolicyBlocked, ExcludeUnverified,
-	ExcludeNotSignedIn, ExcludeQuotaExhausted, ExcludeQuotaUnknown}
+	ExcludeNotSignedIn, ExcludeQuotaExhausted, ExcludeQuotaUnknown, ExcludeProviderUnhealthy}
 
 // Valid reports whether c is one of ExclusionCodes.
 func (c ExclusionCode) Valid() bool { return inList(ExclusionCodes, c) }
@@ -271,6 +276,10 @@ type EligibilityInput struct {
 	// AllowUnknown is the run's explicit override for UNKNOWN evidence
 	// (run --allow-unknown-quota P): the attempt proceeds, Overridden set.
 	AllowUnknown bool
+	// Unhealthy: an earlier attempt of Provider in this run stalled and
+	// was found provider_unhealthy (the run's log says so). It decides
+	// before everything else and nothing overrides it.
+	Unhealthy bool
 }
 
 // EligibilityVerdict is EvaluateEligibility's answer.

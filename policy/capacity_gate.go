@@ -10,6 +10,8 @@ import (
 // whether an attempt of in.Provider may be routed. It is pure: in.Now is
 // the clock. In order, the first rule that applies decides:
 //
+//  0. Unhealthy: provider_unhealthy (capacity unknown), whatever the
+//     report says; AllowUnknown does not override it.
 //  1. Source UNSUPPORTED: a learned exhaustion of a valid report of this
 //     provider with Until after Now is quota_exhausted until then; anything
 //     else is eligible with opaque capacity (no percentage, not a failure).
@@ -44,6 +46,10 @@ func EvaluateEligibility(in EligibilityInput) EligibilityVerdict {
 
 func evaluate(in EligibilityInput) EligibilityVerdict {
 	p, now, r := in.Provider, in.Now, in.Report
+	if in.Unhealthy {
+		return exclude(p, ExcludeProviderUnhealthy, EvidenceUnknown, nil,
+			"an earlier attempt in this run stalled and the health probe found the provider unavailable; it is ineligible for the rest of the run")
+	}
 	maxAge := in.MaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultCapacityMaxAge

@@ -90,7 +90,17 @@ func gateCases() []gateCase {
 		return EligibilityInput{Provider: Claude, Source: QuotaLiveHTTP, Report: r, Now: capT0}
 	}
 
+	unhealthy := func(p Provider) EligibilityVerdict {
+		return excluded(ExcludeProviderUnhealthy, EvidenceUnknown, string(p)+": an earlier attempt in this run stalled and the health probe found the provider unavailable; it is ineligible for the rest of the run")
+	}
+	sick := func(in EligibilityInput) EligibilityInput { in.Unhealthy = true; return in }
+
 	return []gateCase{
+		// (0) A provider the run found unhealthy: first, never overridden.
+		{"an unhealthy provider with a measured eligible report is excluded", sick(codexIn(gateReport("measured-eligible"))), unhealthy(Codex)},
+		{"an unhealthy unsupported provider is excluded, not opaque", sick(agyIn(nil)), unhealthy(Antigravity)},
+		{"the override does not lift provider_unhealthy", allow(sick(codexIn(nil))), unhealthy(Codex)},
+
 		// (1) UNSUPPORTED: opaque capacity, only a learned exhaustion excludes.
 		{"unsupported without a report is eligible and opaque", agyIn(nil), opaque},
 		{"unsupported with an active learned exhaustion is exhausted until its end", agyIn(gateReport("unsupported-learned-exhaustion")), learnedAgy},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,11 @@ type runFlags struct {
 	quotaRefresh      time.Duration
 	// caps: --cap, as given (a self-contained run's provider caps).
 	caps []string
+	// stallTimeout: --stall-timeout (0: the default); stallTimeoutFor:
+	// --stall-timeout-for P=D, as given (repeatable, comma lists allowed).
+	stallTimeout    time.Duration
+	stallTimeoutSet bool
+	stallTimeoutFor []string
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -59,7 +65,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var rf runFlags
 	c := &cobra.Command{
-		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--allow-unknown-quota P] [--json]",
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--stall-timeout D] [--stall-timeout-for P=D] [--allow-unknown-quota P] [--json]",
 		Short: "Run one role of a model sheet to its final report",
 		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
 drive every lane through its attempt chain until all of them are final, then
@@ -94,6 +100,13 @@ A self-contained run applies the same deployment-wide provider caps as
 --cap P=N changes one). A run submitted to a serve uses the serve's caps,
 so --cap is refused there.
 
+Every attempt is watched for a stall: when its provider's stream shows no
+progress for --stall-timeout (default 5m; --stall-timeout-for P=D sets one
+provider's, repeatable), the worker stops it as response_stalled (a
+timed-out receipt), probes the provider's health and records the outcome.
+A provider the probe finds unhealthy is excluded for the rest of the run
+(provider_unhealthy). Both values are recorded in the run.
+
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
 
@@ -119,6 +132,10 @@ stored; a serve resumes it); 1 anything else.
   switchyard run --sheet my.sheet --role bug-fix --parent codex --prompt fix.md \
     --cwd ~/src/app --mode isolated-write --timeout 20m --json
 
+  # Give slow thinkers 15 minutes of silence, codex 30, before a stall:
+  switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
+    --cwd . --stall-timeout 15m --stall-timeout-for codex=30m
+
   # Launch codex even while its quota cannot be read (recorded in the run):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
     --cwd . --allow-unknown-quota codex`,
@@ -135,6 +152,7 @@ stored; a serve resumes it); 1 anything else.
 			if err := checkQuotaRefresh(rf.quotaRefresh); err != nil {
 				return err
 			}
+			rf.stallTimeoutSet = cmd.Flags().Changed("stall-timeout")
 			in, err := prepareRun(rf)
 			if err != nil {
 				return err
@@ -163,6 +181,10 @@ stored; a serve resumes it); 1 anything else.
 	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
 		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
 	addCapFlag(c, &rf.caps)
+	fl.DurationVar(&rf.stallTimeout, "stall-timeout", 0,
+		"end an attempt as response_stalled after this long without provider progress, e.g. 10m (default 5m)")
+	fl.StringArrayVar(&rf.stallTimeoutFor, "stall-timeout-for", nil,
+		"one provider's stall timeout, P=D such as codex=15m (repeatable or a comma list; overrides --stall-timeout for P)")
 	addQuotaRefreshFlag(c, &rf.quotaRefresh)
 	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
@@ -186,6 +208,10 @@ func prepareRun(rf runFlags) (runInput, error) {
 	}
 	if rf.timeout < 0 {
 		return in, usagef("--timeout %s: want a positive duration such as 20m, or none", rf.timeout)
+	}
+	stallFor, err := parseStallTimeouts(rf.stallTimeout, rf.stallTimeoutSet, rf.stallTimeoutFor)
+	if err != nil {
+		return in, err
 	}
 	if rf.runID != "" {
 		if err := events.ValidateRunID(rf.runID); err != nil {
@@ -238,6 +264,7 @@ func prepareRun(rf runFlags) (runInput, error) {
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
 	in.req.AllowUnknownQuota = in.allowUnknown
+	in.req.StallTimeout, in.req.ProviderStallTimeouts = rf.stallTimeout, stallFor
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -274,6 +301,66 @@ func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
 		msg += "; it configures no role"
 	}
 	return msg + " (" + fix + ")"
+}
+
+// parseStallTimeouts checks --stall-timeout (when set) and parses
+// --stall-timeout-for values (each P=D, or a comma list of them): positive
+// whole milliseconds within the contract's maximum, known providers, each
+// once. nil for none.
+func parseStallTimeouts(run time.Duration, runSet bool, vals []string) (map[policy.Provider]time.Duration, error) {
+	check := func(what string, d time.Duration) error {
+		switch {
+		case d <= 0:
+			return usagef("%s: want a positive duration such as 10m (omit the flag for the default %s)", what, time.Duration(events.DefaultStallTimeoutMs)*time.Millisecond)
+		case d%time.Millisecond != 0:
+			return usagef("%s: want whole milliseconds, such as 1500ms", what)
+		case events.ValidateStallTimeoutMs(d.Milliseconds()) != nil:
+			return usagef("%s: over the maximum of %s; pass a shorter duration such as 1h", what, time.Duration(events.MaxStallTimeoutMs)*time.Millisecond)
+		}
+		return nil
+	}
+	if runSet {
+		if err := check("--stall-timeout "+run.String(), run); err != nil {
+			return nil, err
+		}
+	}
+	known := make([]string, len(policy.Providers))
+	for i, p := range policy.Providers {
+		known[i] = string(p)
+	}
+	var out map[policy.Provider]time.Duration
+	for _, v := range vals {
+		for _, item := range strings.Split(v, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			name, dur, ok := strings.Cut(item, "=")
+			name = strings.TrimSpace(name)
+			if !ok || name == "" {
+				return nil, usagef("--stall-timeout-for %q: want PROVIDER=DURATION, such as codex=15m", item)
+			}
+			if !slices.Contains(known, name) {
+				return nil, usagef("--stall-timeout-for %q: unknown provider %q; want one of %s", item, name, strings.Join(known, ", "))
+			}
+			d, err := time.ParseDuration(strings.TrimSpace(dur))
+			if err != nil {
+				return nil, usagef("--stall-timeout-for %q: %q is not a duration; want PROVIDER=DURATION, such as %s=15m", item, dur, name)
+			}
+			if err := check(fmt.Sprintf("--stall-timeout-for %s", item), d); err != nil {
+				return nil, err
+			}
+			p := policy.Provider(name)
+			if _, dup := out[p]; dup {
+				return nil, usagef("--stall-timeout-for names %s twice; give each provider one timeout", name)
+			}
+			if out == nil {
+				out = map[policy.Provider]time.Duration{}
+			}
+			out[p] = d
+		}
+	}
+	return out, nil
 }
 
 // parseAllowUnknownQuota parses --allow-unknown-quota values (each a

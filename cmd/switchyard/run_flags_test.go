@@ -36,6 +36,15 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-unknown-allow-unknown-quota", args: run("--allow-unknown-quota", "codex,gpt")},
 		{name: "run-empty-allow-unknown-quota", args: run("--allow-unknown-quota", ",")},
 		{name: "run-short-quota-refresh", args: run("--quota-refresh", "1s")},
+		{name: "run-zero-stall-timeout", args: run("--stall-timeout", "0s")},
+		{name: "run-negative-stall-timeout", args: run("--stall-timeout", "-5m")},
+		{name: "run-sub-millisecond-stall-timeout", args: run("--stall-timeout", "1500us")},
+		{name: "run-bad-stall-timeout", args: run("--stall-timeout", "soon")},
+		{name: "run-stall-timeout-for-unknown-provider", args: run("--stall-timeout-for", "gpt=5m")},
+		{name: "run-stall-timeout-for-no-equals", args: run("--stall-timeout-for", "codex")},
+		{name: "run-stall-timeout-for-bad-duration", args: run("--stall-timeout-for", "codex=soon")},
+		{name: "run-stall-timeout-for-zero", args: run("--stall-timeout-for", "codex=0")},
+		{name: "run-stall-timeout-for-twice", args: run("--stall-timeout-for", "codex=5m,cursor=1m", "--stall-timeout-for", "codex=6m")},
 		{name: "run-cwd-not-a-directory", args: []string{"run", "--sheet", panelSheet, "--role", "swarm workers", "--parent", "claude", "--prompt", "README.md", "--cwd", "README.md"}},
 
 		// serve and worker

@@ -260,6 +260,13 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		}
 		fmt.Fprintf(s.w, "  exhausted provider groups: %s\n", strings.Join(names, ", "))
 	}
+	if len(st.Unhealthy) > 0 {
+		names := make([]string, len(st.Unhealthy))
+		for i, p := range st.Unhealthy {
+			names[i] = string(p)
+		}
+		fmt.Fprintf(s.w, "  unhealthy providers (a stall's health probe found them unavailable; excluded for the rest of the run): %s\n", strings.Join(names, ", "))
+	}
 	if len(st.Audits) > 0 {
 		var counts []string
 		for _, r := range slices.Sorted(maps.Keys(st.Audits)) {
@@ -298,6 +305,9 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		return err
 	}
 	for _, l := range st.Lanes {
+		if l.Stall != nil {
+			fmt.Fprintf(s.w, "  lane %d: %s stalled: %s\n", l.Lane, l.Descriptor, engine.StallCause(*l.Stall))
+		}
 		for _, x := range l.Exclusions {
 			line := fmt.Sprintf("  lane %d: %s excluded before launch: %s", l.Lane, x.Descriptor, x.Code)
 			if x.Detail != "" {

@@ -83,7 +83,8 @@ func SamplePayload(t events.Type) events.Payload {
 			Parent: policy.ParentClaude, Access: policy.ReadOnly,
 			PromptDigest: events.Digest([]byte("Fix the flaky test.\n")), PromptPath: "/srv/checkout/.prompt.md",
 			Cwd: "/srv/checkout", Lanes: []policy.LanePolicy{SampleLane},
-			Options: events.RunOptions{Contract: policy.ContractLegacy, TimeoutMs: 1800000, AllowUnknownQuota: []policy.Provider{policy.Grok}},
+			Options: events.RunOptions{Contract: policy.ContractLegacy, TimeoutMs: 1800000, AllowUnknownQuota: []policy.Provider{policy.Grok},
+				StallTimeoutMs: 600000, ProviderStallTimeoutMs: map[policy.Provider]int64{policy.Grok: 120000}},
 		}
 	case events.TypeGroupExhausted:
 		return events.GroupExhausted{Provider: policy.Codex, FromLane: 0, ExecutionID: "x1"}
@@ -174,7 +175,15 @@ func SampleJob(run string, lane int, executionID string) events.Job {
 		Descriptor: sampleAttempt.Descriptor, Provider: policy.Codex, Model: "gpt-5.6-sol", Effort: policy.EffortMax,
 		Mode: policy.ReadOnly, APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Parent: policy.ParentClaude,
 		Route: policy.RouteExternal, Paths: SamplePaths(run, lane, executionID), TimeoutMs: 1800000,
+		StallTimeoutMs: events.DefaultStallTimeoutMs,
 	}
+}
+
+// SampleStall is valid stall metadata: a provider the health probe found
+// signed out after its stream went quiet.
+func SampleStall() events.Stall {
+	return events.Stall{Failure: events.StallFailure, IdleMs: 300012, TimeoutMs: events.DefaultStallTimeoutMs,
+		ProviderHealth: events.HealthProviderUnhealthy, Liveness: events.LivenessUnavailable, Probe: "unavailable", FenceClosed: true}
 }
 
 // SampleReport is a valid report of kind.
