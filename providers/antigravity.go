@@ -42,8 +42,13 @@ func init() { register(antigravitySpec(os.ReadFile)) }
 // with --mode accept-edits. Under deny the settings file is read with read.
 func antigravitySpec(read readFileFunc) *Spec {
 	s := &Spec{
-		Provider:      policy.Antigravity,
-		Binaries:      []string{"agy"},
+		Provider: policy.Antigravity,
+		Binaries: []string{"agy"},
+		Install:  "install the Antigravity CLI agy (see https://github.com/google-antigravity/antigravity-cli)",
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "agy --sandbox with --mode accept-edits: the sandbox's write and network confinement is undocumented and unverified"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "agy --sandbox with a read-only tool list (view_file, list_dir, grep_search): tool limits, not a verified sandbox"},
+		},
 		KnownVersions: []string{"1.1.27", "1.3.5"},
 		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,

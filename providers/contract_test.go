@@ -108,6 +108,11 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "known versions: %s\n", strings.Join(spec.KnownVersions, ", "))
 	fmt.Fprintf(&b, "quota source: %s\n", spec.QuotaSource)
 	fmt.Fprintf(&b, "model evidence: %s\n", spec.ModelEvidence)
+	fmt.Fprintf(&b, "install: %s (override %s)\n", spec.Install, BinEnvVar(p))
+	for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
+		c := ContainmentFor(spec, mode)
+		fmt.Fprintf(&b, "containment %s: %s (%s)\n", mode, c.Class, c.Reason)
+	}
 	fmt.Fprintf(&b, "own env (kept when approved or legacy; blocks under deny): %s\n", list(spec.OwnEnv))
 	fmt.Fprintf(&b, "keep env (always kept): %s\n", list(spec.KeepEnv))
 	fmt.Fprintf(&b, "remove env: %s\n", list(spec.RemoveEnv))

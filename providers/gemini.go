@@ -26,8 +26,13 @@ func init() { register(geminiSpec()) }
 // established by the invocation itself.
 func geminiSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Gemini,
-		Binaries:      []string{"gemini"},
+		Provider: policy.Gemini,
+		Binaries: []string{"gemini"},
+		Install:  "install the Gemini CLI (npm i -g @google/gemini-cli)",
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "gemini --approval-mode auto_edit without --sandbox (it needs a container runtime): no write or network confinement"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "gemini --approval-mode plan without --sandbox: no verified read-only or no-network guarantee per platform"},
+		},
 		KnownVersions: []string{"0.6.1"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,

@@ -126,8 +126,12 @@ type Parsed struct {
 // explicitly (for example Preflight returning no probes).
 type Spec struct {
 	Provider policy.Provider
-	// Binaries are the executable names tried in order on PATH.
+	// Binaries are the executable names tried in order on PATH (after the
+	// SWITCHYARD_<PROVIDER>_BIN override).
 	Binaries []string
+	// Install is the fix line's install hint when no binary is found:
+	// "install the Codex CLI (npm i -g @openai/codex)".
+	Install string
 	// KnownVersions are fixture-tested CLI versions: evidence, never an allowlist.
 	KnownVersions []string
 	QuotaSource   QuotaSource
@@ -185,13 +189,13 @@ func register(s *Spec) {
 	registry[s.Provider] = s
 }
 
-// Lookup returns the spec for a provider, or an error naming the known
-// providers.
+// Lookup returns the spec for a provider, or an *UnknownProviderError
+// naming the known providers.
 func Lookup(p policy.Provider) (*Spec, error) {
 	if s, ok := registry[p]; ok {
 		return s, nil
 	}
-	return nil, fmt.Errorf("no provider spec for %q (known: %v)", p, Names())
+	return nil, &UnknownProviderError{Provider: p, Known: Names()}
 }
 
 // Names lists the registered providers in canonical order.
