@@ -28,6 +28,10 @@ type Options struct {
 	APISpend    policy.APISpend // deny, approved or legacy ("" means legacy)
 	Contract    policy.Contract // "" means legacy
 	Progress    string          // "" means no progress snapshots
+	// AllowUnverifiedContainment accepts an unrestricted contract: an
+	// attempt whose mode lacks the provider's verified containment runs
+	// anyway instead of failing closed with unsupported-capability.
+	AllowUnverifiedContainment bool
 }
 
 // validate applies the command line's rules to typed options, in the

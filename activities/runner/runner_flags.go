@@ -14,7 +14,7 @@ import (
 const RunnerUsage = `Usage: switchyard runner --parent P --provider P --model M --effort E --mode M
          --prompt F --cwd D --output F --receipt F
          [--execution-id ID] [--timeout SECONDS] [--api-spend deny|approved]
-         [--contract legacy|strict] [--progress F]
+         [--contract legacy|strict] [--progress F] [--allow-unverified-containment]
        switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
 
 Launch one provider CLI attempt under the billing and containment guard and
@@ -38,6 +38,12 @@ Options:
                      requires approved); omitted means legacy
   --contract C       legacy (default) or strict (always unsupported: exit 79)
   --progress F       lifecycle snapshot file; must not exist
+  --allow-unverified-containment
+                     run an isolated-write attempt even when the provider's
+                     writer containment is UNVERIFIED (an unrestricted
+                     contract); without it such an attempt fails closed
+                     with unsupported-capability (exit 79) before any CLI
+                     starts. Verified: codex writers, claude writers.
   -h, --help         show this help
 
 Output, receipt and progress are created exclusively (mode 0600, never
@@ -155,7 +161,7 @@ var runnerFlags = flagSet{values: map[string]bool{
 	"parent": false, "provider": false, "model": false, "effort": false, "mode": false,
 	"prompt": false, "cwd": false, "output": false, "receipt": false,
 	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
-}}
+}, booleans: map[string]bool{"allow-unverified-containment": true}}
 
 // requiredRunnerFlags are checked in this order so the first missing one is
 // reported.
@@ -228,6 +234,7 @@ func parseRunnerFlags(args []string) (Options, error) {
 		}
 		o.Progress = v
 	}
+	o.AllowUnverifiedContainment = p.booleans["allow-unverified-containment"]
 	return o, nil
 }
 
