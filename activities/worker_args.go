@@ -26,6 +26,8 @@ func runnerOptions(j events.Job) runner.Options {
 		Progress:    j.Paths.Progress,
 		ExecutionID: j.ExecutionID,
 		Contract:    j.Contract,
+
+		AllowUnverifiedContainment: j.AllowUnverifiedContainment,
 	}
 	switch j.APISpend {
 	case policy.APISpendDeny, policy.APISpendApproved:

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -92,5 +93,6 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		Descriptor: disp.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
 		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
 		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
+		AllowUnverifiedContainment: slices.Contains(c.Options.AllowUnverifiedContainment, provider),
 	}, nil
 }

@@ -36,7 +36,10 @@ type runFlags struct {
 	// allowUnknownQuota: --allow-unknown-quota, as given (repeatable,
 	// comma lists allowed).
 	allowUnknownQuota []string
-	quotaRefresh      time.Duration
+	// allowUnverifiedContainment: --allow-unverified-containment, as given
+	// (repeatable, comma lists allowed).
+	allowUnverifiedContainment []string
+	quotaRefresh               time.Duration
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -48,6 +51,10 @@ type runInput struct {
 	// allowUnknown are the providers whose UNKNOWN quota the run accepts
 	// (--allow-unknown-quota), recorded in the run.
 	allowUnknown []policy.Provider
+	// unrestricted are the providers whose attempts may launch with
+	// UNVERIFIED containment (--allow-unverified-containment), recorded in
+	// the run.
+	unrestricted []policy.Provider
 }
 
 // newRunCmd builds `switchyard run`.
@@ -55,7 +62,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var rf runFlags
 	c := &cobra.Command{
-		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--allow-unknown-quota P] [--json]",
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--allow-unknown-quota P] [--allow-unverified-containment P] [--json]",
 		Short: "Run one role of a model sheet to its final report",
 		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
 drive every lane through its attempt chain until all of them are final, then
@@ -85,6 +92,14 @@ UNKNOWN (never when blocked, exhausted or signed out); run prints a
 warning and the run records the override. "switchyard usage" shows what
 the gate sees.
 
+A writer attempt (isolated-write) whose provider's spec does not verify
+WORKSPACE_WRITE_NO_NETWORK containment (only codex and claude writers are
+verified) fails closed at launch with an unsupported-capability receipt, and
+the lane moves to its next attempt. --allow-unverified-containment P
+(repeatable, or a comma list) accepts an unrestricted contract for P's
+attempts: they launch without verified containment; run prints a warning
+and the run records the override (legacy contract only).
+
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
 
@@ -112,7 +127,11 @@ stored; a serve resumes it); 1 anything else.
 
   # Launch codex even while its quota cannot be read (recorded in the run):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
-    --cwd . --allow-unknown-quota codex`,
+    --cwd . --allow-unknown-quota codex
+
+  # Let grok writers run although their sandbox is unverified (recorded):
+  switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
+    --cwd . --mode isolated-write --allow-unverified-containment grok`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "sheet", "role", "parent", "prompt", "cwd"); err != nil {
 				return err
@@ -150,6 +169,8 @@ stored; a serve resumes it); 1 anything else.
 	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
 	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
 		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
+	fl.StringSliceVar(&rf.allowUnverifiedContainment, "allow-unverified-containment", nil,
+		"let this provider's attempts launch although their containment is UNVERIFIED, an unrestricted contract (repeatable or a comma list; recorded in the run, with a warning)")
 	addQuotaRefreshFlag(c, &rf.quotaRefresh)
 	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
@@ -220,11 +241,18 @@ func prepareRun(rf runFlags) (runInput, error) {
 	if in.allowUnknown, err = parseAllowUnknownQuota(rf.allowUnknownQuota); err != nil {
 		return in, err
 	}
+	if in.unrestricted, err = parseProviderList("--allow-unverified-containment", rf.allowUnverifiedContainment); err != nil {
+		return in, err
+	}
+	if len(in.unrestricted) > 0 && contract != policy.ContractLegacy {
+		return in, usagef("--allow-unverified-containment needs --contract legacy: an unrestricted contract contradicts --contract %s", contract)
+	}
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
 	in.req.AllowUnknownQuota = in.allowUnknown
+	in.req.AllowUnverifiedContainment = in.unrestricted
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -267,6 +295,13 @@ func unknownRoleIssue(sheet *policy.Sheet, role, path string) string {
 // provider or a comma list), refusing unknown names and repeats; the
 // result is in canonical provider order.
 func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
+	return parseProviderList("--allow-unknown-quota", vals)
+}
+
+// parseProviderList parses a repeatable provider-list flag (each value a
+// provider or a comma list), refusing unknown names and an empty list; the
+// result is in canonical provider order.
+func parseProviderList(flag string, vals []string) ([]policy.Provider, error) {
 	// The providers a sheet may name (gemini is receipt-only: no lane
 	// launches it, so there is nothing to override).
 	known := make([]string, len(policy.Providers))
@@ -281,7 +316,7 @@ func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
 				continue
 			}
 			if !slices.Contains(known, name) {
-				return nil, usagef("--allow-unknown-quota %q: unknown provider; want one or more of %s", name, strings.Join(known, ", "))
+				return nil, usagef("%s %q: unknown provider; want one or more of %s", flag, name, strings.Join(known, ", "))
 			}
 			seen[policy.Provider(name)] = true
 		}
@@ -293,7 +328,7 @@ func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
 		}
 	}
 	if len(vals) > 0 && len(out) == 0 {
-		return nil, usagef("--allow-unknown-quota names no provider; for example --allow-unknown-quota codex")
+		return nil, usagef("%s names no provider; for example %s codex", flag, flag)
 	}
 	return out, nil
 }
@@ -389,6 +424,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	if len(in.allowUnknown) > 0 {
 		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
 			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)
+	}
+	if len(in.unrestricted) > 0 {
+		fmt.Fprintf(lines, "  warning: --allow-unverified-containment %s: attempts of %s launch without verified containment (an unrestricted contract: no verified sandbox confines their writes or network); run %s records the override\n",
+			joinProviders(in.unrestricted), joinProviders(in.unrestricted), runID)
 	}
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
 	if conn.mode != connEmbedded {
