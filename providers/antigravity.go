@@ -45,6 +45,7 @@ func antigravitySpec(read readFileFunc) *Spec {
 		Provider: policy.Antigravity,
 		Binaries: []string{"agy"},
 		Install:  "install the Antigravity CLI agy (see https://github.com/google-antigravity/antigravity-cli)",
+		Writer:   WriterTools{Shell: false, Guidance: "Tools: view_file, list_dir and grep_search to inspect; write_to_file, replace_file_content and multi_replace_file_content to edit; no command tool is granted."},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "agy --sandbox with --mode accept-edits: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "agy --sandbox with a read-only tool list (view_file, list_dir, grep_search): tool limits, not a verified sandbox"},

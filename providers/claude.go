@@ -31,6 +31,7 @@ func claudeSpec() *Spec {
 		Provider: policy.Claude,
 		Binaries: []string{"claude"},
 		Install:  "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+		Writer:   WriterTools{Shell: true},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "claude --settings sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false, filesystem isolation, no allowed network domains) with WebSearch and WebFetch disallowed, at version 2.1.285 or newer"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "claude --permission-mode plan grants Bash outside any sandbox; no native sandbox proves read-only or no network"},

@@ -31,6 +31,7 @@ func codexSpec() *Spec {
 		Provider: policy.Codex,
 		Binaries: []string{"codex"},
 		Install:  "install the Codex CLI (npm i -g @openai/codex)",
+		Writer:   WriterTools{Shell: true},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "codex --sandbox workspace-write confines writes to the workspace; --config sandbox_workspace_write.network_access=false pins network off so a profile cannot reopen it"},
 			policy.ReadOnly:      {Class: ContainmentReadOnlyNoNetwork, Reason: "codex --sandbox read-only: the native sandbox denies writes and network"},

@@ -34,6 +34,7 @@ func devinSpec() *Spec {
 		Provider: policy.Devin,
 		Binaries: []string{"devin"},
 		Install:  "install the Devin CLI (see https://docs.devin.ai/cli)",
+		Writer:   WriterTools{Shell: true, Guidance: "Tools: make edits and run checks through the sandboxed exec tool."},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "devin --sandbox with exec enabled: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "devin --permission-mode auto with exec, edit, write and fetch denied in its config: tool denials, not a verified sandbox"},

@@ -26,6 +26,7 @@ func grokSpec() *Spec {
 		Provider: policy.Grok,
 		Binaries: []string{"grok"},
 		Install:  "install the Grok Build CLI (see https://docs.x.ai/build/cli)",
+		Writer:   WriterTools{Shell: true},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "grok --sandbox workspace with run_terminal_cmd: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "grok --sandbox read-only with run_terminal_cmd: the sandbox's network confinement is undocumented and unverified"},

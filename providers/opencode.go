@@ -33,6 +33,7 @@ func openCodeSpec() *Spec {
 		Provider: policy.OpenCode,
 		Binaries: []string{"opencode"},
 		Install:  "install OpenCode (npm i -g opencode-ai)",
+		Writer:   WriterTools{Shell: false, Guidance: "Tools: read, glob and grep to inspect, edit to change files; no shell is granted."},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map denies bash, webfetch and external_directory, which is tool policy, not containment"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map allows only read, glob and grep, which is tool policy, not containment"},

@@ -170,12 +170,29 @@ type Spec struct {
 	// Parse reads a settled workload's capture.
 	Parse func(req Request, c Capture) Parsed
 
+	// Writer is what a writer's configuration grants, for the worker
+	// contract's tool guidance: the prompt never tells a worker to use a
+	// tool the spec denies.
+	Writer WriterTools
+
 	// Containment is the provider's containment per access mode; a mode
 	// absent from the map is UNVERIFIED.
 	Containment map[policy.Access]Containment
 	// Classify sorts one line of the workload's stdout into a disposition
 	// for the stall watchdog; nil treats every non-empty line as progress.
 	Classify func(line []byte) Disposition
+}
+
+// WriterTools is a writer's granted tool surface as the worker contract
+// describes it.
+type WriterTools struct {
+	// Shell is set when the writer may run commands (and so local checks);
+	// without it the contract says checks cannot be run and asks the
+	// worker to name them for the parent instead.
+	Shell bool
+	// Guidance is the provider's one-line tool guidance appended to the
+	// writer rules ("" for none).
+	Guidance string
 }
 
 var registry = map[policy.Provider]*Spec{}

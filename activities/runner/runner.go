@@ -110,7 +110,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 		Effort:    o.Effort,
 		Mode:      o.Mode,
 		Cwd:       paths.cwd.abs,
-		Prompt:    workerPrompt(o.Provider, o.Mode, task),
+		Prompt:    workerPrompt(spec.Writer, o.Mode, task),
 		Output:    paths.output.abs,
 		Receipt:   paths.receipt.abs,
 		APISpend:  o.APISpend,
