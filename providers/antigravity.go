@@ -53,6 +53,7 @@ func antigravitySpec(read readFileFunc) *Spec {
 		KnownVersions: []string{"1.1.27", "1.3.5"},
 		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.Antigravity),
 		OwnEnv:        antigravityGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Antigravity),
 		KeepEnv:       []string{},

@@ -39,6 +39,7 @@ func claudeSpec() *Spec {
 		KnownVersions: []string{"2.1.220", "2.1.240", "2.1.285"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		CLIModel:      claudeModel,
 		OwnEnv:        claudeGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Claude),
 		KeepEnv:       []string{"CLAUDE_CONFIG_DIR"},

@@ -39,6 +39,7 @@ func codexSpec() *Spec {
 		KnownVersions: []string{"0.154.0", "0.155.1"},
 		QuotaSource:   QuotaLiveRPC,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      effortModel(policy.Codex),
 		OwnEnv:        codexGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Codex),
 		KeepEnv:       []string{"CODEX_HOME"},

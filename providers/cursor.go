@@ -40,6 +40,7 @@ func cursorSpec(read readFileFunc) *Spec {
 		KnownVersions: []string{"2026.09.02", "2026.10.01"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.Cursor),
 		OwnEnv:        cursorGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Cursor),
 		KeepEnv:       []string{"XDG_CONFIG_HOME"},

@@ -42,6 +42,7 @@ func devinSpec() *Spec {
 		KnownVersions: []string{"3000.4.25"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      devinModel,
 		OwnEnv:        devinGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Devin, "DEVIN_REFUSAL_FALLBACK"),
 		KeepEnv:       []string{"XDG_CONFIG_HOME"},

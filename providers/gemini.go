@@ -37,6 +37,7 @@ func geminiSpec() *Spec {
 		KnownVersions: []string{"0.6.1"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		CLIModel:      effortModel(policy.Gemini),
 		OwnEnv:        geminiGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Gemini),
 		// A Google login for a Workspace account needs its Code Assist

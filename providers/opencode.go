@@ -41,6 +41,7 @@ func openCodeSpec() *Spec {
 		KnownVersions: []string{"1.18.32"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.OpenCode),
 		OwnEnv:        []string{}, // native login only: inherited API keys never reach the child
 		RemoveEnv:     removeEnv(policy.OpenCode, "OPENCODE_*"),
 		KeepEnv:       []string{"XDG_DATA_HOME"}, // the native login's data location

@@ -137,6 +137,10 @@ type Spec struct {
 	QuotaSource   QuotaSource
 	// ModelEvidence is how a successful receipt proves its model.
 	ModelEvidence policy.ModelEvidence
+	// CLIModel returns the exact --model value for a descriptor's model
+	// and effort (Request.CLIModel), or an error naming the rule it breaks
+	// (effort rules, Devin UIDs, versioned Claude pins).
+	CLIModel func(model string, effort policy.Effort) (string, error)
 
 	// OwnEnv names the provider's own variables a child may keep when the
 	// spending policy allows them (approved or legacy); under deny any of

@@ -81,7 +81,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	if err != nil {
 		return nil, usagef("--provider", "--provider %s: %v", o.Provider, err)
 	}
-	cliModel, err := r.checkDescriptor(o)
+	cliModel, err := r.checkDescriptor(o, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 // Antigravity, OpenCode and Devin UIDs), no versioned Claude pin, an
 // explicit --api-spend for Antigravity, and no same-provider descriptor a
 // native lane covers.
-func (r *Runner) checkDescriptor(o Options) (string, error) {
+func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error) {
 	att := policy.Attempt{Kind: policy.KindDescriptor, Provider: o.Provider, Model: o.Model, Effort: o.Effort}
 	if o.Provider == policy.Gemini {
 		if !validGeminiModel(o.Model) {
@@ -134,7 +134,10 @@ func (r *Runner) checkDescriptor(o Options) (string, error) {
 	} else if _, err := policy.ParseAttempt(fmt.Sprintf("%s:%s@%s", o.Provider, o.Model, o.Effort)); err != nil {
 		return "", usagef("--model", "--model %q: %v", o.Model, err)
 	}
-	cliModel, err := policy.RunnerModel(att)
+	if spec.CLIModel == nil {
+		return "", usagef("--provider", "--provider %s: its spec has no model rule (Spec.CLIModel)", o.Provider)
+	}
+	cliModel, err := spec.CLIModel(att.Model, att.Effort)
 	if err != nil {
 		flag := "--effort"
 		if _, pinned := policy.VersionedClaudeAlias(o.Model); pinned && o.Provider == policy.Claude {
