@@ -130,3 +130,25 @@ func CheckContainment(spec *Spec, mode policy.Access) error {
 	}
 	return &ContainmentUnverifiedError{Provider: spec.Provider, Mode: mode, Required: want, Containment: c}
 }
+
+// Resolve is the registry's lookup for one attempt: the spec, the mode's
+// containment check (skipped when allowUnverified: an explicit unrestricted
+// contract) and the binary from env (Discover). It answers the first
+// problem as a typed error: *UnknownProviderError,
+// *ContainmentUnverifiedError or *BinaryNotFoundError.
+func Resolve(p policy.Provider, mode policy.Access, env map[string]string, allowUnverified bool) (*Spec, string, error) {
+	spec, err := Lookup(p)
+	if err != nil {
+		return nil, "", err
+	}
+	if !allowUnverified {
+		if err := CheckContainment(spec, mode); err != nil {
+			return spec, "", err
+		}
+	}
+	exe, err := Discover(spec, env)
+	if err != nil {
+		return spec, "", err
+	}
+	return spec, exe, nil
+}

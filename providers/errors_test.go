@@ -139,3 +139,29 @@ func TestContainmentPerMode(t *testing.T) {
 	require.Equal(t, ContainmentUnverified, ContainmentFor(&Spec{}, policy.ReadOnly).Class, "an absent mode is UNVERIFIED")
 	require.True(t, strings.Contains(ContainmentFor(mustLookup(t, policy.Gemini), policy.IsolatedWrite).Reason, "without --sandbox"))
 }
+
+// TestResolve: one lookup answers the first problem of an attempt as a
+// typed error, in order: unknown provider, unverified containment (unless
+// allowed), missing binary.
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	grok := writeExec(t, dir, "grok", 0o755)
+	env := map[string]string{"PATH": dir}
+
+	_, _, err := Resolve("gpt", policy.ReadOnly, env, false)
+	require.ErrorAs(t, err, new(*UnknownProviderError))
+
+	_, _, err = Resolve(policy.Grok, policy.IsolatedWrite, env, false)
+	var cu *ContainmentUnverifiedError
+	require.ErrorAs(t, err, &cu)
+	require.Equal(t, ContainmentWorkspaceWriteNoNetwork, cu.Required)
+
+	spec, exe, err := Resolve(policy.Grok, policy.IsolatedWrite, env, true)
+	require.NoError(t, err)
+	require.Equal(t, policy.Grok, spec.Provider)
+	require.Equal(t, grok, exe)
+
+	_, _, err = Resolve(policy.Codex, policy.IsolatedWrite, env, false)
+	require.ErrorAs(t, err, new(*BinaryNotFoundError), "codex's containment is verified; its binary is missing")
+}
