@@ -34,6 +34,8 @@ func runnerOptions(j events.Job) (runner.Options, error) {
 		Contract:    j.Contract,
 		// The job's effective stall timeout (0 on the wire is the default).
 		StallTimeout: time.Duration(stallMs) * time.Millisecond,
+
+		AllowUnverifiedContainment: j.AllowUnverifiedContainment,
 	}
 	switch j.APISpend {
 	case policy.APISpendDeny, policy.APISpendApproved:

@@ -238,12 +238,13 @@ func learnedExhaustion(carried *policy.LearnedExhaustion, source policy.QuotaSou
 }
 
 // quotaConfig is quota's configuration for p: the binary the runner
-// would launch (found on the worker's PATH the same way), the worker's
-// environment and clock.
+// would launch (resolved from the worker's environment the same way:
+// SWITCHYARD_<PROVIDER>_BIN, which worker --bin sets, else PATH), the
+// worker's environment and clock.
 func (l *capacityLoop) quotaConfig(p policy.Provider) quota.Config {
 	cfg := quota.Config{Env: envList(l.w.cfg.Env), Now: l.w.cfg.Now}
 	if spec, err := providers.Lookup(p); err == nil {
-		if exe, err := providers.ResolveBinary(spec, l.w.cfg.Env["PATH"]); err == nil {
+		if exe, err := providers.Discover(spec, l.w.cfg.Env); err == nil {
 			cfg.Binary = exe
 		}
 	}

@@ -36,7 +36,7 @@ func TestVerdictGatesStartedWriter(t *testing.T) {
 			ctx := context.Background()
 			h := newHarness(t, memory)
 			h.run()
-			run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.IsolatedWrite)
+			run := h.submitUnrestricted(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.IsolatedWrite, policy.Cursor)
 			job := h.nextJob(events.JobSubject("codex"))
 			require.NotEmpty(t, job.Paths.Worktree)
 			require.Equal(t, job.Paths.Worktree, job.Paths.Cwd, "a writer runs in its worktree, never the checkout")

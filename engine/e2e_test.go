@@ -187,8 +187,8 @@ func TestE2EStartedWriterWaitsForVerdict(t *testing.T) {
 	h.run()
 	h.startWorker(map[string]string{"codex": "usage-exhausted", "cursor": "success"})
 	row := "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"
-	clear := h.submit(sheet("", row), "bug-fix", policy.IsolatedWrite)
-	unsafe := h.submit(sheet("", row), "bug-fix", policy.IsolatedWrite)
+	clear := h.submitUnrestricted(sheet("", row), "bug-fix", policy.IsolatedWrite, policy.Cursor)
+	unsafe := h.submitUnrestricted(sheet("", row), "bug-fix", policy.IsolatedWrite, policy.Cursor)
 	for _, run := range []string{clear, unsafe} {
 		h.waitLane(run, 0, machines.StateInspecting)
 	}

@@ -208,9 +208,19 @@ func (h *harness) runEngine(eng *engine.Engine) (stop func()) {
 // submit starts a run of role on sheet and returns its id.
 func (h *harness) submit(sheetBytes []byte, role string, mode policy.Access) string {
 	h.t.Helper()
+	return h.submitUnrestricted(sheetBytes, role, mode)
+}
+
+// submitUnrestricted is submit with the run's unverified-containment
+// allowance for unrestricted (run --allow-unverified-containment): the
+// writer tests that fall back to cursor (UNVERIFIED writer containment)
+// name it, since without it cursor's writer fails closed at launch.
+func (h *harness) submitUnrestricted(sheetBytes []byte, role string, mode policy.Access, unrestricted ...policy.Provider) string {
+	h.t.Helper()
 	id, err := h.eng.Submit(context.Background(), engine.RunRequest{
 		Sheet: sheetBytes, Role: role, Parent: policy.ParentClaude, Mode: mode,
 		Prompt: []byte("Summarize README.md in one sentence.\n"), Cwd: h.repo, Timeout: time.Minute,
+		AllowUnverifiedContainment: unrestricted,
 	})
 	require.NoError(h.t, err)
 	return id
@@ -385,6 +395,9 @@ func runnerArgs(j events.Job) []string {
 	}
 	if j.TimeoutMs > 0 {
 		args = append(args, "--timeout="+strconv.FormatInt(j.TimeoutMs/1000, 10))
+	}
+	if j.AllowUnverifiedContainment {
+		args = append(args, "--allow-unverified-containment")
 	}
 	return args
 }

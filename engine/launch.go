@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -93,6 +94,7 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
 		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
 		StallTimeoutMs: effectiveStallTimeoutMs(c.Options, provider),
+		AllowUnverifiedContainment: slices.Contains(c.Options.AllowUnverifiedContainment, provider),
 	}, nil
 }
 

@@ -58,6 +58,14 @@ type RunRequest struct {
 	// ProviderStallTimeouts overrides StallTimeout for the attempts of a
 	// provider (each a known provider; 0 means the default).
 	ProviderStallTimeouts map[policy.Provider]time.Duration
+	// AllowUnverifiedContainment lists the providers whose attempts may
+	// launch although their mode's containment is UNVERIFIED (run
+	// --allow-unverified-containment P): an explicit unrestricted contract,
+	// recorded in the run and carried on each of their jobs. Without it such
+	// a writer fails closed at launch (unsupported-capability). Each must be
+	// a known provider (recorded once each, in the order given), and only
+	// with the legacy contract.
+	AllowUnverifiedContainment []policy.Provider
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -147,6 +155,13 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	if err != nil {
 		return c, "", err
 	}
+	unrestricted, err := allowProviders("allow unverified containment", req.AllowUnverifiedContainment)
+	if err != nil {
+		return c, "", err
+	}
+	if len(unrestricted) > 0 && contract != policy.ContractLegacy {
+		return c, "", invalidf("allow unverified containment needs the legacy contract, not %s", contract)
+	}
 	sheet, err := policy.ParseSheet(req.Sheet, e.cfg.Policy)
 	if err != nil {
 		return c, "", err
@@ -170,7 +185,8 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
 		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow,
-			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs},
+			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs,
+			AllowUnverifiedContainment: unrestricted},
 	}
 	return c, run, nil
 }
@@ -224,6 +240,22 @@ func allowUnknownQuota(ps []policy.Provider) ([]policy.Provider, error) {
 	for _, p := range ps {
 		if !p.Valid() {
 			return nil, invalidf("allow unknown quota: %q is not a provider (known: %v)", p, policy.Providers)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// allowProviders checks a run's per-provider override list like
+// allowUnknownQuota: known providers only, each once, in the order given;
+// nil for none. what names the option in errors.
+func allowProviders(what string, ps []policy.Provider) ([]policy.Provider, error) {
+	var out []policy.Provider
+	for _, p := range ps {
+		if !p.Valid() {
+			return nil, invalidf("%s: %q is not a provider (known: %v)", what, p, policy.Providers)
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)

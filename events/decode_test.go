@@ -59,6 +59,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad decision kind", sub(launch, `"kind":"launch"`, `"kind":"stop"`), events.ErrInvalid},
 		{"unknown provider allowed unknown quota", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["gemini"]`), events.ErrInvalid},
 		{"provider allowed unknown quota twice", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok","codex","grok"]`), events.ErrInvalid},
+		{"unknown provider allowed unverified containment", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok"],"allowUnverifiedContainment":["gemini"]`), events.ErrInvalid},
+		{"provider allowed unverified containment twice", sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok"],"allowUnverifiedContainment":["grok","grok"]`), events.ErrInvalid},
+		{"unverified containment under the strict contract", sub(sub(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok"],"allowUnverifiedContainment":["grok"]`), `"contract":"legacy"`, `"contract":"strict"`), events.ErrInvalid},
 		{"exclude of an eligible verdict", sub(exclude, `"eligible":false`, `"eligible":true`), events.ErrInvalid},
 		{"exclude of an overridden verdict", sub(exclude, `"eligible":false`, `"eligible":false,"overridden":true`), events.ErrInvalid},
 		{"exclude with an unknown code", sub(exclude, `"code":"execution_policy_blocked"`, `"code":"too_expensive"`), events.ErrInvalid},
@@ -112,6 +115,7 @@ func TestDecodeJobAndReportReject(t *testing.T) {
 		{"job wrong schema", decodeJob, strings.Replace(job, `"schema":1`, `"schema":3`, 1), events.ErrSchemaVersion},
 		{"job trailing data", decodeJob, job + " 1", events.ErrInvalid},
 		{"job relative path", decodeJob, strings.Replace(job, `"cwd":"/srv/checkout"`, `"cwd":"srv"`, 1), events.ErrInvalid},
+		{"job allowing unverified containment under strict", decodeJob, strings.Replace(job, `"contract":"legacy"`, `"contract":"strict","allowUnverifiedContainment":true`, 1), events.ErrInvalid},
 		{"job oversize", decodeJob, strings.Repeat(" ", events.MaxMessageBytes+1), events.ErrTooLarge},
 		{"report unknown kind", decodeReport, strings.Replace(rep, `"finished"`, `"done"`, 1), events.ErrInvalid},
 		{"report unknown key", decodeReport, strings.Replace(rep, `"kind"`, `"Kind"`, 1), events.ErrInvalid},
@@ -174,4 +178,20 @@ func TestExcludeWithoutReport(t *testing.T) {
 	got, err := events.Decode(b)
 	require.NoError(t, err)
 	require.Equal(t, env, got)
+}
+
+// TestDecodeUnverifiedContainmentAllowance: the allowance decodes where it
+// is valid (legacy contract), on the job and in run-created.
+func TestDecodeUnverifiedContainmentAllowance(t *testing.T) {
+	jb, err := events.EncodeJob(eventstest.SampleJob("R", 0, "x1"))
+	require.NoError(t, err)
+	require.NotContains(t, string(jb), "allowUnverifiedContainment", "omitted when false")
+	j, err := events.DecodeJob([]byte(strings.Replace(string(jb), `"contract":"legacy"`, `"contract":"legacy","allowUnverifiedContainment":true`, 1)))
+	require.NoError(t, err)
+	require.True(t, j.AllowUnverifiedContainment)
+
+	created := encoded(t, events.TypeRunCreated, events.RunLane)
+	env, err := events.Decode([]byte(strings.Replace(created, `"allowUnknownQuota":["grok"]`, `"allowUnknownQuota":["grok"],"allowUnverifiedContainment":["grok","codex"]`, 1)))
+	require.NoError(t, err)
+	require.Equal(t, []policy.Provider{policy.Grok, policy.Codex}, env.Payload.(events.RunCreated).Options.AllowUnverifiedContainment)
 }

@@ -49,6 +49,11 @@ type Job struct {
 	// StallTimeoutMs is the attempt's effective response-stall timeout in
 	// milliseconds; 0 on the wire means DefaultStallTimeoutMs.
 	StallTimeoutMs int64 `json:"stallTimeoutMs,omitempty"`
+	// AllowUnverifiedContainment carries the run's explicit unrestricted
+	// contract for this attempt's provider (RunOptions.AllowUnverifiedContainment):
+	// the runner launches it although its mode's containment is UNVERIFIED.
+	// Only with the legacy contract (strict is always unsupported).
+	AllowUnverifiedContainment bool `json:"allowUnverifiedContainment,omitempty"`
 }
 
 // Validate checks a job's fields. Errors match ErrInvalid.
@@ -99,6 +104,9 @@ func (j Job) Validate() error {
 	}
 	if j.StallTimeoutMs < 0 || j.StallTimeoutMs > MaxStallTimeoutMs {
 		return invalidf("job stallTimeoutMs %d: want 0..%d", j.StallTimeoutMs, MaxStallTimeoutMs)
+	}
+	if j.AllowUnverifiedContainment && j.Contract != policy.ContractLegacy {
+		return invalidf("job allowUnverifiedContainment needs the legacy contract, not %q", j.Contract)
 	}
 	return j.Paths.validate()
 }

@@ -125,6 +125,24 @@ func (p RunCreated) validate() error {
 			return invalidf("options.providerStallTimeoutMs[%s] %d: want 0..%d", q, ms, MaxStallTimeoutMs)
 		}
 	}
+	return validateAllowUnverifiedContainment(p.Options)
+}
+
+// validateAllowUnverifiedContainment: known providers, each at most once,
+// and only with the legacy contract (an unrestricted contract contradicts
+// strict).
+func validateAllowUnverifiedContainment(o RunOptions) error {
+	for i, q := range o.AllowUnverifiedContainment {
+		if !q.Valid() {
+			return invalidf("options.allowUnverifiedContainment[%d] %q is not a known provider", i, q)
+		}
+		if slices.Contains(o.AllowUnverifiedContainment[:i], q) {
+			return invalidf("options.allowUnverifiedContainment[%d] %q is repeated", i, q)
+		}
+	}
+	if len(o.AllowUnverifiedContainment) > 0 && o.Contract != policy.ContractLegacy {
+		return invalidf("options.allowUnverifiedContainment needs the legacy contract, not %q", o.Contract)
+	}
 	return nil
 }
 

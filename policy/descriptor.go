@@ -12,7 +12,7 @@ import (
 // takes provider/model paths at @default only, Antigravity takes @default
 // only, and "auto" is never a model (for OpenCode, in any letter case and
 // in any path segment; for Antigravity, in any letter case). Cursor and Devin effort rules belong
-// to the runner (see RunnerModel), as in the reference helper.
+// to the runner (see providers.Spec.CLIModel), as in the reference helper.
 func ParseAttempt(s string) (Attempt, error) {
 	switch Alias(s) {
 	case AliasInheritParent, AliasAuto:
@@ -149,37 +149,6 @@ func NormalizeAttempt(a Attempt) Attempt {
 		}
 	}
 	return a
-}
-
-// RunnerModel returns the exact --model value the runner passes for a
-// descriptor, enforcing the runner-side effort rules the sheet parser
-// leaves open: Devin's legacy families map to CLI UIDs (swe-2@high →
-// swe-2-high, swe-1.6@default → swe-1-6), SWE-2 rejects low and xhigh,
-// an unmapped Devin UID and every Cursor, Antigravity and OpenCode slug
-// take @default only, and a versioned Claude pin of a rolling family is
-// refused (normalize it first).
-func RunnerModel(a Attempt) (string, error) {
-	if a.Kind != KindDescriptor {
-		return "", fmt.Errorf("%s is an alias; aliases run natively in the parent", a)
-	}
-	switch a.Provider {
-	case Devin:
-		return DevinModelUID(a.Model, a.Effort)
-	case Cursor, Antigravity, OpenCode:
-		if a.Effort != EffortDefault {
-			return "", fmt.Errorf("%s: %s selects reasoning by exact model slug; use @default", a, a.Provider)
-		}
-	case Claude:
-		if alias, ok := VersionedClaudeAlias(a.Model); ok {
-			return "", fmt.Errorf("Claude model %s is a version pin; normalize it to %s before invoking the runner", a.Model, alias)
-		}
-		fallthrough
-	default:
-		if a.Effort == EffortDefault {
-			return "", fmt.Errorf("%s: default effort is only for cursor, antigravity, opencode and Devin UIDs", a)
-		}
-	}
-	return a.Model, nil
 }
 
 // DevinModelUID maps a Devin descriptor's model and effort to the CLI model

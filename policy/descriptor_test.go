@@ -102,42 +102,6 @@ func TestNormalizeAttempt(t *testing.T) {
 	require.Equal(t, c, NormalizeAttempt(c), "only Claude descriptors normalize")
 }
 
-func TestRunnerModel(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, in, want, msg string }{
-		{"devin swe-2 high maps to UID", "devin:swe-2@high", "swe-2-high", ""},
-		{"devin swe-2 medium", "devin:swe-2@medium", "swe-2-medium", ""},
-		{"devin swe-2 max", "devin:swe-2@max", "swe-2-max", ""},
-		{"devin swe-2 default passes swe-2", "devin:swe-2@default", "swe-2", ""},
-		{"devin swe-2 low invalid", "devin:swe-2@low", "", "SWE-2 supports medium, high and max"},
-		{"devin swe-2 xhigh invalid", "devin:swe-2@xhigh", "", "SWE-2 supports medium, high and max"},
-		{"devin swe-1.6 default", "devin:swe-1.6@default", "swe-1-6", ""},
-		{"devin swe-1.6 high invalid", "devin:swe-1.6@high", "", "no selectable effort"},
-		{"devin other UID unchanged", "devin:swe-3-fast@default", "swe-3-fast", ""},
-		{"devin other UID with effort invalid", "devin:swe-3@high", "", "effort is part of a Devin model UID"},
-		{"cursor default", "cursor:composer-2.5@default", "composer-2.5", ""},
-		{"cursor high invalid", "cursor:composer-2.5@high", "", "use @default"},
-		{"claude versioned pin refused", "claude:claude-opus-4-5@max", "", "is a version pin; normalize it to opus"},
-		{"claude default effort refused", "claude:opus@default", "", "default effort is only for"},
-		{"codex direct", "codex:gpt-5.6-sol@high", "gpt-5.6-sol", ""},
-		{"grok default refused", "grok:grok-4.7@default", "", "default effort is only for"},
-		{"alias refused", "auto", "", "aliases run natively"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			a, err := ParseAttempt(tc.in)
-			require.NoError(t, err)
-			got, err := RunnerModel(a)
-			if tc.msg != "" {
-				require.ErrorContains(t, err, tc.msg)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
 func TestModelMatrix(t *testing.T) {
 	t.Parallel()
 	var first []string
@@ -151,7 +115,7 @@ func TestModelMatrix(t *testing.T) {
 		require.NoError(t, err, f.Name)
 		require.Contains(t, f.Efforts, f.DefaultEffort, f.Name)
 		if f.Provider == Devin {
-			_, err = RunnerModel(a)
+			_, err = DevinModelUID(a.Model, a.Effort)
 			require.NoError(t, err, f.Name)
 		}
 	}

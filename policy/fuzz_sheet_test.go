@@ -20,7 +20,9 @@ func FuzzParseAttempt(f *testing.F) {
 		if a.String() != s {
 			t.Fatalf("accepted %q but renders %q", s, a.String())
 		}
-		_, _ = RunnerModel(a)
+		if a.Kind == KindDescriptor && a.Provider == Devin {
+			_, _ = DevinModelUID(a.Model, a.Effort)
+		}
 		_ = NormalizeAttempt(a)
 	})
 }

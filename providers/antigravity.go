@@ -42,11 +42,18 @@ func init() { register(antigravitySpec(os.ReadFile)) }
 // with --mode accept-edits. Under deny the settings file is read with read.
 func antigravitySpec(read readFileFunc) *Spec {
 	s := &Spec{
-		Provider:      policy.Antigravity,
-		Binaries:      []string{"agy"},
+		Provider: policy.Antigravity,
+		Binaries: []string{"agy"},
+		Install:  "install the Antigravity CLI agy (see https://github.com/google-antigravity/antigravity-cli)",
+		Writer:   WriterTools{Shell: false, Guidance: "Tools: view_file, list_dir and grep_search to inspect; write_to_file, replace_file_content and multi_replace_file_content to edit; no command tool is granted."},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "agy --sandbox with --mode accept-edits: the sandbox's write and network confinement is undocumented and unverified"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "agy --sandbox with a read-only tool list (view_file, list_dir, grep_search): tool limits, not a verified sandbox"},
+		},
 		KnownVersions: []string{"1.1.27", "1.3.5"},
 		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.Antigravity),
 		OwnEnv:        antigravityGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Antigravity),
 		KeepEnv:       []string{},

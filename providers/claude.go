@@ -28,11 +28,18 @@ func init() { register(claudeSpec()) }
 // floor check.
 func claudeSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Claude,
-		Binaries:      []string{"claude"},
+		Provider: policy.Claude,
+		Binaries: []string{"claude"},
+		Install:  "install Claude Code (npm i -g @anthropic-ai/claude-code)",
+		Writer:   WriterTools{Shell: true},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "claude --settings sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false, filesystem isolation, no allowed network domains) with WebSearch and WebFetch disallowed, at version 2.1.285 or newer"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "claude --permission-mode plan grants Bash outside any sandbox; no native sandbox proves read-only or no network"},
+		},
 		KnownVersions: []string{"2.1.220", "2.1.240", "2.1.285"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		CLIModel:      claudeModel,
 		OwnEnv:        claudeGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Claude),
 		KeepEnv:       []string{"CLAUDE_CONFIG_DIR"},

@@ -28,11 +28,18 @@ func init() { register(codexSpec()) }
 // profile cannot reopen it.
 func codexSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Codex,
-		Binaries:      []string{"codex"},
+		Provider: policy.Codex,
+		Binaries: []string{"codex"},
+		Install:  "install the Codex CLI (npm i -g @openai/codex)",
+		Writer:   WriterTools{Shell: true},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "codex --sandbox workspace-write confines writes to the workspace; --config sandbox_workspace_write.network_access=false pins network off so a profile cannot reopen it"},
+			policy.ReadOnly:      {Class: ContainmentReadOnlyNoNetwork, Reason: "codex --sandbox read-only: the native sandbox denies writes and network"},
+		},
 		KnownVersions: []string{"0.154.0", "0.155.1"},
 		QuotaSource:   QuotaLiveRPC,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      effortModel(policy.Codex),
 		OwnEnv:        codexGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Codex),
 		KeepEnv:       []string{"CODEX_HOME"},

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -108,6 +109,12 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "known versions: %s\n", strings.Join(spec.KnownVersions, ", "))
 	fmt.Fprintf(&b, "quota source: %s\n", spec.QuotaSource)
 	fmt.Fprintf(&b, "model evidence: %s\n", spec.ModelEvidence)
+	fmt.Fprintf(&b, "install: %s (override %s)\n", spec.Install, BinEnvVar(p))
+	for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
+		c := ContainmentFor(spec, mode)
+		fmt.Fprintf(&b, "containment %s: %s (%s)\n", mode, c.Class, c.Reason)
+	}
+	fmt.Fprintf(&b, "writer tools: shell %t; guidance: %s\n", spec.Writer.Shell, cmp.Or(spec.Writer.Guidance, "(none)"))
 	fmt.Fprintf(&b, "own env (kept when approved or legacy; blocks under deny): %s\n", list(spec.OwnEnv))
 	fmt.Fprintf(&b, "keep env (always kept): %s\n", list(spec.KeepEnv))
 	fmt.Fprintf(&b, "remove env: %s\n", list(spec.RemoveEnv))

@@ -29,11 +29,18 @@ func init() { register(cursorSpec(os.ReadFile)) }
 // network.useHttp1ForAgent from the user's configuration, read with read.
 func cursorSpec(read readFileFunc) *Spec {
 	s := &Spec{
-		Provider:      policy.Cursor,
-		Binaries:      []string{"cursor-agent"}, // never "agent", which can name another CLI
+		Provider: policy.Cursor,
+		Binaries: []string{"cursor-agent"}, // never "agent", which can name another CLI
+		Install:  "install the Cursor CLI (curl https://cursor.com/install -fsS | bash)",
+		Writer:   WriterTools{Shell: true},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "cursor-agent --sandbox enabled: the sandbox's write and network confinement is undocumented and unverified"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "cursor-agent --mode ask with --sandbox enabled: ask mode is a prompt instruction and the sandbox is unverified"},
+		},
 		KnownVersions: []string{"2026.09.02", "2026.10.01"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.Cursor),
 		OwnEnv:        cursorGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Cursor),
 		KeepEnv:       []string{"XDG_CONFIG_HOME"},

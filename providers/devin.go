@@ -31,11 +31,18 @@ func init() { register(devinSpec()) }
 // and disables exec) and a private prompt copy; writers run --sandbox.
 func devinSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Devin,
-		Binaries:      []string{"devin"},
+		Provider: policy.Devin,
+		Binaries: []string{"devin"},
+		Install:  "install the Devin CLI (see https://docs.devin.ai/cli)",
+		Writer:   WriterTools{Shell: true, Guidance: "Tools: make edits and run checks through the sandboxed exec tool."},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "devin --sandbox with exec enabled: the sandbox's write and network confinement is undocumented and unverified"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "devin --permission-mode auto with exec, edit, write and fetch denied in its config: tool denials, not a verified sandbox"},
+		},
 		KnownVersions: []string{"3000.4.25"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      devinModel,
 		OwnEnv:        devinGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Devin, "DEVIN_REFUSAL_FALLBACK"),
 		KeepEnv:       []string{"XDG_CONFIG_HOME"},

@@ -2,7 +2,6 @@ package providers
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +29,37 @@ func ResolveBinary(spec *Spec, pathEnv string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("%w: %s tried %s", ErrBinaryNotFound, spec.Provider, strings.Join(spec.Binaries, ", "))
+	return "", &BinaryNotFoundError{Provider: spec.Provider, Tried: spec.Binaries, Install: spec.Install}
+}
+
+// Discover resolves the spec's binary from a parent environment: the
+// SWITCHYARD_<PROVIDER>_BIN override when set (it must be an absolute path
+// to an executable regular file; anything else is an error, never a silent
+// fall back to PATH), else ResolveBinary on env's PATH. Errors are
+// *BinaryNotFoundError.
+func Discover(spec *Spec, env map[string]string) (string, error) {
+	v := BinEnvVar(spec.Provider)
+	override, set := env[v]
+	if !set {
+		return ResolveBinary(spec, env["PATH"])
+	}
+	notFound := func(reason string) error {
+		return &BinaryNotFoundError{Provider: spec.Provider, Tried: spec.Binaries, Install: spec.Install,
+			Override: true, Reason: reason}
+	}
+	switch info, err := os.Stat(override); {
+	case strings.TrimSpace(override) == "":
+		return "", notFound("it is empty")
+	case !filepath.IsAbs(override):
+		return "", notFound("it is not an absolute path")
+	case err != nil:
+		return "", notFound("it does not exist or cannot be read")
+	case !info.Mode().IsRegular():
+		return "", notFound("it is not a regular file")
+	case info.Mode().Perm()&0o111 == 0:
+		return "", notFound("it is not executable")
+	}
+	return filepath.Clean(override), nil
 }
 
 // executableFile reports whether path is a regular file with an execute

@@ -26,11 +26,18 @@ func init() { register(geminiSpec()) }
 // established by the invocation itself.
 func geminiSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Gemini,
-		Binaries:      []string{"gemini"},
+		Provider: policy.Gemini,
+		Binaries: []string{"gemini"},
+		Install:  "install the Gemini CLI (npm i -g @google/gemini-cli)",
+		Writer:   WriterTools{Shell: false, Guidance: "Tools: edit with the file tools (auto_edit approves edits only); shell commands are refused headless."},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "gemini --approval-mode auto_edit without --sandbox (it needs a container runtime): no write or network confinement"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "gemini --approval-mode plan without --sandbox: no verified read-only or no-network guarantee per platform"},
+		},
 		KnownVersions: []string{"0.6.1"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		CLIModel:      effortModel(policy.Gemini),
 		OwnEnv:        geminiGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Gemini),
 		// A Google login for a Workspace account needs its Code Assist

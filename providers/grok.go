@@ -23,11 +23,18 @@ func init() { register(grokSpec()) }
 // subscription routing because per-model BYOK takes precedence over OAuth.
 func grokSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.Grok,
-		Binaries:      []string{"grok"},
+		Provider: policy.Grok,
+		Binaries: []string{"grok"},
+		Install:  "install the Grok Build CLI (see https://docs.x.ai/build/cli)",
+		Writer:   WriterTools{Shell: true},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "grok --sandbox workspace with run_terminal_cmd: the sandbox's write and network confinement is undocumented and unverified"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "grok --sandbox read-only with run_terminal_cmd: the sandbox's network confinement is undocumented and unverified"},
+		},
 		KnownVersions: []string{"0.2.93", "1.0.5", "1.0.41"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidenceProviderReport,
+		CLIModel:      effortModel(policy.Grok),
 		OwnEnv:        grokGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Grok),
 		KeepEnv:       []string{},

@@ -30,11 +30,18 @@ func init() { register(openCodeSpec()) }
 // implemented: a V2 banner is unavailable-cli and shells stay denied.
 func openCodeSpec() *Spec {
 	s := &Spec{
-		Provider:      policy.OpenCode,
-		Binaries:      []string{"opencode"},
+		Provider: policy.OpenCode,
+		Binaries: []string{"opencode"},
+		Install:  "install OpenCode (npm i -g opencode-ai)",
+		Writer:   WriterTools{Shell: false, Guidance: "Tools: read, glob and grep to inspect, edit to change files; no shell is granted."},
+		Containment: map[policy.Access]Containment{
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map denies bash, webfetch and external_directory, which is tool policy, not containment"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map allows only read, glob and grep, which is tool policy, not containment"},
+		},
 		KnownVersions: []string{"1.18.32"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		CLIModel:      slugModel(policy.OpenCode),
 		OwnEnv:        []string{}, // native login only: inherited API keys never reach the child
 		RemoveEnv:     removeEnv(policy.OpenCode, "OPENCODE_*"),
 		KeepEnv:       []string{"XDG_DATA_HOME"}, // the native login's data location

@@ -126,13 +126,21 @@ type Parsed struct {
 // explicitly (for example Preflight returning no probes).
 type Spec struct {
 	Provider policy.Provider
-	// Binaries are the executable names tried in order on PATH.
+	// Binaries are the executable names tried in order on PATH (after the
+	// SWITCHYARD_<PROVIDER>_BIN override).
 	Binaries []string
+	// Install is the fix line's install hint when no binary is found:
+	// "install the Codex CLI (npm i -g @openai/codex)".
+	Install string
 	// KnownVersions are fixture-tested CLI versions: evidence, never an allowlist.
 	KnownVersions []string
 	QuotaSource   QuotaSource
 	// ModelEvidence is how a successful receipt proves its model.
 	ModelEvidence policy.ModelEvidence
+	// CLIModel returns the exact --model value for a descriptor's model
+	// and effort (Request.CLIModel), or an error naming the rule it breaks
+	// (effort rules, Devin UIDs, versioned Claude pins).
+	CLIModel func(model string, effort policy.Effort) (string, error)
 
 	// OwnEnv names the provider's own variables a child may keep when the
 	// spending policy allows them (approved or legacy); under deny any of
@@ -166,12 +174,29 @@ type Spec struct {
 	// Parse reads a settled workload's capture.
 	Parse func(req Request, c Capture) Parsed
 
+	// Writer is what a writer's configuration grants, for the worker
+	// contract's tool guidance: the prompt never tells a worker to use a
+	// tool the spec denies.
+	Writer WriterTools
+
 	// Containment is the provider's containment per access mode; a mode
 	// absent from the map is UNVERIFIED.
 	Containment map[policy.Access]Containment
 	// Classify sorts one line of the workload's stdout into a disposition
 	// for the stall watchdog; nil treats every non-empty line as progress.
 	Classify func(line []byte) Disposition
+}
+
+// WriterTools is a writer's granted tool surface as the worker contract
+// describes it.
+type WriterTools struct {
+	// Shell is set when the writer may run commands (and so local checks);
+	// without it the contract says checks cannot be run and asks the
+	// worker to name them for the parent instead.
+	Shell bool
+	// Guidance is the provider's one-line tool guidance appended to the
+	// writer rules ("" for none).
+	Guidance string
 }
 
 var registry = map[policy.Provider]*Spec{}
@@ -188,13 +213,13 @@ func register(s *Spec) {
 	registry[s.Provider] = s
 }
 
-// Lookup returns the spec for a provider, or an error naming the known
-// providers.
+// Lookup returns the spec for a provider, or an *UnknownProviderError
+// naming the known providers.
 func Lookup(p policy.Provider) (*Spec, error) {
 	if s, ok := registry[p]; ok {
 		return s, nil
 	}
-	return nil, fmt.Errorf("no provider spec for %q (known: %v)", p, Names())
+	return nil, &UnknownProviderError{Provider: p, Known: Names()}
 }
 
 // Names lists the registered providers in canonical order.

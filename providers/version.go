@@ -111,13 +111,23 @@ func ParseOpenCodeBanner(out string) (Version, OpenCodeContract, error) {
 	switch v.Major {
 	case 1:
 		if !v.AtLeast(openCodeV1Floor) {
-			return v, 0, fmt.Errorf("%w: opencode %s is older than %s", ErrVersion, v, openCodeV1Floor)
+			return v, 0, openCodeUnsupported(v, fmt.Sprintf("older than %s", openCodeV1Floor))
 		}
 		return v, OpenCodeV1, nil
 	case 2:
 		return v, OpenCodeV2, nil
 	}
-	return v, 0, fmt.Errorf("%w: opencode major version %d is unknown (supported: 1.x from %s, 2.x)", ErrVersion, v.Major, openCodeV1Floor)
+	return v, 0, openCodeUnsupported(v, fmt.Sprintf("major version %d is unknown (supported: 1.x from %s, 2.x)", v.Major, openCodeV1Floor))
+}
+
+// openCodeUnsupported is the typed error of a stable OpenCode release the
+// spec does not drive.
+func openCodeUnsupported(v Version, reason string) error {
+	e := &UnsupportedVersionError{Provider: "opencode", Version: v.String(), Reason: reason}
+	if s, ok := registry["opencode"]; ok {
+		e.Install = s.Install
+	}
+	return e
 }
 
 // parseBareVersion reads a version probe that prints only the version

@@ -35,6 +35,10 @@ type Options struct {
 	// watchdog; engine jobs pass the resolved timeout (DefaultStallTimeout
 	// when the job says 0).
 	StallTimeout time.Duration
+	// AllowUnverifiedContainment accepts an unrestricted contract: an
+	// attempt whose mode lacks the provider's verified containment runs
+	// anyway instead of failing closed with unsupported-capability.
+	AllowUnverifiedContainment bool
 }
 
 // validate applies the command line's rules to typed options, in the

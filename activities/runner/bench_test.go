@@ -49,7 +49,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	}
 	exe := filepath.Join(binDir, fakeBinary)
 	childEnv := []string{"PATH=" + binDir, "HOME=" + dir, envHelper + "=ok", "GORACE=atexit_sleep_ms=0"}
-	stdin := workerPrompt(policy.Codex, policy.ReadOnly, []byte("Say hello.\n"))
+	stdin := workerPrompt(providers.WriterTools{Shell: true}, policy.ReadOnly, []byte("Say hello.\n"))
 
 	var alone, runner []time.Duration
 	for i := 0; b.Loop(); i++ {

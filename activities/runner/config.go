@@ -61,6 +61,13 @@ type Config struct {
 	// ActivityFlush bounds how often byte activity rewrites the progress
 	// snapshot. Default DefaultActivityFlush.
 	ActivityFlush time.Duration
+	// RequireReadOnlyContainment makes read-only attempts fail closed like
+	// writers unless the provider's spec verifies READ_ONLY_NO_NETWORK
+	// (provider-contract.md: review always requires verified read-only
+	// containment). Off by default for now: only codex verifies it, so
+	// every other provider's read-only lanes would stop working.
+	// Options.AllowUnverifiedContainment overrides it like the writer rule.
+	RequireReadOnlyContainment bool
 }
 
 // withDefaults returns c with every unset field defaulted.

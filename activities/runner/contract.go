@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // assignedTaskHeading separates the worker contract from the parent's task
@@ -43,12 +44,25 @@ This is a read-only assignment: inspect, do not modify the checkout. Your
 final response is your only deliverable; the runner saves it for the parent.
 `
 
+// The writer rules depend on whether the spec grants a shell
+// (providers.WriterTools.Shell): a worker is never told to run checks with
+// a tool its configuration denies.
 const writerRules = `
 This is a writing assignment in a dedicated worktree:
 - After editing, run the local checks that fit the change. When a check
   fails because of your edit, fix it and run the affected check again.
 - A failing test is something to repair. A denied tool is not: when a tool
   or permission is refused, stop that line of work, say exactly what was
+  refused, and do not retry it, work around it or ask for more access.
+`
+
+const writerRulesNoShell = `
+This is a writing assignment in a dedicated worktree:
+- Your tools cannot run commands, so do not try to run checks. In your
+  final response, name the local checks that fit the change so the parent
+  can run them.
+- A denied tool is not something to work around: when a tool or
+  permission is refused, stop that line of work, say exactly what was
   refused, and do not retry it, work around it or ask for more access.
 `
 
@@ -70,24 +84,21 @@ Finishing:
   the operation has already happened.
 `
 
-// providerGuidance is per-provider tool guidance for writers: how the
-// configured tool surface does edits and checks.
-var providerGuidance = map[policy.Provider]string{
-	policy.Devin:       "Tools: make edits and run checks through the sandboxed exec tool.",
-	policy.OpenCode:    "Tools: edit with the file tools; run checks with the sandboxed shell.",
-	policy.Antigravity: "Tools: edit with the direct file tools and run checks as sandboxed commands; collect each command's result before you deliver.",
-}
-
 // workerPrompt is the prompt the runner sends: the worker contract for the
-// mode, provider guidance, then "Assigned task:" and the task verbatim.
-func workerPrompt(provider policy.Provider, mode policy.Access, task []byte) []byte {
+// mode, the writer rules and tool guidance the spec's WriterTools grant,
+// then "Assigned task:" and the task verbatim.
+func workerPrompt(writer providers.WriterTools, mode policy.Access, task []byte) []byte {
 	var b strings.Builder
 	b.Grow(len(workerContract) + len(writerRules) + len(finishingRules) + len(task) + 256)
 	b.WriteString(workerContract)
 	if mode == policy.IsolatedWrite {
-		b.WriteString(writerRules)
-		if g := providerGuidance[provider]; g != "" {
-			b.WriteString("\n" + g + "\n")
+		if writer.Shell {
+			b.WriteString(writerRules)
+		} else {
+			b.WriteString(writerRulesNoShell)
+		}
+		if writer.Guidance != "" {
+			b.WriteString("\n" + writer.Guidance + "\n")
 		}
 	} else {
 		b.WriteString(readOnlyRules)

@@ -252,6 +252,19 @@ func (f fakeCLI) spec() (*providers.Spec, error) {
 	return &s, nil
 }
 
+// lookup is the fake spec for any provider, keeping the real spec's model
+// rule (CLIModel) so descriptor checks stay the provider's own.
+func (f fakeCLI) lookup(p policy.Provider) (*providers.Spec, error) {
+	s, err := f.spec()
+	if err != nil {
+		return nil, err
+	}
+	if real, err := providers.Lookup(p); err == nil {
+		s.CLIModel = real.CLIModel
+	}
+	return s, nil
+}
+
 // runnerProcessMain runs the runner as its own process, with real signal
 // delivery, for the cancellation tests.
 func runnerProcessMain() int {
@@ -263,7 +276,7 @@ func runnerProcessMain() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	r, err := New(Config{
-		Lookup:    func(policy.Provider) (*providers.Spec, error) { return f.spec() },
+		Lookup:    f.lookup,
 		Env:       map[string]string{"PATH": os.Getenv("SY_FAKE_PATH"), "HOME": os.Getenv("HOME")},
 		KillGrace: 2 * time.Second,
 	})
@@ -322,7 +335,7 @@ func (l *lane) args(extra ...string) []string {
 func (l *lane) runner(mod func(*Config)) *Runner {
 	l.t.Helper()
 	cfg := Config{
-		Lookup:     func(policy.Provider) (*providers.Spec, error) { return l.fake.spec() },
+		Lookup:     l.fake.lookup,
 		Env:        map[string]string{"PATH": binDir, "HOME": l.dir},
 		Stdout:     l.stdout,
 		Stderr:     l.stderr,

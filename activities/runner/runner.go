@@ -83,7 +83,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	if err != nil {
 		return nil, usagef("--provider", "--provider %s: %v", o.Provider, err)
 	}
-	cliModel, err := r.checkDescriptor(o)
+	cliModel, err := r.checkDescriptor(o, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 		Effort:    o.Effort,
 		Mode:      o.Mode,
 		Cwd:       paths.cwd.abs,
-		Prompt:    workerPrompt(o.Provider, o.Mode, task),
+		Prompt:    workerPrompt(spec.Writer, o.Mode, task),
 		Output:    paths.output.abs,
 		Receipt:   paths.receipt.abs,
 		APISpend:  o.APISpend,
@@ -127,7 +127,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 // Antigravity, OpenCode and Devin UIDs), no versioned Claude pin, an
 // explicit --api-spend for Antigravity, and no same-provider descriptor a
 // native lane covers.
-func (r *Runner) checkDescriptor(o Options) (string, error) {
+func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error) {
 	att := policy.Attempt{Kind: policy.KindDescriptor, Provider: o.Provider, Model: o.Model, Effort: o.Effort}
 	if o.Provider == policy.Gemini {
 		if !validGeminiModel(o.Model) {
@@ -136,7 +136,10 @@ func (r *Runner) checkDescriptor(o Options) (string, error) {
 	} else if _, err := policy.ParseAttempt(fmt.Sprintf("%s:%s@%s", o.Provider, o.Model, o.Effort)); err != nil {
 		return "", usagef("--model", "--model %q: %v", o.Model, err)
 	}
-	cliModel, err := policy.RunnerModel(att)
+	if spec.CLIModel == nil {
+		return "", usagef("--provider", "--provider %s: its spec has no model rule (Spec.CLIModel)", o.Provider)
+	}
+	cliModel, err := spec.CLIModel(att.Model, att.Effort)
 	if err != nil {
 		flag := "--effort"
 		if _, pinned := policy.VersionedClaudeAlias(o.Model); pinned && o.Provider == policy.Claude {
@@ -229,6 +232,9 @@ func (a *attempt) stages() {
 			"strict contract requested; no CLI was started")
 		return
 	}
+	if a.containmentRefused() {
+		return
+	}
 	if a.stopped() {
 		return
 	}
@@ -240,10 +246,13 @@ func (a *attempt) stages() {
 			providers.GuardEvidence(a.req, names))
 		return
 	}
-	exe, err := providers.ResolveBinary(a.spec, a.r.cfg.Env["PATH"])
+	exe, err := providers.Discover(a.spec, a.r.cfg.Env)
 	if err != nil {
-		a.failPreflight(policy.StatusUnavailableCLI, policy.PreflightNotRun,
-			fmt.Sprintf("%s CLI not found on PATH (tried %v)", a.o.Provider, a.spec.Binaries), err.Error())
+		message := fmt.Sprintf("%s CLI not found on PATH (tried %v)", a.o.Provider, a.spec.Binaries)
+		if nf := (*providers.BinaryNotFoundError)(nil); errors.As(err, &nf) && nf.Override {
+			message = fmt.Sprintf("%s CLI override %s is unusable: %s", a.o.Provider, providers.BinEnvVar(a.o.Provider), nf.Reason)
+		}
+		a.failPreflight(policy.StatusUnavailableCLI, policy.PreflightNotRun, message, err.Error())
 		return
 	}
 	a.req.Executable = exe
@@ -432,3 +441,24 @@ func joinEvidence(parts []string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// containmentRefused fails the attempt closed, before any CLI starts, when
+// its mode needs a verified containment class the provider's spec does not
+// declare: always for isolated-write (WORKSPACE_WRITE_NO_NETWORK), for
+// read-only (READ_ONLY_NO_NETWORK) when Config.RequireReadOnlyContainment
+// is on. Options.AllowUnverifiedContainment (an unrestricted contract)
+// lets the attempt run. It reports whether the attempt was refused.
+func (a *attempt) containmentRefused() bool {
+	if a.o.AllowUnverifiedContainment || (a.o.Mode == policy.ReadOnly && !a.r.cfg.RequireReadOnlyContainment) {
+		return false
+	}
+	var cu *providers.ContainmentUnverifiedError
+	if !errors.As(providers.CheckContainment(a.spec, a.o.Mode), &cu) {
+		return false
+	}
+	a.failPreflight(policy.StatusUnsupportedCapability, policy.PreflightNotRun,
+		fmt.Sprintf("%s %s containment is %s, not the required %s; fix: pass --allow-unverified-containment to accept an unrestricted contract (run --allow-unverified-containment %s), or route the lane to a provider with %s containment",
+			a.o.Provider, a.o.Mode, cu.Containment.Class, cu.Required, a.o.Provider, cu.Required),
+		"containment "+string(cu.Containment.Class)+": "+cu.Containment.Reason+"; no CLI was started")
+	return true
+}

@@ -14,7 +14,7 @@ import (
 const RunnerUsage = `Usage: switchyard runner --parent P --provider P --model M --effort E --mode M
          --prompt F --cwd D --output F --receipt F
          [--execution-id ID] [--timeout SECONDS] [--api-spend deny|approved]
-         [--contract legacy|strict] [--progress F] [--stall-timeout D]
+         [--contract legacy|strict] [--progress F] [--stall-timeout D] [--allow-unverified-containment]
        switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
 
 Launch one provider CLI attempt under the billing and containment guard and
@@ -41,6 +41,12 @@ Options:
   --stall-timeout D  end the attempt timed-out (response_stalled) when the
                      CLI's stream shows no progress for D (90s, 5m, or
                      seconds); default none: no implicit watchdog
+  --allow-unverified-containment
+                     run an isolated-write attempt even when the provider's
+                     writer containment is UNVERIFIED (an unrestricted
+                     contract); without it such an attempt fails closed
+                     with unsupported-capability (exit 79) before any CLI
+                     starts. Verified: codex writers, claude writers.
   -h, --help         show this help
 
 Output, receipt and progress are created exclusively (mode 0600, never
@@ -159,7 +165,7 @@ var runnerFlags = flagSet{values: map[string]bool{
 	"prompt": false, "cwd": false, "output": false, "receipt": false,
 	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
 	"stall-timeout": false,
-}}
+}, booleans: map[string]bool{"allow-unverified-containment": true}}
 
 // requiredRunnerFlags are checked in this order so the first missing one is
 // reported.
@@ -237,6 +243,7 @@ func parseRunnerFlags(args []string) (Options, error) {
 		}
 		o.Progress = v
 	}
+	o.AllowUnverifiedContainment = p.booleans["allow-unverified-containment"]
 	return o, nil
 }
 

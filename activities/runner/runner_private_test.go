@@ -68,8 +68,10 @@ func TestRunnerPrivateFiles(t *testing.T) {
 // handoff format, then the task verbatim.
 func TestWorkerPrompt(t *testing.T) {
 	t.Parallel()
-	ro := string(workerPrompt(policy.Devin, policy.ReadOnly, []byte("task body")))
-	wr := string(workerPrompt(policy.Devin, policy.IsolatedWrite, []byte("task body")))
+	devin, err := providers.Lookup(policy.Devin)
+	require.NoError(t, err)
+	ro := string(workerPrompt(devin.Writer, policy.ReadOnly, []byte("task body")))
+	wr := string(workerPrompt(devin.Writer, policy.IsolatedWrite, []byte("task body")))
 	for _, p := range []string{ro, wr} {
 		require.True(t, strings.HasPrefix(p, "## Worker contract\n"))
 		require.True(t, strings.HasSuffix(p, "\n\nAssigned task:\ntask body"))
@@ -82,6 +84,34 @@ func TestWorkerPrompt(t *testing.T) {
 	require.NotContains(t, ro, "sandboxed exec")
 	require.Contains(t, wr, "sandboxed exec")
 	require.Contains(t, wr, "run the affected check again")
+}
+
+// TestWriterPromptMatchesGrantedTools: a writer whose spec grants no shell
+// (OpenCode denies bash, Antigravity's agent has no command tool, Gemini's
+// auto_edit refuses commands headless) is never told to run checks or use
+// a shell; one with a shell is told to run them.
+func TestWriterPromptMatchesGrantedTools(t *testing.T) {
+	t.Parallel()
+	for _, p := range providers.Names() {
+		spec, err := providers.Lookup(p)
+		require.NoError(t, err)
+		wr := string(workerPrompt(spec.Writer, policy.IsolatedWrite, []byte("task body")))
+		if spec.Writer.Guidance != "" {
+			require.Contains(t, wr, "\n"+spec.Writer.Guidance+"\n", p)
+		}
+		switch p {
+		case policy.OpenCode, policy.Antigravity, policy.Gemini:
+			require.False(t, spec.Writer.Shell, p)
+			for _, s := range []string{"run the local checks", "run the affected check", "sandboxed shell", "sandboxed commands", "run checks with", "run checks as"} {
+				require.NotContains(t, wr, s, "%s: the prompt must not ask for a denied tool", p)
+			}
+			require.Contains(t, wr, "do not try to run checks", p)
+		default:
+			require.True(t, spec.Writer.Shell, p)
+			require.Contains(t, wr, "run the local checks that fit the change", p)
+			require.NotContains(t, wr, "do not try to run checks", p)
+		}
+	}
 }
 
 // TestExitedUnreaped proves the peek that decides whether a signal would

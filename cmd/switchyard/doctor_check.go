@@ -222,7 +222,7 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	if a, ok := c.attempts[p]; ok {
 		// The probes check the role's own model and spending policy.
 		req.Model, req.Effort, req.APISpend = a.Attempt.Model, a.Attempt.Effort, a.APISpend
-		req.CLIModel, _ = policy.RunnerModel(a.Attempt)
+		req.CLIModel, _ = spec.CLIModel(a.Attempt.Model, a.Attempt.Effort)
 	}
 	if len(d.Guard.Blocked) > 0 {
 		add(problemBillingGuard, true,

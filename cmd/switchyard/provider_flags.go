@@ -33,3 +33,18 @@ func parseProviderList(flag string, vals []string, known []string) ([]policy.Pro
 	}
 	return out, nil
 }
+
+// parseSheetProviders parses a repeatable provider-list flag among the
+// providers a sheet may name (gemini is receipt-only: no lane launches it,
+// so there is nothing to override for it), refusing values that name none.
+func parseSheetProviders(flag string, vals []string) ([]policy.Provider, error) {
+	known := make([]string, len(policy.Providers))
+	for i, p := range policy.Providers {
+		known[i] = string(p)
+	}
+	out, err := parseProviderList(flag, vals, known)
+	if err == nil && len(vals) > 0 && len(out) == 0 {
+		return nil, usagef("%s names no provider; for example %s codex", flag, flag)
+	}
+	return out, err
+}

@@ -14,8 +14,9 @@ import (
 	"github.com/switchyard-dev/switchyard/engine"
 )
 
-// pruneSheet: a grok writer role that completes, and a codex role whose
-// attempt runs until stopped.
+// pruneSheet: a grok writer role that completes (its run accepts grok's
+// UNVERIFIED writer containment), and a codex role whose attempt runs until
+// stopped.
 const pruneSheet = `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
 # access: {"provider":"codex","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
 hillclimb: grok:grok-4.7@xhigh
@@ -30,7 +31,7 @@ func TestPruneRemovesFinalRunsOnly(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"codex": "long-running"}, pruneSheet)
 	gitInit(t, s.checkout)
-	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "done", "--mode", "isolated-write")...)
+	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "done", "--mode", "isolated-write", "--allow-unverified-containment", "grok")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	r = s.run(t, 30*time.Second, "report", "--data-dir", s.data, "--run", "done", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -44,6 +44,9 @@ type runFlags struct {
 	stallTimeout    time.Duration
 	stallTimeoutSet bool
 	stallTimeoutFor []string
+	// allowUnverifiedContainment: --allow-unverified-containment, as given
+	// (repeatable, comma lists allowed).
+	allowUnverifiedContainment []string
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -58,6 +61,10 @@ type runInput struct {
 	// caps are every provider's concurrency cap (parseCaps), applied by a
 	// self-contained run.
 	caps map[policy.Provider]int
+	// unrestricted are the providers whose attempts may launch with
+	// UNVERIFIED containment (--allow-unverified-containment), recorded in
+	// the run.
+	unrestricted []policy.Provider
 }
 
 // newRunCmd builds `switchyard run`.
@@ -65,7 +72,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var rf runFlags
 	c := &cobra.Command{
-		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--stall-timeout D] [--stall-timeout-for P=D] [--allow-unknown-quota P] [--json]",
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--stall-timeout D] [--stall-timeout-for P=D] [--allow-unknown-quota P] [--allow-unverified-containment P] [--json]",
 		Short: "Run one role of a model sheet to its final report",
 		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
 drive every lane through its attempt chain until all of them are final, then
@@ -107,6 +114,14 @@ timed-out receipt), probes the provider's health and records the outcome.
 A provider the probe finds unhealthy is excluded for the rest of the run
 (provider_unhealthy). Both values are recorded in the run.
 
+A writer attempt (isolated-write) whose provider's spec does not verify
+WORKSPACE_WRITE_NO_NETWORK containment (only codex and claude writers are
+verified) fails closed at launch with an unsupported-capability receipt, and
+the lane moves to its next attempt. --allow-unverified-containment P
+(repeatable, or a comma list) accepts an unrestricted contract for P's
+attempts: they launch without verified containment; run prints a warning
+and the run records the override (legacy contract only).
+
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
 
@@ -138,7 +153,11 @@ stored; a serve resumes it); 1 anything else.
 
   # Launch codex even while its quota cannot be read (recorded in the run):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
-    --cwd . --allow-unknown-quota codex`,
+    --cwd . --allow-unknown-quota codex
+
+  # Let grok writers run although their sandbox is unverified (recorded):
+  switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
+    --cwd . --mode isolated-write --allow-unverified-containment grok`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "sheet", "role", "parent", "prompt", "cwd"); err != nil {
 				return err
@@ -185,6 +204,8 @@ stored; a serve resumes it); 1 anything else.
 		"end an attempt as response_stalled after this long without provider progress, e.g. 10m (default 5m)")
 	fl.StringArrayVar(&rf.stallTimeoutFor, "stall-timeout-for", nil,
 		"one provider's stall timeout, P=D such as codex=15m (repeatable or a comma list; overrides --stall-timeout for P)")
+	fl.StringSliceVar(&rf.allowUnverifiedContainment, "allow-unverified-containment", nil,
+		"let this provider's attempts launch although their containment is UNVERIFIED, an unrestricted contract (repeatable or a comma list; recorded in the run, with a warning)")
 	addQuotaRefreshFlag(c, &rf.quotaRefresh)
 	addLogFlags(c, &rf.log, "warn")
 	addEngineFlags(c, &f, true)
@@ -259,12 +280,19 @@ func prepareRun(rf runFlags) (runInput, error) {
 	if in.allowUnknown, err = parseAllowUnknownQuota(rf.allowUnknownQuota); err != nil {
 		return in, err
 	}
+	if in.unrestricted, err = parseSheetProviders("--allow-unverified-containment", rf.allowUnverifiedContainment); err != nil {
+		return in, err
+	}
+	if len(in.unrestricted) > 0 && contract != policy.ContractLegacy {
+		return in, usagef("--allow-unverified-containment needs --contract legacy: an unrestricted contract contradicts --contract %s", contract)
+	}
 	in.req = engine.RunRequest{
 		RunID: rf.runID, Sheet: src, Role: rf.role, Parent: parent, Mode: mode,
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
 	in.req.AllowUnknownQuota = in.allowUnknown
 	in.req.StallTimeout, in.req.ProviderStallTimeouts = rf.stallTimeout, stallFor
+	in.req.AllowUnverifiedContainment = in.unrestricted
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -363,20 +391,9 @@ func parseStallTimeouts(run time.Duration, runSet bool, vals []string) (map[poli
 	return out, nil
 }
 
-// parseAllowUnknownQuota parses --allow-unknown-quota values (each a
-// provider or a comma list) among the providers a sheet may name (gemini is
-// receipt-only: no lane launches it, so there is nothing to override); the
-// result is in canonical provider order.
+// parseAllowUnknownQuota parses --allow-unknown-quota (parseSheetProviders).
 func parseAllowUnknownQuota(vals []string) ([]policy.Provider, error) {
-	known := make([]string, len(policy.Providers))
-	for i, p := range policy.Providers {
-		known[i] = string(p)
-	}
-	out, err := parseProviderList("--allow-unknown-quota", vals, known)
-	if err == nil && len(vals) > 0 && len(out) == 0 {
-		return nil, usagef("--allow-unknown-quota names no provider; for example --allow-unknown-quota codex")
-	}
-	return out, err
+	return parseSheetProviders("--allow-unknown-quota", vals)
 }
 
 func containsProvider(ps []policy.Provider, p policy.Provider) bool {
@@ -478,6 +495,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	if len(in.allowUnknown) > 0 {
 		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
 			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)
+	}
+	if len(in.unrestricted) > 0 {
+		fmt.Fprintf(lines, "  warning: --allow-unverified-containment %s: attempts of %s launch without verified containment (an unrestricted contract: no verified sandbox confines their writes or network); run %s records the override\n",
+			joinProviders(in.unrestricted), joinProviders(in.unrestricted), runID)
 	}
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
 	if conn.mode != connEmbedded {

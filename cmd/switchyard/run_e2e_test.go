@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
 
 // The end-to-end tests of the engine commands: the real binary, a real
@@ -257,12 +258,16 @@ bug-fix: grok:grok-4.7@xhigh -> devin:swe-2@high
 
 // TestRunWriterWaitsForVerdict: a started writer that failed waits for the
 // parent's verdict; run prints the inspect command, and a clear verdict
-// from another process lets the lane fall back.
+// from another process lets the lane fall back. Grok and devin writers
+// have UNVERIFIED containment, so the run accepts an unrestricted contract
+// for them (warned about and recorded).
 func TestRunWriterWaitsForVerdict(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, map[string]string{"grok": "malformed"}, writerSheet)
 	gitInit(t, s.checkout)
-	p := s.start(t, s.runArgs("bug-fix", "--run-id", "writer", "--mode", "isolated-write")...)
+	p := s.start(t, s.runArgs("bug-fix", "--run-id", "writer", "--mode", "isolated-write",
+		"--allow-unverified-containment", "grok", "--allow-unverified-containment", "devin")...)
+	waitOutput(t, p, "  warning: --allow-unverified-containment grok,devin: attempts of grok,devin launch without verified containment")
 	inspect := "switchyard inspect --run writer --lane 0 --state clear|unsafe --evidence REF --data-dir " + s.data
 	waitOutput(t, p, "waiting for the parent: "+inspect+"\n")
 
@@ -284,6 +289,27 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	require.Contains(t, out, "bug-fix#1 (lane 0): launching devin:swe-2@high\n")
 	require.Contains(t, out, "inspection clear (notes/review.md)")
 	require.Contains(t, out, "lane 0 bug-fix#1: complete via devin:swe-2@high;")
+
+	h := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "writer", "--lane", "run", "--type", "run-created", "--json")
+	require.Equal(t, 0, h.code, h.stderr)
+	require.Contains(t, h.stdout, `"allowUnverifiedContainment":["grok","devin"]`)
+}
+
+// TestRunWriterContainmentFailsClosed: without the allowance, a grok
+// writer (UNVERIFIED containment) never starts its CLI: the attempt ends
+// unsupported-capability naming the containment and the fix flag, and the
+// lane stops there.
+func TestRunWriterContainmentFailsClosed(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, writerSheet)
+	gitInit(t, s.checkout)
+	r := s.run(t, 90*time.Second, s.runArgs("bug-fix", "--run-id", "contained", "--mode", "isolated-write")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "grok:grok-4.7@xhigh ended unsupported-capability: grok isolated-write containment is UNVERIFIED, not the required WORKSPACE_WRITE_NO_NETWORK; fix: pass --allow-unverified-containment")
+	require.Contains(t, r.stdout, "(run --allow-unverified-containment grok)")
+	require.NotContains(t, r.stdout, "warning: --allow-unverified-containment")
+	require.Empty(t, simlog.Filter(simenv.Invocations(t, s.bin), "grok", simlog.KindWorkload), "the grok CLI never ran its workload")
+	require.Empty(t, simlog.Filter(simenv.Invocations(t, s.bin), "devin", simlog.KindWorkload))
 }
 
 // TestCancelRunningLanes: cancel of a running attempt (one lane, then the

@@ -35,6 +35,8 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-bad-log-format", args: run("--log-format", "xml")},
 		{name: "run-unknown-allow-unknown-quota", args: run("--allow-unknown-quota", "codex,gpt")},
 		{name: "run-empty-allow-unknown-quota", args: run("--allow-unknown-quota", ",")},
+		{name: "run-unknown-allow-unverified-containment", args: run("--allow-unverified-containment", "grok,gemini")},
+		{name: "run-allow-unverified-containment-strict", args: run("--allow-unverified-containment", "grok", "--contract", "strict")},
 		{name: "run-short-quota-refresh", args: run("--quota-refresh", "1s")},
 		{name: "run-zero-stall-timeout", args: run("--stall-timeout", "0s")},
 		{name: "run-negative-stall-timeout", args: run("--stall-timeout", "-5m")},
@@ -63,6 +65,12 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "worker-unknown-provider", args: []string{"worker", "--provider", "codex,gpt"}},
 		{name: "worker-bad-concurrency", args: []string{"worker", "--provider", "codex", "--concurrency", "0"}},
 		{name: "worker-empty-nats", args: []string{"worker", "--provider", "codex", "--nats", ","}},
+		{name: "worker-bin-bad-format", args: []string{"worker", "--provider", "codex", "--bin", "/usr/bin/codex"}},
+		{name: "worker-bin-other-provider", args: []string{"worker", "--provider", "codex", "--bin", "grok=/bin/sh"}},
+		{name: "worker-bin-relative", args: []string{"worker", "--provider", "codex", "--bin", "codex=bin/codex"}},
+		{name: "worker-bin-directory", args: []string{"worker", "--provider", "codex", "--bin", "codex=/"}},
+		{name: "worker-bin-missing", args: []string{"worker", "--provider", "codex", "--bin", "codex=/nonexistent/switchyard-test/codex"}},
+		{name: "worker-bin-twice", args: []string{"worker", "--provider", "codex", "--bin", "codex=/bin/sh", "--bin", "codex=/bin/sh"}},
 
 		{name: "worker-short-quota-refresh", args: []string{"worker", "--provider", "codex", "--quota-refresh", "500ms"}},
 

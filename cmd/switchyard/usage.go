@@ -339,13 +339,13 @@ func storedReports(ctx context.Context, stderr io.Writer, conn *engineConn, f en
 // over from the stored report, as a worker would; nothing is stored.
 func measureHere(ctx context.Context, conn *engineConn, provs []policy.Provider) (map[policy.Provider]*policy.CapacityReport, error) {
 	env := os.Environ()
-	path := runner.EnvMap(env)["PATH"]
+	envMap := runner.EnvMap(env)
 	out := make([]policy.CapacityReport, len(provs))
 	var wg sync.WaitGroup
 	for i, p := range provs {
 		cfg := quota.Config{Env: env, Now: time.Now}
 		if spec, err := providers.Lookup(p); err == nil {
-			if exe, err := providers.ResolveBinary(spec, path); err == nil {
+			if exe, err := providers.Discover(spec, envMap); err == nil {
 				cfg.Binary = exe
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -30,8 +32,9 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var concurrency int
 	var quotaRefresh time.Duration
 	var lf logFlags
+	var bins []string
 	c := &cobra.Command{
-		Use:   "worker --provider P[,P...] [--concurrency N] [--quota-refresh D] [--data-dir D | --nats URLS]",
+		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
 		Long: `Run provider CLI attempts from the job queues of the given providers, on this
 host, until SIGINT or SIGTERM. All workers of one provider share one durable
@@ -59,13 +62,21 @@ at once. How many run across the whole deployment is the provider's cap
 (default 2, set with "switchyard serve --cap P=N"), enforced by the job
 queue: a third worker adds no sessions beyond the cap, and the worker
 never changes the cap. "switchyard status" shows the caps and the
-sessions running.`,
+sessions running.
+
+Each provider's CLI is found as SWITCHYARD_<PROVIDER>_BIN says (an absolute
+path to an executable, for pinned installs), else on PATH. --bin P=/path
+(repeatable) sets that for this worker's attempts and quota measurements;
+the path is checked at start.`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
   # Against a cluster, up to four concurrent claude attempts in this
   # worker (as many as the deployment's claude cap allows):
-  switchyard worker --provider claude --concurrency 4 --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
+  switchyard worker --provider claude --concurrency 4 --nats nats://n1:4222,nats://n2:4222,nats://n3:4222
+
+  # A pinned Codex install instead of the one on PATH:
+  switchyard worker --provider codex --bin codex=/opt/codex-0.155.1/bin/codex`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "provider"); err != nil {
 				return err
@@ -86,11 +97,17 @@ sessions running.`,
 			if err := checkQuotaRefresh(quotaRefresh); err != nil {
 				return err
 			}
-			return runWorker(cmd.Context(), stdout, stderr, f, provs, workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh}, lf.logger(stderr))
+			binaries, err := parseBinOverrides(bins, provs)
+			if err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), stdout, stderr, f, provs,
+				workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh, binaries: binaries}, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
 	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "most concurrent executions per provider in this worker (the deployment's cap, serve --cap, bounds all workers together)")
+	c.Flags().StringArrayVar(&bins, "bin", nil, "P=/path: run provider P's CLI from this absolute path (sets SWITCHYARD_<P>_BIN for this worker; repeatable)")
 	addQuotaRefreshFlag(c, &quotaRefresh)
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
@@ -133,6 +150,53 @@ func parseProviders(s string) ([]policy.Provider, error) {
 type workerOptions struct {
 	concurrency  int
 	quotaRefresh time.Duration // 0: activities.DefaultQuotaRefresh
+	// binaries are --bin's checked overrides: provider → absolute path.
+	binaries map[policy.Provider]string
+}
+
+// parseBinOverrides parses --bin P=/path values: P one of the worker's
+// providers, each at most once, the path an absolute path to an executable
+// regular file (checked the way discovery checks SWITCHYARD_<P>_BIN).
+func parseBinOverrides(vals []string, provs []policy.Provider) (map[policy.Provider]string, error) {
+	out := map[policy.Provider]string{}
+	for _, v := range vals {
+		name, path, ok := strings.Cut(v, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || path == "" {
+			return nil, usagef("--bin %q: want provider=/absolute/path, for example --bin codex=/opt/codex/bin/codex", v)
+		}
+		p := policy.Provider(name)
+		if !slices.Contains(provs, p) {
+			return nil, usagef("--bin %q: %s is not one of this worker's providers (--provider); add it there or drop this --bin", v, name)
+		}
+		if _, dup := out[p]; dup {
+			return nil, usagef("--bin names %s twice; give one path per provider", name)
+		}
+		spec, err := providers.Lookup(p)
+		if err != nil {
+			return nil, usagef("--bin %q: %v", v, err)
+		}
+		if _, err := providers.Discover(spec, map[string]string{providers.BinEnvVar(p): path}); err != nil {
+			var nf *providers.BinaryNotFoundError
+			if errors.As(err, &nf) {
+				return nil, usagef("--bin %s=%s: %s; pass the absolute path of an executable %s CLI", name, path, nf.Reason, name)
+			}
+			return nil, usagef("--bin %q: %v", v, err)
+		}
+		out[p] = path
+	}
+	return out, nil
+}
+
+// workerEnv is the parent environment the worker hands its runner and
+// quota acquisition: this process's, with --bin's overrides set as
+// SWITCHYARD_<P>_BIN (so both resolve the binary the same way).
+func workerEnv(binaries map[policy.Provider]string) map[string]string {
+	env := runner.EnvMap(os.Environ())
+	for p, path := range binaries {
+		env[providers.BinEnvVar(p)] = path
+	}
+	return env
 }
 
 // addQuotaRefreshFlag declares --quota-refresh.
@@ -162,6 +226,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Offline:  conn.watch.offline,
 		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
 		Commands: conn.js.Conn(),
+		Env:      workerEnv(o.binaries),
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -193,6 +258,11 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	w, err := newWorker(conn, provs, o, logger)
 	if err != nil {
 		return err
+	}
+	for _, p := range provs {
+		if path, ok := o.binaries[p]; ok {
+			logger.Info("provider CLI pinned by --bin", "provider", string(p), "bin", path)
+		}
 	}
 	names := make([]string, len(provs))
 	for i, p := range provs {

@@ -7,7 +7,10 @@
 //
 // Importing the package registers the -update flag in the test binary (one
 // flag per binary, whichever packages of the binary import this one).
-// go test ./policy -update rewrites the files instead of comparing. A rewrite
+// go test ./policy -update rewrites the files instead of comparing, and so
+// does UPDATE_GOLDENS=1 go test ./policy (any value strconv.ParseBool reads
+// as true; for go test ./... where a flag would reach binaries that do not
+// import this package). A rewrite
 // that changes a file fails the test ("updated golden X; review the diff and
 // rerun without -update"), so a blanket -update cannot pass a regression
 // silently; a run that changes nothing passes.
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,10 +29,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files instead of comparing against them; a rewrite that changes a file fails the test")
 
-// Updating reports whether the test binary runs with -update, e.g. for a
-// test that checks every golden file has a case and tolerates new ones
-// while they are being written.
-func Updating() bool { return *update }
+// Updating reports whether the test binary runs with -update or
+// UPDATE_GOLDENS=1, e.g. for a test that checks every golden file has a
+// case and tolerates new ones while they are being written.
+func Updating() bool { return *update || envUpdate(os.Getenv("UPDATE_GOLDENS")) }
+
+// envUpdate reads UPDATE_GOLDENS: true for values strconv.ParseBool accepts
+// as true ("1", "true"), false when unset, empty or false. Any other value
+// is treated as false (comparing, the safe side).
+func envUpdate(v string) bool {
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}
 
 // Check compares got with the file at path (forward slashes, relative to
 // the test's package directory), or, under -update, writes got there and
@@ -36,7 +48,7 @@ func Updating() bool { return *update }
 // file holds, trailing newline included.
 func Check[D ~string | ~[]byte](t testing.TB, path string, got D) {
 	t.Helper()
-	check(t, *update, path, []byte(got), t.Name())
+	check(t, Updating(), path, []byte(got), t.Name())
 }
 
 // tb is the part of testing.TB that check uses; the package's own tests

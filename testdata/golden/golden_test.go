@@ -105,3 +105,48 @@ func TestCheckPublic(t *testing.T) {
 	Check(t, filepath.ToSlash(path), "c\n")
 	Check(t, filepath.ToSlash(path), []byte("c\n"))
 }
+
+// tbRecorder is a testing.TB whose failures are recorded instead of
+// failing the test, so Check itself can be driven under UPDATE_GOLDENS.
+type tbRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *tbRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *tbRecorder) FailNow() { runtime.Goexit() }
+
+// TestUpdateGoldensEnv: UPDATE_GOLDENS=1 makes Check rewrite like -update
+// (and fail naming the file); unset, empty, 0 or garbage compare.
+func TestUpdateGoldensEnv(t *testing.T) {
+	for _, tt := range []struct {
+		value  string
+		update bool
+	}{{"1", true}, {"true", true}, {"0", false}, {"", false}, {"yes please", false}} {
+		t.Run("UPDATE_GOLDENS="+tt.value, func(t *testing.T) {
+			t.Setenv("UPDATE_GOLDENS", tt.value)
+			require.Equal(t, tt.update, Updating())
+			path := filepath.Join(t.TempDir(), "a.golden")
+			require.NoError(t, os.WriteFile(path, []byte("one\n"), 0o644))
+			r := &tbRecorder{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Check(r, path, "two\n")
+			}()
+			<-done
+			require.Len(t, r.errs, 1)
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			if tt.update {
+				require.Contains(t, r.errs[0], "updated golden "+path)
+				require.Equal(t, "two\n", string(data))
+			} else {
+				require.Contains(t, r.errs[0], "output differs from golden")
+				require.Equal(t, "one\n", string(data))
+			}
+		})
+	}
+}
