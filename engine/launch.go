@@ -8,6 +8,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // launch records a launch or continue decision for lane i and publishes its
@@ -93,7 +94,7 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		Descriptor: disp.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
 		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
 		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
-		StallTimeoutMs: effectiveStallTimeoutMs(c.Options, provider),
+		StallTimeoutMs:             effectiveStallTimeoutMs(c.Options, provider),
 		AllowUnverifiedContainment: slices.Contains(c.Options.AllowUnverifiedContainment, provider),
 	}, nil
 }
@@ -109,8 +110,12 @@ func effectiveStallTimeoutMs(o events.RunOptions, provider policy.Provider) int6
 		ms = v
 	}
 	if ms <= 0 || ms > events.MaxStallTimeoutMs {
-		// run-created validation already refused these; resolve to the
-		// default rather than send what a job refuses.
+		// Unset (or, past run-created's validation, impossible): the
+		// provider's default, which is longer for a CLI that prints
+		// nothing until its final answer (providers.SilentUntilDone).
+		if providers.SilentUntilDone(provider) {
+			return providers.SilentStallTimeoutMs
+		}
 		return events.DefaultStallTimeoutMs
 	}
 	return ms

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // stallOf is the stall metadata a worker reports for an attempt whose
@@ -202,7 +203,7 @@ func TestStallTimeoutPrecedence(t *testing.T) {
 		per           map[policy.Provider]time.Duration
 		codex, cursor int64
 	}{
-		{"default", 0, nil, 300000, 300000},
+		{"default (longer for cursor, silent until done)", 0, nil, 300000, providers.SilentStallTimeoutMs},
 		{"run's value", 90 * time.Second, nil, 90000, 90000},
 		{"provider override over the run's", 90 * time.Second, map[policy.Provider]time.Duration{policy.Codex: 10 * time.Minute}, 600000, 90000},
 		{"provider override over the default", 0, map[policy.Provider]time.Duration{policy.Cursor: 2500 * time.Millisecond}, 300000, 2500},

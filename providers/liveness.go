@@ -1,5 +1,7 @@
 package providers
 
+import "github.com/switchyard-dev/switchyard/policy"
+
 // ContainmentClass is what a provider can enforce for one access mode
 // (provider-contract.md "Autonomous isolation").
 type ContainmentClass string
@@ -33,3 +35,18 @@ const (
 	DispositionTerminal Disposition = "terminal"
 	DispositionNone     Disposition = "none"
 )
+
+// SilentStallTimeoutMs is the default stall timeout, in milliseconds, of a
+// provider whose headless output shows nothing until its final answer
+// (SilentUntilDone): one hour, since its silence says nothing about
+// progress, so the watchdog only ends an attempt that hangs far longer
+// than any real one (docs/decisions.md D-3).
+const SilentStallTimeoutMs = 3_600_000
+
+// SilentUntilDone reports whether p's headless output, as Switchyard
+// launches it, carries no progress events before the final answer: Cursor
+// (--output-format json prints one result object at the end) and Devin
+// (plain text at the end).
+func SilentUntilDone(p policy.Provider) bool {
+	return p == policy.Cursor || p == policy.Devin
+}

@@ -239,7 +239,12 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 		if allowed {
 			msg += " (accepted by --allow-unverified-containment)"
 		}
-		add(problemContainment, !allowed, msg,
+		// The runner fails a writer closed on UNVERIFIED containment; a
+		// read-only attempt still launches (runner.Config.
+		// RequireReadOnlyContainment is off: docs/decisions.md D-4), so
+		// there it is a warning, not a block.
+		enforced := c.mode != policy.ReadOnly
+		add(problemContainment, enforced && !allowed, msg,
 			fmt.Sprintf("pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", p, c.mode, c.mode))
 	}
 
