@@ -122,6 +122,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 	}
 	defer conn.Close()
 	if err := applyCaps(ctx, conn, caps); err != nil {
+		if ctx.Err() != nil { // stopped (SIGINT, SIGTERM) while starting: a clean stop
+			fmt.Fprintln(stdout, "switchyard serve: stopped")
+			return nil
+		}
 		return err
 	}
 	eng, err := conn.newEngine(f, logger)
