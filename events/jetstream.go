@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -180,7 +181,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 		}
 	}
 	c := j.cfg
-	j.events, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	j.events, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: EventsStream, Subjects: []string{EventSubjectPrefix + ">"},
 		Description: "Switchyard lane and run events: kept forever",
 		Retention:   jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
@@ -190,7 +191,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", EventsStream, err)
 	}
-	j.jobs, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	j.jobs, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: JobsStream, Subjects: []string{JobSubjectPrefix + ">"},
 		Description: "Switchyard jobs: one work-queue subject per provider",
 		Retention:   jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
@@ -199,7 +200,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", JobsStream, err)
 	}
-	j.reports, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	j.reports, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: ReportsStream, Subjects: []string{ReportSubjectPrefix + ">"},
 		Description: "Switchyard worker reports, per run and lane",
 		Retention:   jetstream.LimitsPolicy, Storage: jetstream.FileStorage, Replicas: c.Replicas,
@@ -215,7 +216,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if c.ClaimMaxAge > 0 && c.ClaimMaxAge < claimsDup {
 		claimsDup = c.ClaimMaxAge
 	}
-	_, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	_, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: "KV_" + ClaimsBucket, Subjects: []string{"$KV." + ClaimsBucket + ".>"},
 		Description: "Switchyard execution claims and leases (KV bucket " + ClaimsBucket + ")",
 		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
@@ -231,7 +232,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	}
 	// Presence is advisory and short-lived: memory storage, and the
 	// server's MaxAge expires a worker that stopped announcing.
-	j.workers, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	j.workers, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: WorkersStream, Subjects: []string{WorkerSubjectPrefix + "*"},
 		Description: "Switchyard worker presence: each live worker's latest announcement",
 		Retention:   jetstream.LimitsPolicy, Storage: jetstream.MemoryStorage, Replicas: c.Replicas,
@@ -244,7 +245,7 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	// The capacity bucket, created as its stream like the claims bucket:
 	// history 1 (only each provider's current report), kept until replaced
 	// (staleness is judged by the report's own acquisition time).
-	_, err = j.js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+	_, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: capacityStream, Subjects: []string{"$KV." + CapacityBucket + ".>"},
 		Description: "Switchyard capacity reports: each provider's current one (KV bucket " + CapacityBucket + ")",
 		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
@@ -315,4 +316,40 @@ func (j *JetStream) publish(ctx context.Context, subject string, data []byte, op
 			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 		}
 	}
+}
+
+// ensureStream creates the stream of cfg, or updates it when the server's
+// configuration differs in a field Switchyard sets; an existing stream
+// that already matches is left alone. Every process opens the streams
+// (serve, each worker, each command), and an update that changes nothing
+// still rewrites the stream's store configuration on the server, which
+// nats-server v2.15 does while it may be creating a consumer of that stream
+// unlocked (a data race seen under -race); a matching stream is therefore
+// only read.
+func (j *JetStream) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := j.js.Stream(ctx, cfg.Name)
+	if err == nil && sameStreamConfig(s.CachedInfo().Config, cfg) {
+		return s, nil
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, err
+	}
+	return j.js.CreateOrUpdateStream(ctx, cfg)
+}
+
+// sameStreamConfig compares the fields Switchyard sets on its streams (the
+// server fills the others with its defaults).
+func sameStreamConfig(have, want jetstream.StreamConfig) bool {
+	pick := func(c jetstream.StreamConfig) jetstream.StreamConfig {
+		if c.MaxMsgsPerSubject == 0 {
+			c.MaxMsgsPerSubject = -1 // unset: the server stores -1, no limit
+		}
+		return jetstream.StreamConfig{
+			Name: c.Name, Description: c.Description, Subjects: c.Subjects, Retention: c.Retention,
+			Storage: c.Storage, Replicas: c.Replicas, MaxMsgSize: c.MaxMsgSize, Duplicates: c.Duplicates,
+			MaxAge: c.MaxAge, MaxMsgsPerSubject: c.MaxMsgsPerSubject, AllowDirect: c.AllowDirect,
+			DenyDelete: c.DenyDelete, AllowRollup: c.AllowRollup, Discard: c.Discard,
+		}
+	}
+	return reflect.DeepEqual(pick(have), pick(want))
 }
