@@ -66,12 +66,14 @@ type harness struct {
 	// every provider's worker, seeds it with an eligible measured report
 	// for each provider with a live quota source.
 	capacity events.Capacity
-	data     string
-	repo     string
-	eng      *engine.Engine
-	cfg      engine.Config
-	ids      atomic.Int64
-	prefix   string
+	// srv is the embedded server of the jetstream backend (nil for memory).
+	srv    *events.Embedded
+	data   string
+	repo   string
+	eng    *engine.Engine
+	cfg    engine.Config
+	ids    atomic.Int64
+	prefix string
 	// taken counts the jobs nextJob took, per subject.
 	taken map[string]int
 	// sentinels numbers noJob's sentinel jobs.
@@ -162,6 +164,7 @@ func newHarness(t *testing.T, b backend, opts ...option) *harness {
 		js := eventstest.Open(t, srv, events.JetStreamConfig{})
 		h.store, h.queue, h.claims = js.Store(), js.Queue(), js.Claims()
 		h.capacity = seeded(t, js.Capacity())
+		h.srv = srv
 	}
 	h.cfg = engine.Config{
 		Store: h.store, Queue: h.queue, Claims: h.claims, DataDir: h.data, NativePoll: 200 * time.Millisecond,

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/nats-io/nats.go"
 	"os"
 	"testing"
 	"time"
@@ -106,14 +107,29 @@ func TestNativeJobOfCancelledLaneIsNotHandedOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			h := newHarness(t, tc.backend)
+			var opts []option
+			if !tc.recorded {
+				// NativeNext must find the queued job however busy the
+				// machine: poll long enough for a fetch to come back.
+				opts = append(opts, func(_ *harness, c *engine.Config) { c.NativePoll = 10 * time.Second })
+			}
+			h := newHarness(t, tc.backend, opts...)
+			var published *nats.Subscription
+			if !tc.recorded {
+				var err error
+				published, err = h.srv.Conn().SubscribeSync(events.NativeJobSubject(string(policy.ParentClaude)))
+				require.NoError(t, err)
+			}
 			stop := h.run()
 			run := h.submit(nativeSheet, "judgment and prose", policy.ReadOnly)
 			r := h.waitLane(run, 0, machines.StateLaunching)
 			exec := r.Lanes[0].Dispatch.ExecutionID
 			if !tc.recorded {
-				// The job is queued; the cancel is sent while no engine
-				// applies it, as when it races the parent's native next.
+				// The job is queued (seen published, not just recorded);
+				// the cancel is sent while no engine applies it, as when
+				// it races the parent's native next.
+				_, err := published.NextMsg(60 * time.Second)
+				require.NoError(t, err, "the launched job is published")
 				stop()
 			}
 			target := 0
