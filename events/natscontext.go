@@ -132,7 +132,7 @@ func LoadNATSContextFile(name, path string) (NATSContext, error) {
 		}
 		return NATSContext{}, authErrorf("%s is not a nats context; fix it or recreate it with `nats context save %s`", what, name)
 	}
-	field := func(f string) string { return "context " + name + " field " + f }
+	field := func(f string) string { return "--context " + name + " field " + f }
 	creds, err := contextPath(cf.Creds, field("creds"), true)
 	if err != nil {
 		return NATSContext{}, err
