@@ -30,6 +30,8 @@ type engineFlags struct {
 	dataDir  string
 	replicas int
 	fsync    string
+	// natsAuth: credentials and TLS for --nats (natsflags.go).
+	natsAuth natsFlags
 }
 
 // fsyncHelp is --fsync's help: the durability trade must be stated where
@@ -44,16 +46,20 @@ throughput: acknowledged events can be lost on an OS crash or power loss
 // --fsync.
 func addEngineFlags(c *cobra.Command, f *engineFlags, embed bool) {
 	fl := c.Flags()
-	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
+	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,tls://b:4222;\ndefault $NATS_URL); without it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
 	fl.IntVar(&f.replicas, "replicas", 0, "stream replicas with --nats: 3 for a three-node cluster. Without it, streams that exist keep\ntheirs and new ones get 3 when --nats lists three or more servers, else 1; with it, existing\nstreams are changed to it")
 	if embed {
 		fl.StringVar(&f.fsync, "fsync", string(events.FsyncAlways), fsyncHelp)
 	}
+	addNATSFlags(c, &f.natsAuth)
 }
 
 // validate checks the flags' own values, before anything connects.
-func (f engineFlags) validate(c *cobra.Command) error {
+func (f *engineFlags) validate(c *cobra.Command) error {
+	if err := f.natsAuth.resolve(c, &f.nats); err != nil {
+		return err
+	}
 	if c.Flags().Changed("nats") && len(events.SplitURLs(f.nats)) == 0 {
 		return usagef("--nats %q lists no URL; pass nats://host:port[,nats://host:port...]", f.nats)
 	}
@@ -172,10 +178,15 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 			replicas = 3
 		}
 	}
-	watch := &linkWatch{settling: 10 * time.Second}
-	nc, err := events.Connect(urls, append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))...)
+	auth, err := f.natsAuth.options()
 	if err != nil {
-		return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
+		return nil, err
+	}
+	watch := &linkWatch{settling: 10 * time.Second}
+	nc, err := events.Connect(urls, append(append(linkOptions(o.link, watch), nats.Timeout(5*time.Second)), auth...)...)
+	if err != nil {
+		return nil, failf("cannot reach %s: %v; check the URLs, the credentials (%s) and TLS options, and that the servers run with JetStream",
+			f.natsAuth.source(f.nats), err, f.natsAuth.auth.Method())
 	}
 	// Streams that exist keep their replicas unless --replicas asks
 	// for a change: a command pointed at one node of a cluster must
@@ -183,7 +194,7 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
 	if err != nil {
 		nc.Close()
-		return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
+		return nil, failf("%s: %v; check that JetStream is enabled, that the user may use it, and --replicas %d fits the cluster", f.natsAuth.source(f.nats), err, replicas)
 	}
 	return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil
 }
@@ -431,7 +442,7 @@ func (c *engineConn) capacity() events.Capacity { return c.js.Capacity() }
 func (c *engineConn) describe() string {
 	switch c.mode {
 	case connExternal:
-		return "NATS " + strings.Join(c.urls, ",")
+		return "NATS " + events.RedactURLs(strings.Join(c.urls, ","))
 	case connServe:
 		h := c.holder
 		if c.dialer != nil {
@@ -481,7 +492,7 @@ func (c *engineConn) newEngine(f engineFlags, logger *slog.Logger) (*engine.Engi
 func (c *engineConn) connFlags(f engineFlags) string {
 	switch {
 	case f.nats != "":
-		return " --nats " + shellQuote(f.nats)
+		return f.natsAuth.render(f.nats)
 	case !c.defaultDir && c.dataDir != "":
 		return " --data-dir " + shellQuote(c.dataDir)
 	}
