@@ -14,21 +14,28 @@ import (
 )
 
 // TestClusterTLSConformance: a three-node cluster whose clients and routes
-// both run over TLS with a CA generated here, and that requires client
-// certificates, elects its meta leader over the TLS routes, and the store,
-// claims and capacity suites pass over a client connection that checks the
-// servers against the CA and presents its own certificate. A client
-// without the CA, and one without a certificate, are refused.
+// both run over TLS with a CA generated here, that requires client
+// certificates and admits only the role users (RolePermissions), elects its
+// meta leader over the TLS routes, and the store, claims and capacity
+// suites pass over a connection as the engine user that checks the servers
+// against the CA and presents its own certificate. A worker user is
+// refused a control and an event (a parent's and the engine's acts), and a
+// client without the CA, without a certificate or without a login is
+// refused.
 func TestClusterTLSConformance(t *testing.T) {
 	t.Parallel()
 	pki := eventstest.NewPKI(t)
-	nodes := eventstest.StartClusterWith(t, 3, eventstest.WithTLS(pki.ServerTLS(true)))
+	creds, err := events.NewCredentials()
+	require.NoError(t, err)
+	nodes := eventstest.StartClusterWith(t, 3, eventstest.WithTLS(pki.ServerTLS(true)),
+		eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = creds }))
 	certFile, keyFile := pki.Issue(t, "switchyard-client", false)
 	auth := events.ClientAuth{TLSCA: pki.CAFile, TLSCert: certFile, TLSKey: keyFile}
 	opts, err := auth.Options()
 	require.NoError(t, err)
 	urls := tlsURLs(nodes)
-	nc, err := events.Connect(urls, opts...)
+	as := func(r events.Role) []nats.Option { return append(append([]nats.Option(nil), opts...), creds.ClientOptions(r)...) }
+	nc, err := events.Connect(urls, as(events.RoleEngine)...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	require.True(t, nc.TLSRequired(), "the servers require TLS")
@@ -49,7 +56,45 @@ func TestClusterTLSConformance(t *testing.T) {
 	t.Run("capacity", func(t *testing.T) {
 		eventstest.RunCapacityConformance(t, func(t *testing.T) events.Capacity { return emptyCapacity(t, nc, j) })
 	})
-	t.Run("refused without the CA or without a client certificate", func(t *testing.T) {
+	t.Run("a worker cannot act as a parent or as the engine", func(t *testing.T) {
+		run := eventstest.NewRunID()
+		at := time.Now().UTC()
+		seq, err := j.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, at), 0)
+		require.NoError(t, err, "the engine appends")
+		open := func(r events.Role) *events.JetStream {
+			c, err := events.Connect(urls, as(r)...)
+			require.NoError(t, err, "connect as %s over TLS", r)
+			t.Cleanup(c.Close)
+			js, err := events.OpenJetStream(ctx, c, events.JetStreamConfig{})
+			require.NoError(t, err, "open the streams as %s", r)
+			return js
+		}
+		// A refused publish shows when its attempt ends; allowed ones get
+		// the generous ctx.
+		short := func() context.Context {
+			c, cancel := context.WithTimeout(ctx, 3*time.Second)
+			t.Cleanup(cancel)
+			return c
+		}
+		cancelRun := events.Control{ID: "c1", Kind: events.ControlCancel, Run: run, Lane: events.RunLane, Cancel: &events.Cancel{Reason: "forged", By: "worker"}, Time: at}
+		worker := open(events.RoleWorker)
+		_, err = worker.Queue().PublishControl(short(), cancelRun)
+		require.True(t, events.IsPermissionDenied(err), "a worker's control on %s is refused by the server: %v", events.ControlSubject(run), err)
+		_, err = worker.Store().Append(short(), eventstest.SampleEnvelope(events.TypeCancel, run, events.RunLane, at), seq)
+		require.True(t, events.IsPermissionDenied(err), "a worker's event on sy.ev.* is refused by the server: %v", err)
+		envs, err := worker.Store().Load(ctx, run, events.RunLane)
+		require.NoError(t, err, "a worker still reads events")
+		require.Len(t, envs, 1, "nothing forged reached the log")
+
+		_, err = open(events.RoleParent).Queue().PublishControl(ctx, cancelRun)
+		require.NoError(t, err, "a parent publishes the control")
+		_, err = j.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeCancel, run, events.RunLane, at), seq)
+		require.NoError(t, err, "the engine appends the event")
+	})
+	t.Run("refused without the CA, a client certificate or a login", func(t *testing.T) {
+		// No login: TLS alone does not let a client in.
+		_, err := events.Connect(urls[:1], append(opts, nats1s()...)...)
+		require.ErrorContains(t, err, "Authorization Violation")
 		// No CA: the system roots do not trust the test CA.
 		noCA, err := events.ClientAuth{TLSCert: certFile, TLSKey: keyFile}.Options()
 		require.NoError(t, err)
