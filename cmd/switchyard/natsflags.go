@@ -152,7 +152,8 @@ func (n *natsFlags) resolve(c *cobra.Command, natsURL *string) error {
 		{"tls-cert", n.tlsCert, &a.TLSCert, &a.Names.TLSCert},
 		{"tls-key", n.tlsKey, &a.TLSKey, &a.Names.TLSKey},
 	} {
-		if f.value != "" {
+		if f.value != "" || *f.path == "" {
+			// An empty one is named by the option that would set it.
 			*f.path, *f.name = f.value, "--"+f.flag
 		}
 	}
