@@ -34,7 +34,9 @@ func TestClusterTLSConformance(t *testing.T) {
 	opts, err := auth.Options()
 	require.NoError(t, err)
 	urls := tlsURLs(nodes)
-	as := func(r events.Role) []nats.Option { return append(append([]nats.Option(nil), opts...), creds.ClientOptions(r)...) }
+	as := func(r events.Role) []nats.Option {
+		return append(append([]nats.Option(nil), opts...), creds.ClientOptions(r)...)
+	}
 	nc, err := events.Connect(urls, as(events.RoleEngine)...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
