@@ -193,7 +193,10 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 	// not strip its replication.
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
 	if err != nil {
-		nc.Close()
+		defer nc.Close()
+		if rerr := f.natsAuth.refused(nc, f.nats); rerr != nil {
+			return nil, rerr
+		}
 		return nil, failf("%s: %v; check that JetStream is enabled, that the user may use it, and --replicas %d fits the cluster", f.natsAuth.source(f.nats), err, replicas)
 	}
 	return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strings"
 
@@ -20,8 +21,9 @@ type natsFlags struct {
 	// urlFrom says what gave the servers: "--nats", "--context" or
 	// NATS_URL ("" when none did).
 	urlFrom string
-	// auth is the resolved login and TLS (resolve).
+	// auth is the resolved login and TLS, role the command's (resolve).
 	auth events.ClientAuth
+	role events.Role
 }
 
 // The environment variables the nats CLI reads, which Switchyard reads the
@@ -157,9 +159,10 @@ func (n *natsFlags) resolve(c *cobra.Command, natsURL *string) error {
 			*f.path, *f.name = f.value, "--"+f.flag
 		}
 	}
+	n.role = commandPathRole(c)
 	if a.InboxPrefix == "" {
 		// A deployment's role users subscribe only to their own inboxes.
-		a.InboxPrefix = events.InboxPrefix(commandPathRole(c))
+		a.InboxPrefix = events.InboxPrefix(n.role)
 	}
 	if err := a.Validate(); err != nil {
 		return usagef("%v", err)
@@ -207,4 +210,16 @@ func (n *natsFlags) render(natsURL string) string {
 		}
 	}
 	return b.String()
+}
+
+// refused is the error of a connection whose login the server refused an
+// operation the command needs (nc's last error a permissions violation),
+// naming the role the command needs; nil otherwise.
+func (n *natsFlags) refused(nc *nats.Conn, natsURL string) error {
+	le := nc.LastError()
+	if le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
+		return nil
+	}
+	return failf("%s: permission denied: %v; this command needs the %s role's user (switchyard-%s in docs/DEPLOY.md), not the login given (%s)",
+		n.source(natsURL), le, n.role, n.role, n.auth.Method())
 }

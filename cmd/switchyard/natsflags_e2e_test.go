@@ -109,6 +109,30 @@ func TestNATSFlagsTLSCluster(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "Authorization Violation", "TLS alone does not let a client in")
 
+	// A worker's login cannot act as a parent: the server refuses its
+	// cancel; the parent's is accepted.
+	worker := []string{"NATS_USER=switchyard-worker", "NATS_PASSWORD=" + secrets["worker"]}
+	r = with(worker...).run(t, time.Minute, "cancel", "--run", run, "--nats", url, "--tls-ca", ca)
+	require.NotEqual(t, 0, r.code, "a worker cancelled a run: %s", r.stdout)
+	require.Contains(t, r.stderr, "permission denied", "the server's refusal is named")
+	require.Contains(t, r.stderr, "this command needs the parent role's user")
+	noSecret(r)
+	// Even with the worker's own reply subjects (a context's
+	// inbox_prefix), the control itself is refused by the server.
+	wctx, err := json.Marshal(map[string]any{"url": url, "user": "switchyard-worker", "password": secrets["worker"], "ca": ca,
+		"inbox_prefix": events.InboxPrefix(events.RoleWorker)})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(xdg, "nats", "context", "w.json"), wctx, 0o600))
+	r = with("XDG_CONFIG_HOME="+xdg).run(t, time.Minute, "cancel", "--run", run, "--context", "w")
+	require.NotEqual(t, 0, r.code, "a worker cancelled a run: %s", r.stdout)
+	require.Contains(t, r.stderr, "publish to "+events.ControlSubject(run)+": events: permission denied", "the control's publish is refused")
+	noSecret(r)
+	parent := []string{"NATS_USER=switchyard-parent", "NATS_PASSWORD=" + secrets["parent"]}
+	r = with(parent...).run(t, time.Minute, "cancel", "--run", run, "--nats", url, "--tls-ca", ca)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "cancel requested for run "+run)
+	noSecret(r)
+
 	// A user URL's password is never echoed either.
 	r = s.run(t, time.Minute, "status", "--nats", strings.Replace(url, "tls://", "tls://switchyard-reader:"+wrong+"@", 1))
 	require.Equal(t, 1, r.code, r.stderr)
