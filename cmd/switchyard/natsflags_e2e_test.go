@@ -174,3 +174,58 @@ func TestNATSFlagsUsage(t *testing.T) {
 		require.NotContains(t, r.stderr, secret, tc.args)
 	}
 }
+
+// TestNATSFlagsServeWorkerRunOverTLS: the whole cluster path over TLS
+// with role logins: `serve --nats` as the engine's user, `worker --nats`
+// as the worker's (its jobs, claims, reports and presence within the
+// worker's permissions) and `run --nats`, which runs a lane to the end.
+func TestNATSFlagsServeWorkerRunOverTLS(t *testing.T) {
+	t.Parallel()
+	pki := eventstest.NewPKI(t)
+	creds, err := events.NewCredentials()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	path := filepath.Join(dir, "auth.json")
+	require.NoError(t, events.WriteCredentials(path, creds))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var file struct{ Secrets map[string]string }
+	require.NoError(t, json.Unmarshal(raw, &file))
+	e := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithTLS(pki.ServerTLS(false)),
+		eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = creds }))
+	_, hostPort, _ := strings.Cut(e.ClientURL(), "://")
+	url := "tls://" + hostPort
+
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	as := func(r events.Role) *engineSandbox {
+		c := *s
+		c.env = append(append([]string(nil), s.env...), "NATS_URL="+url, "NATS_USER=switchyard-"+string(r), "NATS_PASSWORD="+file.Secrets[string(r)])
+		return &c
+	}
+	serve := as(events.RoleEngine).start(t, "serve", "--tls-ca", pki.CAFile, "--data-dir", s.data)
+	waitOutput(t, serve, "switchyard serve: engine on NATS "+url)
+	worker := as(events.RoleWorker).start(t, "worker", "--tls-ca", pki.CAFile, "--data-dir", s.data, "--provider", "grok")
+	waitOutput(t, worker, "switchyard worker: grok")
+
+	// The run is submitted as the engine's user today; with the engine's
+	// submission subject (issue 13) it is the parent's.
+	r := as(events.RoleEngine).run(t, 3*time.Minute, append(s.runArgs("hillclimb", "--json"), "--tls-ca", pki.CAFile)...)
+	require.Equal(t, 0, r.code, "run:\n%s\n%s\nserve:\n%s\nworker:\n%s", r.stdout, r.stderr, procOut(serve), procOut(worker))
+	var rep struct {
+		Final bool
+		Lanes []struct{ State, Success string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
+	require.True(t, rep.Final)
+	require.Len(t, rep.Lanes, 1)
+	require.Equal(t, "complete", rep.Lanes[0].State, "the worker ran the lane's grok attempt")
+	require.Equal(t, "grok:grok-4.7@xhigh", rep.Lanes[0].Success)
+	_, errOut := worker.output()
+	require.NotContains(t, errOut, "ermission", "the worker needed nothing its role may not do")
+	for _, v := range file.Secrets {
+		require.NotContains(t, r.stdout+r.stderr+procOut(serve)+procOut(worker), v, "a secret leaked")
+	}
+}
+
+func procOut(p *bgProcess) string { o, e := p.output(); return o + e }
