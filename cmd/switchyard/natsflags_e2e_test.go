@@ -13,6 +13,8 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
 
 // tlsAuthServer starts a listening embedded server that requires TLS (a CA
@@ -223,6 +225,17 @@ func TestNATSFlagsServeWorkerRunOverTLS(t *testing.T) {
 	require.Equal(t, "grok:grok-4.7@xhigh", rep.Lanes[0].Success)
 	_, errOut := worker.output()
 	require.NotContains(t, errOut, "ermission", "the worker needed nothing its role may not do")
+	// The provider CLI the worker started never saw the NATS password.
+	var launched int
+	for _, inv := range simenv.Invocations(t, s.bin) {
+		if inv.Kind != simlog.KindWorkload {
+			continue
+		}
+		launched++
+		require.Contains(t, inv.Env, "PATH", "the simulator records the environment's names")
+		require.NotContains(t, inv.Env, "NATS_PASSWORD", "a provider CLI inherited the NATS password")
+	}
+	require.Equal(t, 1, launched)
 	for _, v := range file.Secrets {
 		require.NotContains(t, r.stdout+r.stderr+procOut(serve)+procOut(worker), v, "a secret leaked")
 	}
