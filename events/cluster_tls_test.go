@@ -126,3 +126,40 @@ func tlsURLs(nodes []*events.Embedded) []string {
 	}
 	return out
 }
+
+// TestEmbeddedTLS: an embedded server with TLS refuses a plain TCP client
+// and accepts one that trusts the CA (no client certificate needed unless
+// VerifyClients), while its in-process connection needs no TLS; settings
+// that cannot work are refused before start.
+func TestEmbeddedTLS(t *testing.T) {
+	t.Parallel()
+	pki := eventstest.NewPKI(t)
+	e := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithTLS(pki.ServerTLS(false)))
+	j := eventstest.Open(t, e, events.JetStreamConfig{})
+	require.NotNil(t, j, "the in-process connection opens the streams without TLS")
+	url := tlsURLs([]*events.Embedded{e})[0]
+
+	_, err := events.Connect([]string{strings.Replace(url, "tls://", "nats://", 1)}, nats1s()...)
+	require.Error(t, err, "a plain client is refused")
+	opts, err := events.ClientAuth{TLSCA: pki.CAFile}.Options()
+	require.NoError(t, err)
+	nc, err := events.Connect([]string{url}, append(opts, nats1s()...)...)
+	require.NoError(t, err, "a client that trusts the CA connects without a certificate")
+	nc.Close()
+
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cfg  events.EmbeddedConfig
+		want string
+	}{
+		{events.EmbeddedConfig{DataDir: dir, TLS: &events.TLSConfig{CertFile: pki.CertFile}}, "TLS needs CertFile and KeyFile"},
+		{events.EmbeddedConfig{DataDir: dir, TLS: &events.TLSConfig{CertFile: pki.CertFile, KeyFile: pki.KeyFile, VerifyClients: true}}, "TLS.CAFile is required"},
+		{events.EmbeddedConfig{DataDir: dir, Cluster: &events.ClusterConfig{Name: "c", Listen: "127.0.0.1:0"},
+			TLS: &events.TLSConfig{CertFile: pki.CertFile, KeyFile: pki.KeyFile}}, "TLS.CAFile is required"},
+	} {
+		require.ErrorContains(t, tc.cfg.Validate(), tc.want)
+	}
+	_, err = events.StartEmbedded(events.EmbeddedConfig{DataDir: dir, Listen: "127.0.0.1:0",
+		TLS: &events.TLSConfig{CertFile: pki.CertFile, KeyFile: pki.CAFile}})
+	require.ErrorContains(t, err, "embedded: TLS:", "a key that does not match the certificate")
+}
