@@ -114,7 +114,10 @@ func (a ClientAuth) Validate() error {
 		return authErrorf("NATS authentication: %s are given together; use exactly one way to log in", strings.Join(methods, " and "))
 	}
 	if a.User != "" && a.Password == "" {
-		return authErrorf("NATS authentication: %s is set but %s is empty; set both, or neither", a.name(n.User, "user"), a.name(n.Password, "password"))
+		// The nats CLI would take a lone user for a token; a guess here
+		// could send a user name where a secret is expected.
+		return authErrorf("NATS authentication: %s is set but %s is empty; set both, or neither (a token alone goes in %s)",
+			a.name(n.User, "user"), a.name(n.Password, "password"), a.name(n.Token, "the token"))
 	}
 	if a.User == "" && a.Password != "" {
 		return authErrorf("NATS authentication: %s is set but %s is empty; set both, or neither", a.name(n.Password, "password"), a.name(n.User, "user"))
