@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"context"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
