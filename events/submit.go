@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +66,7 @@ func (j *JetStream) Submit(ctx context.Context, env Envelope) error {
 			case r.Code == "exists":
 				return fmt.Errorf("submit run %s: %w", env.Run, ErrRunExists)
 			case r.Code == "invalid":
-				return fmt.Errorf("submit run %s: %w: %s", env.Run, ErrInvalid, r.Error)
+				return fmt.Errorf("submit run %s: %w: %s", env.Run, ErrInvalid, strings.TrimPrefix(r.Error, ErrInvalid.Error()+": "))
 			default:
 				return fmt.Errorf("submit run %s: the engine could not record it: %s", env.Run, r.Error)
 			}
