@@ -168,7 +168,7 @@ func Validate(ctx context.Context, r ValidateRequest) (*Validation, error) {
 	files := make([]DigestFile, 0, len(h.Files))
 	out := &Validation{
 		Valid: true, Head: head, Repo: repo, Task: h.Task, Checkpoint: h.Checkpoint,
-		Operation: h.Operation, Files: []ValidatedFile{}, Checks: slices.Sorted(slices.Values(h.Checks)), Summary: h.Summary,
+		Operation: h.Operation, Files: []ValidatedFile{}, Checks: append([]string{}, slices.Sorted(slices.Values(h.Checks))...), Summary: h.Summary,
 	}
 	sorted := slices.Sorted(slices.Values(h.Files))
 	for _, p := range sorted {
