@@ -340,6 +340,10 @@ func decodeLedger(b []byte) (*LedgerFile, error) {
 			return nil, fmt.Errorf("operation id %q appears twice", o.ID)
 		}
 		ids[o.ID] = true
+		lf.Operations[i].Expected = compactJSON(o.Expected)
+		if len(o.Result) > 0 {
+			lf.Operations[i].Result = compactJSON(o.Result)
+		}
 		k := identity{o.Task, o.Checkpoint, o.Kind}
 		if idents[k] {
 			return nil, fmt.Errorf("task %q checkpoint %q %s appears twice", o.Task, o.Checkpoint, o.Kind)

@@ -45,7 +45,7 @@ func TestLedgerLifecycle(t *testing.T) {
 	lf, err := Status(ledger)
 	require.NoError(t, err)
 	require.Len(t, lf.Pending(), 1)
-	require.JSONEq(t, `{"digest":"abc","head":"def"}`, string(lf.Pending()[0].Expected))
+	require.Equal(t, `{"digest":"abc","head":"def"}`, string(lf.Pending()[0].Expected), "stored compact, read back compact")
 
 	// The same identity cannot be reserved twice, under any id.
 	_, err = Record(rec(ledger, "op-2", "C-1", StatePending))

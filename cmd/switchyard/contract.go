@@ -89,7 +89,7 @@ terminal capability stop, not a route failure to fall back from.`,
 				if asJSON {
 					_ = writeJSON(stdout, map[string]any{"status": "unsupported", "contract": ctr, "processStarted": false, "reason": err.Error()})
 				}
-				return &cliError{code: exitUnsupported, msg: "unsupported: " + err.Error()}
+				return &cliError{code: exitUnsupported, msg: err.Error()}
 			}
 			if err != nil {
 				return contractErr(err)
