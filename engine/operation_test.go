@@ -198,5 +198,8 @@ func TestOperationBeginRace(t *testing.T) {
 	require.Equal(t, events.LedgerRejected, d.Ledger)
 	require.Equal(t, events.OperationFailed, d.Result)
 	require.Len(t, ofType(envs, events.TypeOperationStep), 2, "one validation, one begin: the losing begin was dropped")
+	rep, err := h.eng.Report(ctx, run)
+	require.NoError(t, err)
+	require.Contains(t, rep.Lanes[0].Attempts[0].Operation, "commit-checkpoint task T-1 checkpoint C-1: rejected by the parent")
 	h.verifyReplay(run)
 }

@@ -95,8 +95,11 @@ func newOperationValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 awaiting an operation: the response is the execution's output file, the
 repository its worktree (or cwd for a read-only lane), the task and
 checkpoint the ones its handoff was accepted with, and the handoff must be
-the one its receipt recorded. --expected-head is the commit the worker was
-given; --file and --check are what the parent allows. The validated scope
+the one its receipt recorded. --expected-head is the full commit the worker
+was given (for an engine writer lane, the commit its worktree was created
+from: the last line of git -C WORKTREE log -g --format=%H HEAD, if nothing
+rewrote the worktree's reflog); --file and --check are what the parent
+allows, never taken from the handoff. The validated scope
 and checkpoint digest are recorded as an operation-step event. A refused
 handoff records nothing and exits 65.`,
 		Example: `  switchyard operation validate --run 7f3c2a --lane 0 --expected-head 9f2b6c0e... --file README.md
