@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -41,12 +42,19 @@ type OperationScope struct {
 	Checks       []string
 }
 
-// operationRepo is the worktree a lane's worker wrote in.
+// operationRepo is the worktree a lane's worker wrote in, with symlinks in
+// the engine's own recorded path (a data directory under a symlinked home)
+// resolved: op-validate wants the canonical path. A path that does not
+// resolve is passed on as recorded, for Validate to refuse by name.
 func operationRepo(l machines.LaneRecord) string {
+	dir := l.Dispatch.Paths.Cwd
 	if l.Dispatch.Paths.Worktree != "" {
-		return l.Dispatch.Paths.Worktree
+		dir = l.Dispatch.Paths.Worktree
 	}
-	return l.Dispatch.Paths.Cwd
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // awaitingOperation loads the lane and checks it awaits a recorded
