@@ -46,7 +46,7 @@ func addNATSFlags(c *cobra.Command, n *natsFlags) {
 	fl.StringVar(&n.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fl.StringVar(&n.context, "context", "", "a nats CLI context `NAME` ($XDG_CONFIG_HOME/nats/context/NAME.json, default ~/.config):\nits servers, credentials and TLS files; --nats, --creds, --nkey and --tls-* override it")
 	// c has no parent yet: name the subcommands' parents here.
-	name, role := c.Name(), commandRole(c.Name())
+	name, role := c.Name(), commandRole("switchyard "+c.Name())
 	switch {
 	case name == "next" || name == "report" && strings.Contains(c.Use, "--execution"):
 		name, role = "native "+name, events.RoleParent
@@ -63,30 +63,6 @@ func addNATSFlags(c *cobra.Command, n *natsFlags) {
 
   # The same through a nats CLI context (nats context save prod ...):
   switchyard ` + name + ` --context prod`
-}
-
-// commandRole is the role a command needs on a deployment's NATS server
-// (docs/DEPLOY.md): the engine for serve, a worker for worker, a reader
-// for the commands that only read, a parent for the rest.
-func commandRole(name string) events.Role {
-	switch name {
-	case "serve":
-		return events.RoleEngine
-	case "worker":
-		return events.RoleWorker
-	case "status", "history", "replay", "report", "doctor":
-		return events.RoleReader
-	}
-	return events.RoleParent
-}
-
-// commandPathRole is commandRole of a command path ("switchyard native
-// report" is the parent's, "switchyard report" the reader's).
-func commandPathRole(c *cobra.Command) events.Role {
-	if p := c.Parent(); p != nil && p.Parent() != nil {
-		return events.RoleParent // native next/report, operation done
-	}
-	return commandRole(c.Name())
 }
 
 // resolve settles where and how the command connects, before anything
@@ -159,7 +135,7 @@ func (n *natsFlags) resolve(c *cobra.Command, natsURL *string) error {
 			*f.path, *f.name = f.value, "--"+f.flag
 		}
 	}
-	n.role = commandPathRole(c)
+	n.role = commandRole(c.CommandPath())
 	if a.InboxPrefix == "" {
 		// A deployment's role users subscribe only to their own inboxes.
 		a.InboxPrefix = events.InboxPrefix(n.role)

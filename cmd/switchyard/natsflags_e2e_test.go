@@ -99,7 +99,7 @@ func TestNATSFlagsTLSCluster(t *testing.T) {
 	r = with("NATS_USER=switchyard-reader", "NATS_PASSWORD="+wrong).run(t, time.Minute, "status", "--nats", url, "--tls-ca", ca)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "Authorization Violation")
-	require.Contains(t, r.stderr, "credentials (user and password)")
+	require.Contains(t, r.stderr, "refused this connection's credentials (user and password")
 	noSecret(r)
 
 	r = with(reader...).run(t, time.Minute, "status", "--nats", url)
@@ -180,7 +180,8 @@ func TestNATSFlagsUsage(t *testing.T) {
 // TestNATSFlagsServeWorkerRunOverTLS: the whole cluster path over TLS
 // with role logins: `serve --nats` as the engine's user, `worker --nats`
 // as the worker's (its jobs, claims, reports and presence within the
-// worker's permissions) and `run --nats`, which runs a lane to the end.
+// worker's permissions) and `run --nats` as the parent's, whose run the
+// engine drives to the end.
 func TestNATSFlagsServeWorkerRunOverTLS(t *testing.T) {
 	t.Parallel()
 	pki := eventstest.NewPKI(t)
@@ -210,9 +211,8 @@ func TestNATSFlagsServeWorkerRunOverTLS(t *testing.T) {
 	worker := as(events.RoleWorker).start(t, "worker", "--tls-ca", pki.CAFile, "--data-dir", s.data, "--provider", "grok")
 	waitOutput(t, worker, "switchyard worker: grok")
 
-	// The run is submitted as the engine's user today; with the engine's
-	// submission subject (issue 13) it is the parent's.
-	r := as(events.RoleEngine).run(t, 3*time.Minute, append(s.runArgs("hillclimb", "--json"), "--tls-ca", pki.CAFile)...)
+	// The parent submits; the engine alone writes the run's events.
+	r := as(events.RoleParent).run(t, 3*time.Minute, append(s.runArgs("hillclimb", "--json"), "--tls-ca", pki.CAFile)...)
 	require.Equal(t, 0, r.code, "run:\n%s\n%s\nserve:\n%s\nworker:\n%s", r.stdout, r.stderr, procOut(serve), procOut(worker))
 	var rep struct {
 		Final bool

@@ -17,6 +17,7 @@ func natsCmd(t *testing.T, name string, args ...string) (*cobra.Command, *engine
 	t.Helper()
 	var f engineFlags
 	c := &cobra.Command{Use: name}
+	(&cobra.Command{Use: "switchyard"}).AddCommand(c)
 	addEngineFlags(c, &f, false)
 	require.NoError(t, c.Flags().Parse(args))
 	return c, &f
