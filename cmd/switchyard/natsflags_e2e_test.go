@@ -17,11 +17,11 @@ import (
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
 
-// tlsAuthServer starts a listening embedded server that requires TLS (a CA
-// generated here) and admits only the role users, stores one run as the
-// engine, and returns its tls:// URL, the CA file, the role secrets (read
-// from the credentials file as a deployment's operator would hand them
-// out) and the run's ID.
+// tlsAuthServer starts a three-node cluster that requires TLS on clients
+// and routes (a CA generated here) and admits only the role users, stores
+// one run as the engine (three replicas), and returns its tls:// URLs, the
+// CA file, the role secrets (read from the credentials file as a
+// deployment's operator would hand them out) and the run's ID.
 func tlsAuthServer(t *testing.T) (url, caFile string, secrets map[string]string, run string) {
 	t.Helper()
 	pki := eventstest.NewPKI(t)
@@ -37,20 +37,30 @@ func tlsAuthServer(t *testing.T) (url, caFile string, secrets map[string]string,
 	require.NoError(t, json.Unmarshal(raw, &file))
 	require.Len(t, file.Secrets, len(events.Roles))
 
-	e := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithTLS(pki.ServerTLS(false)),
+	nodes := eventstest.StartClusterWith(t, 3, eventstest.WithTLS(pki.ServerTLS(false)),
 		eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = creds }))
-	j := eventstest.Open(t, e, events.JetStreamConfig{})
-	run = eventstest.NewRunID()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	var urls []string
+	for _, u := range eventstest.ClientURLs(nodes) {
+		_, hostPort, _ := strings.Cut(u, "://")
+		urls = append(urls, "tls://"+hostPort)
+	}
+	tlsOpts, err := events.ClientAuth{TLSCA: pki.CAFile}.Options()
+	require.NoError(t, err)
+	nc, err := events.Connect(urls, append(tlsOpts, creds.ClientOptions(events.RoleEngine)...)...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	j, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: 3})
+	require.NoError(t, err, "the engine opens the streams over TLS")
+	run = eventstest.NewRunID()
 	_, err = j.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, time.Now().UTC()), 0)
 	require.NoError(t, err)
-	_, hostPort, _ := strings.Cut(e.ClientURL(), "://")
-	return "tls://" + hostPort, pki.CAFile, file.Secrets, run
+	return strings.Join(urls, ","), pki.CAFile, file.Secrets, run
 }
 
-// TestNATSFlagsTLSCluster: `switchyard status` reaches a server that
-// requires TLS and a login, as the reader role's user: with --nats and
+// TestNATSFlagsTLSCluster: `switchyard status` reaches a three-node
+// cluster that requires TLS and a login, as the reader role's user: with --nats and
 // --tls-ca and the password from NATS_PASSWORD, with NATS_URL instead of
 // --nats, and through a nats CLI context. A wrong password, a missing CA
 // or no login fail (exit 1) with the server's reason, and no output ever
