@@ -13,11 +13,25 @@ import (
 )
 
 // antigravityGuard lists Antigravity's known environment billing routes:
-// the Gemini API key and endpoint, ADC authentication, and any enabled
-// gateway override.
+// the Gemini API key and endpoint and ADC authentication.
 var antigravityGuard = envGuard{
 	NonBlank: []string{"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", "AGY_ADC_AUTH"},
-	Truthy:   []string{"AGY_GATEWAY_*", "AGY_LLM_GATEWAY_*"},
+}
+
+// antigravityGateways are agy's gateway override keys. The seed blocks them
+// when SET: any value, empty or "0" included, because agy's reading of a
+// gateway key's value is unknown, so no value can be proven to mean "off".
+var antigravityGateways = []string{"AGY_GATEWAY_*", "AGY_LLM_GATEWAY_*"}
+
+// antigravityGatewayNames names every set gateway key, whatever its value.
+func antigravityGatewayNames(env map[string]string) []string {
+	var out []string
+	for name := range env {
+		if matchesAny(antigravityGateways, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // antigravitySettings is agy's user settings file, relative to the home
@@ -54,11 +68,12 @@ func antigravitySpec(read readFileFunc) *Spec {
 		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,
 		CLIModel:      slugModel(policy.Antigravity),
-		OwnEnv:        antigravityGuard.vars(),
+		OwnEnv:        append(antigravityGuard.vars(), antigravityGateways...),
 		RemoveEnv:     removeEnv(policy.Antigravity),
 		KeepEnv:       []string{},
 		Guard: denyOnly(func(env map[string]string, req Request) []string {
-			return append(antigravityGuard.names(env), antigravitySettingsNames(req, read)...)
+			names := append(antigravityGuard.names(env), antigravityGatewayNames(env)...)
+			return append(names, antigravitySettingsNames(req, read)...)
 		}),
 		Parse: parseAntigravity,
 	}
