@@ -79,6 +79,11 @@ type Command struct {
 	// Capture lists extra files the command writes that the parser reads
 	// (for example Devin's ATIF export), read after the child settles.
 	Capture []string
+	// Check, when set, runs immediately before the child starts (after
+	// Files exist); an error refuses the launch with nothing started (a
+	// *RefusedError carries its receipt status). Antigravity writers
+	// recheck their captured configuration fingerprints here.
+	Check func() error
 }
 
 // Capture is what a settled child produced. ExitCode is nil when the child
