@@ -35,6 +35,7 @@ type AntigravityHookState struct {
 	Conversation string `json:"conversation"`
 	Calls        int    `json:"calls"`
 	Approved     int    `json:"approved"`
+	Commands     int    `json:"commands"` // approved run_command and manage_task calls
 	Denied       int    `json:"denied"`
 	Failed       int    `json:"failed"`
 	LastCode     string `json:"lastCode,omitempty"` // fixed code of the last denial; never call arguments
@@ -55,7 +56,8 @@ func ReadAntigravityHookState(b []byte) (AntigravityHookState, error) {
 	if err := dec.Decode(&s); err != nil {
 		return s, errors.New("session state is malformed")
 	}
-	if s.Calls < 0 || s.Approved < 0 || s.Denied < 0 || s.Failed < 0 || s.Approved+s.Denied+s.Failed > s.Calls {
+	if s.Calls < 0 || s.Approved < 0 || s.Denied < 0 || s.Failed < 0 || s.Commands < 0 ||
+		s.Commands > s.Approved || s.Approved+s.Denied+s.Failed > s.Calls {
 		return s, errors.New("session state counts are inconsistent")
 	}
 	return s, nil
@@ -121,10 +123,13 @@ func RunAntigravityHook(control string, stdin io.Reader) ([]byte, int) {
 	if err != nil {
 		return deny(hookFailed, 2)
 	}
-	code := judgeAntigravityCall(pol, &state, stdin)
+	code, tool := judgeAntigravityCall(pol, &state, stdin)
 	state.Calls++
 	if code == "" {
 		state.Approved++
+		if slices.Contains(antigravityCommandTools, tool) {
+			state.Commands++
+		}
 	} else {
 		state.Denied++
 		state.LastCode = code
@@ -138,8 +143,15 @@ func RunAntigravityHook(control string, stdin io.Reader) ([]byte, int) {
 	return []byte(`{"decision":"allow"}` + "\n"), 0
 }
 
-// judgeAntigravityCall returns "" to approve or the denial code.
-func judgeAntigravityCall(pol AntigravityHookPolicy, state *AntigravityHookState, stdin io.Reader) string {
+// judgeAntigravityCall returns "" to approve or the denial code, and the
+// call's tool.
+func judgeAntigravityCall(pol AntigravityHookPolicy, state *AntigravityHookState, stdin io.Reader) (string, string) {
+	var call hookCall
+	code := judgeCall(pol, state, stdin, &call)
+	return code, call.Tool
+}
+
+func judgeCall(pol AntigravityHookPolicy, state *AntigravityHookState, stdin io.Reader, out *hookCall) string {
 	if state.Calls >= pol.MaxCalls {
 		return hookDeniedBound
 	}
@@ -151,6 +163,7 @@ func judgeAntigravityCall(pol AntigravityHookPolicy, state *AntigravityHookState
 	if json.Unmarshal(data, &call) != nil || call.Tool == "" || call.Input == nil {
 		return hookDeniedMalformed
 	}
+	*out = call
 	if call.Event != "" && call.Event != "PreToolUse" {
 		return hookDeniedEvent
 	}

@@ -477,8 +477,8 @@ func parseAntigravityWriter(req Request, c Capture) Parsed {
 		if p.TerminalError == "" {
 			p.TerminalError = fmt.Sprintf("the approval hook denied %d call(s) (last: %s); a hook denial ends the lane", state.Denied+state.Failed, state.LastCode)
 		}
-	case commands > state.Approved:
-		p.ProtocolError = fmt.Errorf("antigravity ran %d command or task step(s) but the approval hook approved %d", commands, state.Approved)
+	case commands > state.Commands:
+		p.ProtocolError = fmt.Errorf("antigravity ran %d command or task step(s) but the approval hook approved %d", commands, state.Commands)
 	}
 	if pol, err := loadAntigravityPolicy(control); err != nil {
 		p.ProtocolError = errors.New("antigravity writer: the captured policy vanished before settlement")

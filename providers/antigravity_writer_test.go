@@ -286,8 +286,8 @@ func TestAntigravityApprovalHook(t *testing.T) {
 	require.NoError(t, err)
 	state, err := ReadAntigravityHookState(raw)
 	require.NoError(t, err)
-	require.Equal(t, AntigravityHookState{Conversation: "c1", Calls: approved + denied, Approved: approved, Denied: denied,
-		LastCode: hookDeniedMalformed}, state)
+	require.Equal(t, AntigravityHookState{Conversation: "c1", Calls: approved + denied, Approved: approved, Commands: 4,
+		Denied: denied, LastCode: hookDeniedMalformed}, state)
 	require.NotContains(t, string(raw), "go test", "session state never keeps call arguments")
 
 	// A captured source that changes is denied by the hook itself.
@@ -338,16 +338,23 @@ func TestParseAntigravityWriterUsesHookStateAndRechecks(t *testing.T) {
 		}
 		return c
 	}
-	p := f.spec.Parse(f.req, capture(stream("view_file", "run_command", "manage_task"), `{"conversation":"c1","calls":2,"approved":2,"denied":0,"failed":0}`))
+	p := f.spec.Parse(f.req, capture(stream("view_file", "run_command", "manage_task"), `{"conversation":"c1","calls":3,"approved":3,"commands":2,"denied":0,"failed":0}`))
 	require.NoError(t, p.ProtocolError)
 	require.Nil(t, p.ToolDenial)
 	require.Equal(t, "Ran go test: ok.", p.FinalText)
 
-	p = f.spec.Parse(f.req, capture(stream("run_command"), `{"conversation":"c1","calls":2,"approved":1,"denied":1,"failed":0,"lastCode":"cwd_outside_worktree"}`))
+	p = f.spec.Parse(f.req, capture(stream("run_command"), `{"conversation":"c1","calls":2,"approved":1,"commands":1,"denied":1,"failed":0,"lastCode":"cwd_outside_worktree"}`))
 	require.NotNil(t, p.ToolDenial, "a hook denial ends the lane even when the result says SUCCESS")
 	require.Empty(t, p.FinalText)
 	require.True(t, p.TerminalSuccess, "the completed conversation still vetoes replay")
 	require.Contains(t, p.ToolDenial.Evidence, "cwd_outside_worktree")
+	denied := capture(stream("run_command"), `{"conversation":"c1","calls":2,"approved":1,"commands":1,"denied":1,"failed":0,"lastCode":"cwd_outside_worktree"}`)
+	cl := Classify(f.spec, f.req, denied, f.spec.Parse(f.req, denied))
+	require.Equal(t, policy.StatusChildFailed, cl.Status)
+	require.True(t, *cl.TerminalSuccess, "a denied writer that completed its conversation is never replayed")
+
+	p = f.spec.Parse(f.req, capture(stream("write_to_file", "run_command"), `{"conversation":"c1","calls":1,"approved":1,"commands":0}`))
+	require.ErrorContains(t, p.ProtocolError, "approval hook approved 0", "an approved file edit does not cover a command")
 
 	p = f.spec.Parse(f.req, capture(stream("run_command"), ""))
 	require.ErrorContains(t, p.ProtocolError, "approval hook approved 0")
