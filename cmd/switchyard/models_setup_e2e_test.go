@@ -159,7 +159,8 @@ func TestSetupProposesWritesOnlyOnConfirmationAndValidates(t *testing.T) {
 	require.Equal(t, exitSetupNotWritten, r.code, r.stderr)
 	require.Contains(t, r.stdout, "proposed change:")
 	require.Contains(t, r.stdout, `+ # access: {"provider":"codex","funding":"included","capacity":"unknown","apiSpend":"deny","provenance":"user"`)
-	require.Contains(t, r.stdout, "+ feature, refactoring: codex:gpt-5.6-sol@max -> grok:grok-4.7@xhigh -> claude:opus@max")
+	require.Contains(t, r.stdout, "+ feature, refactoring: codex:gpt-5.6-sol@max -> claude:opus@max")
+	require.Contains(t, r.stdout, "grok is left out: under apiSpend deny every grok attempt is blocked")
 	require.Contains(t, r.stdout, "antigravity is installed; add one of its descriptors to a row by hand")
 	require.Contains(t, r.stderr, "not written: stdin is not a terminal")
 	require.Contains(t, r.stderr, "--yes")
@@ -173,10 +174,11 @@ func TestSetupProposesWritesOnlyOnConfirmationAndValidates(t *testing.T) {
 	require.Equal(t, 0, v.code, "the written sheet passes policy validate:\n%s\n%s", v.stdout, v.stderr)
 	written, err := os.ReadFile(sheet)
 	require.NoError(t, err)
-	for _, p := range []string{"claude", "codex", "grok", "devin", "cursor", "antigravity", "opencode"} {
+	for _, p := range []string{"claude", "codex", "devin", "cursor", "antigravity", "opencode"} {
 		require.Contains(t, string(written), `# access: {"provider":"`+p+`"`, "an access fact for every provider found")
 	}
 	require.NotContains(t, string(written), `"provider":"gemini"`)
+	require.NotContains(t, string(written), "grok", "grok is blocked under deny, so it is not proposed")
 	require.Contains(t, string(written), "why investigators, synthesizer: inherit-parent")
 
 	// A second run has nothing to add.

@@ -92,7 +92,9 @@ propose a model sheet for them:
                 funding you confirm (--funding, default included) and
                 provenance "user" (your confirmation is what authorizes it)
   rows          for a new sheet: every role row of the catalog, built from
-                the first-run matrix families whose CLI is installed, at
+                the first-run matrix families whose CLI is installed (grok
+                only with --api-spend approved: under deny every grok
+                attempt is blocked), at
                 their default efforts (lowered to --max-effort when given,
                 only to an effort the model supports; the change is shown);
                 chains rotate the primaries, never repeat a provider and
@@ -345,6 +347,12 @@ func proposeSheet(in proposal) (proposed, error) {
 		if !installed[fam.Provider] {
 			continue
 		}
+		if fam.Provider == policy.Grok && in.spend == policy.APISpendDeny {
+			// The seed: grok's login banner cannot prove subscription
+			// routing, so every grok attempt is blocked under deny.
+			out.notes = append(out.notes, "grok is left out: under apiSpend deny every grok attempt is blocked (its login cannot prove subscription routing); use --api-spend approved to include it")
+			continue
+		}
 		e, ok := proposeEffort(fam, in.ceiling)
 		if !ok {
 			out.notes = append(out.notes, fmt.Sprintf("%s is left out: it supports no effort at or below --max-effort %s", fam.Descriptor(), in.ceiling))
@@ -388,7 +396,7 @@ func proposeSheet(in proposal) (proposed, error) {
 		addAccess(policy.Provider(p))
 	}
 	for _, p := range in.found {
-		if !p.Installed || p.Provider == policy.Gemini {
+		if !p.Installed || p.Provider == policy.Gemini || (p.Provider == policy.Grok && in.spend == policy.APISpendDeny) {
 			continue
 		}
 		addAccess(p.Provider)
