@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -174,5 +175,37 @@ func TestAntigravityWriterRefusalPaths(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAntigravityWriterThroughTheEngine: `switchyard run` launches an
+// Antigravity writer in a fresh git worktree; the simulated agy runs the
+// approval hook for its command, task and edit calls and the lane
+// completes.
+func TestAntigravityWriterThroughTheEngine(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, map[string]string{"antigravity": "writer-success"},
+		`# access: {"provider":"antigravity","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+bug-fix: antigravity:gemini-3.1-pro-high@default
+`)
+	gitInit(t, s.checkout)
+	r := s.run(t, 120*time.Second, s.runArgs("bug-fix", "--run-id", "agywriter", "--mode", "isolated-write",
+		"--allow-unverified-containment", "antigravity")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "complete via antigravity:gemini-3.1-pro-high@default")
+	hooks, err := os.ReadFile(filepath.Join(s.bin, "hooks.jsonl"))
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(string(hooks), `"decision":"allow"`), string(hooks))
+	var workloads int
+	for _, inv := range simlog.Filter(simenv.Invocations(t, s.bin), "antigravity", simlog.KindWorkload) {
+		workloads++
+		require.Contains(t, strings.Join(inv.Argv, " "), "--project default-cli-project --mode accept-edits")
+		require.NotEqual(t, s.checkout, inv.Cwd, "a writer runs in its own worktree, never the checkout")
+	}
+	require.Equal(t, 1, workloads)
+	entries, err := os.ReadDir(filepath.Join(s.dir, "home"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, strings.HasPrefix(e.Name(), ".switchyard-antigravity-"), "control directory left behind")
 	}
 }
