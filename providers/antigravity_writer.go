@@ -391,11 +391,15 @@ func prepareAntigravityWriter(host antigravityHost, req Request) ([]File, error)
 		privateDir(control),
 		{Path: filepath.Join(control, antigravityHookProgram), Mode: 0o700, Content: []byte(program)},
 		privateFile(filepath.Join(control, antigravityHookPolicy), append(polJSON, '\n')),
-		privateDir(agentsDir), privateDir(filepath.Dir(agentFile)),
-		privateFile(agentFile, antigravityAgent(req)),
-		privateFile(hooksFile, hooks),
+		guarded(privateDir(agentsDir)), guarded(privateDir(filepath.Dir(agentFile))),
+		guarded(privateFile(agentFile, antigravityAgent(req))),
+		guarded(privateFile(hooksFile, hooks)),
 	}, nil
 }
+
+// guarded marks a file the worker can reach: the runner removes it after
+// the attempt only when unchanged (or empty), else leaves and reports it.
+func guarded(f File) File { f.Guard = true; return f }
 
 // antigravityHookedTools are the tool calls the approval hook judges: the
 // command and task tools, and the direct file tools (so no file tool can
@@ -480,6 +484,9 @@ func parseAntigravityWriter(req Request, c Capture) Parsed {
 	case commands > state.Commands:
 		p.ProtocolError = fmt.Errorf("antigravity ran %d command or task step(s) but the approval hook approved %d", commands, state.Commands)
 	}
+	if changed := antigravityGeneratedChanged(req, control); changed != "" && p.ProtocolError == nil {
+		p.ProtocolError = fmt.Errorf("antigravity writer: %s was replaced while the writer ran", changed)
+	}
 	if pol, err := loadAntigravityPolicy(control); err != nil {
 		p.ProtocolError = errors.New("antigravity writer: the captured policy vanished before settlement")
 	} else if changed := RecheckAntigravitySources(pol.Sources); changed != "" && p.ProtocolError == nil {
@@ -489,6 +496,21 @@ func parseAntigravityWriter(req Request, c Capture) Parsed {
 		p.FinalText = ""
 	}
 	return p
+}
+
+// antigravityGeneratedChanged names the generated agent or hooks file when
+// its content is no longer what was written ("" when both are intact).
+func antigravityGeneratedChanged(req Request, control string) string {
+	want, err := antigravityHooksJSON(filepath.Join(control, antigravityHookProgram))
+	agent := filepath.Join(req.Cwd, ".agents", "agents", AntigravityAgentName(req)+".md")
+	for path, content := range map[string][]byte{antigravityHooksFile(req): want, agent: antigravityAgent(req)} {
+		fi, lerr := os.Lstat(path)
+		got, rerr := os.ReadFile(path)
+		if err != nil || lerr != nil || !fi.Mode().IsRegular() || rerr != nil || string(got) != string(content) {
+			return path
+		}
+	}
+	return ""
 }
 
 // antigravityCommandSteps counts the stream's distinct command and task

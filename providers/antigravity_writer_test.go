@@ -362,6 +362,16 @@ func TestParseAntigravityWriterUsesHookStateAndRechecks(t *testing.T) {
 	p = f.spec.Parse(f.req, capture(stream(), `{"conversation":"c1","calls":1,"approved":5}`))
 	require.ErrorContains(t, p.ProtocolError, "hook state")
 
+	hooksPath := filepath.Join(f.worktree, ".agents", "hooks.json")
+	original, err := os.ReadFile(hooksPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(hooksPath, []byte(`{"hooks":{}}`), 0o600))
+	p = f.spec.Parse(f.req, capture(stream(), ""))
+	require.ErrorContains(t, p.ProtocolError, ".agents/hooks.json was replaced while the writer ran")
+	require.NoError(t, os.WriteFile(hooksPath, original, 0o600))
+	p = f.spec.Parse(f.req, capture(stream(), ""))
+	require.NoError(t, p.ProtocolError)
+
 	f.write(t, ".gemini/antigravity-cli/plugins/p/plugin.json", `{"name":"p"}`)
 	p = f.spec.Parse(f.req, capture(stream(), ""))
 	require.ErrorContains(t, p.ProtocolError, "changed while the writer ran")
