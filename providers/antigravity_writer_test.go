@@ -377,3 +377,23 @@ func TestParseAntigravityWriterUsesHookStateAndRechecks(t *testing.T) {
 	require.ErrorContains(t, p.ProtocolError, "changed while the writer ran")
 	require.Empty(t, p.FinalText)
 }
+
+// FuzzAntigravityHookJudge: any call input is judged without panicking,
+// and only a well-formed call of a hooked tool is ever approved.
+func FuzzAntigravityHookJudge(f *testing.F) {
+	wt := f.TempDir()
+	pol := AntigravityHookPolicy{Schema: 1, Worktree: wt, Control: filepath.Join(f.TempDir(), "c"), MaxCalls: 10,
+		Protected: []string{filepath.Join(wt, ".agents")}}
+	f.Add(`{"hook_event_name":"PreToolUse","conversation_id":"c1","cwd":"` + wt + `","tool_name":"run_command","tool_input":{"CommandLine":"ls"}}`)
+	f.Add(`{"conversation_id":"c1","tool_name":"manage_task","tool_input":{"TaskId":"t1"}}`)
+	f.Add(`{"conversation_id":"c1","tool_name":"write_to_file","tool_input":{"TargetFile":"` + wt + `/.agents/x"}}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, in string) {
+		state := AntigravityHookState{}
+		code, tool := judgeAntigravityCall(pol, &state, strings.NewReader(in))
+		if code == "" {
+			require.Contains(t, antigravityHookedTools(), tool, "only a hooked tool is approved")
+			require.NotEmpty(t, state.Conversation)
+		}
+	})
+}
