@@ -9,9 +9,9 @@ import (
 
 // Timeline is a run's lanes over time, built from its event log.
 type Timeline struct {
-	Run   string    `json:"run"`
-	Start time.Time `json:"start"` // the run-created event's time
-	End   time.Time `json:"end"`   // the latest event's time
+	Run   string         `json:"run"`
+	Start time.Time      `json:"start"` // the run-created event's time
+	End   time.Time      `json:"end"`   // the latest event's time
 	Lanes []LaneTimeline `json:"lanes"`
 }
 
