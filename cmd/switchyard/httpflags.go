@@ -13,11 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchyard-dev/switchyard/activities"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/engine/console"
 	"github.com/switchyard-dev/switchyard/events/metrics"
 	"github.com/switchyard-dev/switchyard/policy"
 )
+
+// The worker's metrics take its claim and lease failures.
+var _ activities.Observer = (*metrics.Metrics)(nil)
 
 // httpTokenEnv carries --http-token without putting it on the command line
 // (where ps shows it).

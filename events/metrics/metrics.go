@@ -163,6 +163,15 @@ func providerOf(p events.Finish) string {
 	return "unknown"
 }
 
+// WatchProviders starts the claim and lease failure counters of ps at
+// zero, so an alert on their rate sees a series before the first failure.
+func (m *Metrics) WatchProviders(ps []policy.Provider) {
+	for _, p := range ps {
+		m.claimFailures.WithLabelValues(string(p))
+		m.leaseFailures.WithLabelValues(string(p))
+	}
+}
+
 // ClaimFailed counts a job of provider a worker could not claim.
 func (m *Metrics) ClaimFailed(provider policy.Provider) {
 	m.claimFailures.WithLabelValues(string(provider)).Inc()
