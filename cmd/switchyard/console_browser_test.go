@@ -153,11 +153,18 @@ func TestConsoleBrowser(t *testing.T) {
 	require.Equal(t, 0, h.code, h.stderr)
 	require.Contains(t, h.stdout, `"evidenceRef":"notes/browser-review.md"`)
 
-	// /metrics shows the run's transitions.
-	resp, err := http.Get(base + "metrics")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Contains(t, string(body), `switchyard_lane_transitions_total{type="verdict"} 1`)
-	require.True(t, strings.Contains(string(body), `switchyard_attempts_total{outcome="complete",provider="devin"} 1`), "metrics:\n%s", body)
+	// /metrics shows the run's transitions, and the final run was
+	// replayed without a divergence.
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "metrics")
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return strings.Contains(body, "switchyard_replays_total 1")
+	}, 60*time.Second, 100*time.Millisecond, "the final run was not replayed:\n%s", body)
+	require.Contains(t, body, `switchyard_lane_transitions_total{type="verdict"} 1`)
+	require.Contains(t, body, `switchyard_attempts_total{outcome="complete",provider="devin"} 1`)
+	require.Contains(t, body, "switchyard_replay_divergences_total 0")
 }

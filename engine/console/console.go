@@ -24,6 +24,7 @@ import (
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/metrics"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 //go:embed assets
@@ -53,6 +54,10 @@ type Options struct {
 	// Ready reports whether the NATS connection and streams are usable
 	// (/readyz). nil: a Store.Runs call must succeed.
 	Ready func(ctx context.Context) error
+	// Policy is what final runs are replayed with (as replay --verify
+	// does) to count divergences in the metrics. Default
+	// policy.DefaultOptions().
+	Policy *policy.Options
 	// Logger receives request errors. nil: discard.
 	Logger *slog.Logger
 }
@@ -133,9 +138,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Run watches every run's events until ctx is done: each event feeds the
 // metrics (from the start of the log, so counters cover every run stored)
-// and, once caught up, the runs list's live updates. A watch that ends
-// early is resumed after the last event it delivered.
+// and the runs list's live updates; each run-final has its run replayed,
+// every decision recomputed, and a divergence counted and logged. A watch
+// that ends early is resumed after the last event it delivered.
 func (s *Server) Run(ctx context.Context) error {
+	final := make(chan string, 1024)
+	done := make(chan struct{})
+	go func() { defer close(done); s.replayFinal(ctx, final) }()
+	defer func() { <-done }()
 	var after uint64
 	for ctx.Err() == nil {
 		ch, err := s.o.Store.Watch(ctx, "", after)
@@ -148,6 +158,12 @@ func (s *Server) Run(ctx context.Context) error {
 					s.o.Metrics.Observe(env)
 				}
 				s.hub.publish(env)
+				if env.Type == events.TypeRunFinal && s.o.Metrics != nil {
+					select {
+					case final <- env.Run:
+					case <-ctx.Done():
+					}
+				}
 			}
 		}
 		select {
@@ -156,6 +172,32 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// replayFinal replays each run named on final until ctx is done.
+func (s *Server) replayFinal(ctx context.Context, final <-chan string) {
+	opt := policy.DefaultOptions()
+	if s.o.Policy != nil {
+		opt = *s.o.Policy
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case run := <-final:
+			res, err := engine.Replay(ctx, s.o.Store, run, opt)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.o.Logger.Warn("console: replay a final run", "run", run, "err", err)
+				}
+				continue
+			}
+			s.o.Metrics.Replayed(res.Verified)
+			if !res.Verified {
+				s.o.Logger.Warn("console: replay diverged", "run", run, "result", res.Text())
+			}
+		}
+	}
 }
 
 // auth requires the bearer token when one is set.

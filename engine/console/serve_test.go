@@ -165,3 +165,21 @@ func TestRunsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayDivergence: when a run's run-final arrives, the console
+// replays the run; a log whose decision does not recompute (a complete
+// recorded from a policy input the run never had) is counted as a
+// divergence.
+func TestReplayDivergence(t *testing.T) {
+	f := newFixture(t, "")
+	t0 := eventstest.T0.Add(2 * time.Hour)
+	f.append(eventstest.SampleEnvelope(events.TypeRunCreated, "gamma", 0, t0))
+	f.append(eventstest.SampleEnvelope(events.TypeComplete, "gamma", 0, t0.Add(time.Second)))
+	f.append(eventstest.SampleEnvelope(events.TypeRunFinal, "gamma", 0, t0.Add(2*time.Second)))
+	var body string
+	require.Eventually(t, func() bool {
+		_, body = f.get("/metrics")
+		return strings.Contains(body, "switchyard_replays_total 1")
+	}, waitTimeout, 50*time.Millisecond, "no replay counted:\n%s", body)
+	require.Contains(t, body, "switchyard_replay_divergences_total 1")
+}

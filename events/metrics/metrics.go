@@ -32,6 +32,7 @@ type Metrics struct {
 	claimFailures *prometheus.CounterVec
 	leaseFailures *prometheus.CounterVec
 	divergences   prometheus.Counter
+	replays       prometheus.Counter
 
 	mu       sync.Mutex
 	launched map[string]time.Time // execution id → launch time, until its finish
@@ -93,7 +94,11 @@ func New() *Metrics {
 		Name: "switchyard_replay_divergences_total",
 		Help: "Replays whose recomputed decision differed from the recorded one.",
 	})
-	m.reg.MustRegister(m.transitions, m.attempts, m.duration, m.audits, m.claimFailures, m.leaseFailures, m.divergences,
+	m.replays = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "switchyard_replays_total",
+		Help: "Final runs whose event log was replayed and every decision recomputed.",
+	})
+	m.reg.MustRegister(m.transitions, m.attempts, m.duration, m.audits, m.claimFailures, m.leaseFailures, m.divergences, m.replays,
 		&sampled{m: m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -182,8 +187,14 @@ func (m *Metrics) LeaseFailed(provider policy.Provider) {
 	m.leaseFailures.WithLabelValues(string(provider)).Inc()
 }
 
-// ReplayDiverged counts a replay whose decisions diverged.
-func (m *Metrics) ReplayDiverged() { m.divergences.Inc() }
+// Replayed counts one replay of a final run, and a divergence when it did
+// not verify.
+func (m *Metrics) Replayed(verified bool) {
+	m.replays.Inc()
+	if !verified {
+		m.divergences.Inc()
+	}
+}
 
 // sampled collects the sampler's gauges at scrape time.
 type sampled struct{ m *Metrics }

@@ -32,7 +32,8 @@ func TestObserve(t *testing.T) {
 	m.ClaimFailed(policy.Codex)
 	m.LeaseFailed(policy.Codex)
 	m.LeaseFailed(policy.Codex)
-	m.ReplayDiverged()
+	m.Replayed(true)
+	m.Replayed(false)
 
 	want := `
 # HELP switchyard_attempts_total Attempts that finished, by provider and normalized outcome.
@@ -52,10 +53,13 @@ switchyard_lease_failures_total{provider="grok"} 0
 # HELP switchyard_replay_divergences_total Replays whose recomputed decision differed from the recorded one.
 # TYPE switchyard_replay_divergences_total counter
 switchyard_replay_divergences_total 1
+# HELP switchyard_replays_total Final runs whose event log was replayed and every decision recomputed.
+# TYPE switchyard_replays_total counter
+switchyard_replays_total 2
 `
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
 		"switchyard_attempts_total", "switchyard_audited_deliveries_total", "switchyard_claim_failures_total",
-		"switchyard_lease_failures_total", "switchyard_replay_divergences_total"))
+		"switchyard_lease_failures_total", "switchyard_replay_divergences_total", "switchyard_replays_total"))
 	families, err := m.Gatherer().Gather()
 	require.NoError(t, err)
 	var sum float64
