@@ -166,7 +166,8 @@ function renderSummary() {
     ["Role", st.role], ["State", runState(st)], ["Parent", st.parent], ["Access", st.access],
     ["Lanes", laneCounts(st.lanes)], ["Created", fmtTime(st.created)], ["Updated", fmtTime(st.updated)],
     ["Exhausted groups", (st.exhausted || []).join(", ") || "none"],
-    ["Provider diversity", JSON.stringify(d)],
+    ["Provider diversity", (d.providers && d.providers.length ? "delivered by " + d.providers.join(", ") : "no provider delivered") +
+      "; attempted " + ((d.attempted || []).join(", ") || "none") + "; " + (d.complete || 0) + "/" + (d.lanes || 0) + " lanes complete"],
     ["Summary", st.summary || rep.summary || ""],
   ];
   document.getElementById("summary").replaceChildren(...items.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v))));
