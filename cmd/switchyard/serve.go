@@ -27,7 +27,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var capList []string
 	var hf httpFlags
 	c := &cobra.Command{
-		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--data-dir D | --nats URLS]",
+		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--http HOST:PORT] [--data-dir D | --nats URLS]",
 		Short: "Run the engine and the data directory's JetStream server until stopped",
 		Long: `Start the data directory's embedded NATS JetStream server, listening on a
 loopback address, and the engine that drives every run stored there (runs a

@@ -36,7 +36,7 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var bins []string
 	var hf httpFlags
 	c := &cobra.Command{
-		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--data-dir D | --nats URLS]",
+		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--http HOST:PORT] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
 		Long: `Run provider CLI attempts from the job queues of the given providers, on this
 host, until SIGINT or SIGTERM. All workers of one provider share one durable
