@@ -70,6 +70,10 @@ func (h *httpFlags) validate(cmd *cobra.Command) error {
 type httpServer struct {
 	srv  *http.Server
 	done chan struct{}
+	// bg, when set, is closed when the server's background loop (the
+	// console's watch) has returned; cancelBg stops it.
+	bg       chan struct{}
+	cancelBg context.CancelFunc
 }
 
 // startHTTP listens on h.addr and serves handler until ctx ends or stop.
@@ -78,7 +82,8 @@ func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h htt
 	if err != nil {
 		return nil, failf("--http %s: %v", h.addr, err)
 	}
-	s := &httpServer{srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+	// No write timeout: the event streams stay open.
+	s := &httpServer{srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -93,13 +98,18 @@ func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h htt
 	return s, nil
 }
 
-// stop closes the listener and every connection (event streams included).
+// stop closes the listener and every connection (event streams included),
+// then stops the background loop and waits for it.
 func (s *httpServer) stop() {
 	if s == nil {
 		return
 	}
 	_ = s.srv.Close()
 	<-s.done
+	if s.bg != nil {
+		s.cancelBg()
+		<-s.bg
+	}
 }
 
 // serveHTTP starts serve's console and metrics when --http is set; nil
@@ -110,7 +120,8 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, conn 
 		return nil, nil
 	}
 	m := metrics.New()
-	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, eng) })
+	var cs *console.Server
+	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, cs) })
 	cs, err := console.New(console.Options{
 		Engine: eng, Store: conn.store(), DataDir: conn.dataDir, Token: h.token, Metrics: m, Logger: logger,
 		RunDoc: func(ctx context.Context, st engine.RunStatus) (any, error) {
@@ -125,8 +136,14 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, conn 
 	if err != nil {
 		return nil, failf("start the console: %v", err)
 	}
-	go func() { _ = cs.Run(ctx) }()
-	return startHTTP(ctx, stdout, stderr, "serve", h, cs, logger)
+	web, err := startHTTP(ctx, stdout, stderr, "serve", h, cs, logger)
+	if err != nil {
+		return nil, err
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	web.bg, web.cancelBg = make(chan struct{}), cancel
+	go func() { defer close(web.bg); _ = cs.Run(bctx) }()
+	return web, nil
 }
 
 // workerHTTP starts a worker's /metrics, /healthz and /readyz when --http
@@ -188,20 +205,12 @@ func readyCheck(ctx context.Context, conn *engineConn) error {
 	return nil
 }
 
-// sampleServe reads serve's gauges: lanes by state, jobs queued per
-// provider, live workers per provider, and whether JetStream answered.
-func sampleServe(ctx context.Context, conn *engineConn, eng *engine.Engine) metrics.Snapshot {
-	snap := metrics.Snapshot{LanesByState: map[string]int{}, JobsWaiting: map[policy.Provider]int{}, WorkersLive: map[policy.Provider]int{}}
+// sampleServe reads serve's gauges: lanes by state (as the console's watch
+// of the log has them), jobs queued per provider, live workers per
+// provider, and whether JetStream answered.
+func sampleServe(ctx context.Context, conn *engineConn, cs *console.Server) metrics.Snapshot {
+	snap := metrics.Snapshot{LanesByState: cs.LanesByState(), JobsWaiting: map[policy.Provider]int{}, WorkersLive: map[policy.Provider]int{}}
 	up := true
-	if runs, err := eng.Runs(ctx); err == nil {
-		for _, r := range runs {
-			for _, l := range r.Lanes {
-				snap.LanesByState[string(l.State)]++
-			}
-		}
-	} else {
-		up = false
-	}
 	if caps, err := conn.js.ProviderCaps(ctx); err == nil {
 		for _, c := range caps {
 			snap.JobsWaiting[c.Provider] = c.Queued

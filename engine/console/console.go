@@ -67,8 +67,9 @@ type Options struct {
 type Server struct {
 	o    Options
 	mux  *http.ServeMux
-	csrf string
-	hub  *hub
+	csrf  string
+	hub   *hub
+	lanes *laneStates
 }
 
 // csrfCookie and csrfField carry the per-server CSRF token: the cookie
@@ -100,7 +101,7 @@ func New(o Options) (*Server, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("console: csrf token: %w", err)
 	}
-	s := &Server{o: o, mux: http.NewServeMux(), csrf: hex.EncodeToString(b), hub: newHub()}
+	s := &Server{o: o, mux: http.NewServeMux(), csrf: hex.EncodeToString(b), hub: newHub(), lanes: newLaneStates()}
 	s.routes()
 	return s, nil
 }
@@ -157,6 +158,7 @@ func (s *Server) Run(ctx context.Context) error {
 				if s.o.Metrics != nil {
 					s.o.Metrics.Observe(env)
 				}
+				s.lanes.observe(env)
 				s.hub.publish(env)
 				if env.Type == events.TypeRunFinal && s.o.Metrics != nil {
 					select {
@@ -173,6 +175,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// LanesByState counts the lanes of every run by state, as the events Run
+// has watched so far left them (for the switchyard_lanes gauge).
+func (s *Server) LanesByState() map[string]int { return s.lanes.counts() }
 
 // replayFinal replays each run named on final until ctx is done.
 func (s *Server) replayFinal(ctx context.Context, final <-chan string) {

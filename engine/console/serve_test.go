@@ -183,3 +183,29 @@ func TestReplayDivergence(t *testing.T) {
 	}, waitTimeout, 50*time.Millisecond, "no replay counted:\n%s", body)
 	require.Contains(t, body, "switchyard_replay_divergences_total 1")
 }
+
+// TestLanesByState: the lanes-by-state gauge follows the log through the
+// lane machine and agrees with the engine's fold.
+func TestLanesByState(t *testing.T) {
+	f := newFixture(t, "")
+	fromEngine := func() map[string]int {
+		runs, err := f.eng.Runs(context.Background())
+		require.NoError(t, err)
+		out := map[string]int{}
+		for _, r := range runs {
+			for _, l := range r.Lanes {
+				out[string(l.State)]++
+			}
+		}
+		return out
+	}
+	want := fromEngine()
+	require.Equal(t, map[string]int{"inspecting": 1, "created": 1}, want)
+	require.Eventually(t, func() bool { return fmt.Sprint(f.srv.LanesByState()) == fmt.Sprint(want) }, waitTimeout, 20*time.Millisecond,
+		"got %v", f.srv.LanesByState())
+	f.append(eventstest.SampleEnvelope(events.TypeCancel, "alpha", 0, eventstest.T0.Add(time.Hour)))
+	want = fromEngine()
+	require.Equal(t, map[string]int{"cancelled": 1, "created": 1}, want)
+	require.Eventually(t, func() bool { return fmt.Sprint(f.srv.LanesByState()) == fmt.Sprint(want) }, waitTimeout, 20*time.Millisecond,
+		"got %v", f.srv.LanesByState())
+}
