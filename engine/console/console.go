@@ -65,8 +65,8 @@ type Options struct {
 // Server is the console's http.Handler. Run must be active for the runs
 // list's live updates and for the event-derived metrics.
 type Server struct {
-	o    Options
-	mux  *http.ServeMux
+	o     Options
+	mux   *http.ServeMux
 	csrf  string
 	hub   *hub
 	lanes *laneStates
