@@ -168,3 +168,52 @@ func TestConsoleBrowser(t *testing.T) {
 	require.Contains(t, body, `switchyard_attempts_total{outcome="complete",provider="devin"} 1`)
 	require.Contains(t, body, "switchyard_replay_divergences_total 0")
 }
+
+// TestConsoleBrowserDemo is the README's promise: after `make demo`'s panel
+// (codex excluded before launch because its account has purchased
+// credits, so lane 0 falls back to grok), `serve --http` on the data
+// directory shows the run's three lanes in a browser, lane 0 with the
+// excluded codex attempt and its reason beside the grok bar, and /metrics
+// the run's transitions.
+func TestConsoleBrowserDemo(t *testing.T) {
+	s := newEngineSandbox(t, map[string]string{"codex": "credits-present"}, panelSheet3)
+	r := s.run(t, 90*time.Second, s.runArgs("swarm workers", "--run-id", "demo")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	waitOutput(t, serve, "switchyard serve: http on ")
+	out, _ := serve.output()
+	base := httpLine.FindStringSubmatch(out)[1]
+
+	ctx := browser(t, 3*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base)))
+	poll(t, ctx, "the demo run is listed as final",
+		`(document.querySelector('#runs tr[data-run="demo"]')?.innerText || "").includes("final")`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"runs/demo")))
+	poll(t, ctx, "three complete lanes", `document.querySelectorAll('.lane[data-state="complete"]').length === 3`)
+	poll(t, ctx, "lane 0 shows codex excluded before launch and grok complete",
+		`(document.querySelector('.lane[data-lane="0"] .skip')?.innerText || "").includes("codex:gpt-5.6-sol@high skipped (execution_policy_blocked)") &&
+		 !!document.querySelector('.lane[data-lane="0"] .bar[data-outcome="complete"]')`)
+	poll(t, ctx, "the summary names the diversity", `document.getElementById("summary").innerText.includes("delivered by grok, devin")`)
+	poll(t, ctx, "the machine highlights complete", `!!document.querySelector('svg.machine .state.current[data-state="complete"]')`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`.lane[data-lane="0"] .bar[data-outcome="complete"]`)))
+	poll(t, ctx, "the attempt's receipt opens", `document.getElementById("attempt").innerText.includes('"status": "complete"')`)
+	shoot(t, ctx, "console-demo.png")
+
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "metrics")
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return strings.Contains(body, `switchyard_lane_transitions_total{type="run-final"} 1`)
+	}, 60*time.Second, 100*time.Millisecond, "metrics:\n%s", body)
+	for _, want := range []string{
+		`switchyard_lane_transitions_total{type="exclude"} 1`,
+		`switchyard_lane_transitions_total{type="launch"} 3`,
+		`switchyard_attempts_total{outcome="complete",provider="grok"} 2`,
+		`switchyard_lanes{state="complete"} 3`,
+	} {
+		require.Contains(t, body, want)
+	}
+}

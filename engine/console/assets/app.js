@@ -204,7 +204,7 @@ function renderLanes() {
     const skips = rl.attempts.filter(a => a.skipped);
     for (const [k, a] of skips.entries()) {
       const mark = lt.skipped.find(s => s.attemptIndex === a.attemptIndex);
-      track.append(el("span", { class: "skip", style: "left:" + (mark ? pct(mark.at) : 0) + "%;margin-left:" + (k * 4) + "px",
+      track.append(el("span", { class: "skip", style: "left:" + Math.min(mark ? pct(mark.at) : 0, 60) + "%;margin-left:" + (k * 4) + "px",
         title: a.descriptor + " skipped: " + (a.code || "") + (a.cause ? " — " + a.cause : "") }, "⤳ " + a.descriptor + " skipped (" + (a.code || "skipped") + ")"));
     }
     const head = el("div", { class: "lane-head" },
