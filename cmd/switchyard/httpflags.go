@@ -91,10 +91,10 @@ func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h htt
 			logger.Error("http server stopped", "err", err)
 		}
 	}()
-	fmt.Fprintf(stdout, "switchyard %s: http on http://%s/\n", name, ln.Addr())
-	if h.token != "" {
+	if h.token != "" { // before the address line, which scripts wait for
 		fmt.Fprintf(stderr, "switchyard %s: warning: --http-token is set: every request must carry it (Authorization: Bearer, or open http://%s/?token=... once in a browser); the traffic is plain HTTP, so put TLS in front of it beyond this host\n", name, ln.Addr())
 	}
+	fmt.Fprintf(stdout, "switchyard %s: http on http://%s/\n", name, ln.Addr())
 	return s, nil
 }
 

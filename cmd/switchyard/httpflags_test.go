@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,9 +51,13 @@ func TestWorkerHTTP(t *testing.T) {
 	waitServeInfo(t, s.data, serve)
 	worker := s.start(t, "worker", "--data-dir", s.data, "--provider", "grok", "--http", "127.0.0.1:0", "--http-token", "tok-123")
 	waitOutput(t, worker, "switchyard worker: http on ")
-	out, errOut := worker.output()
+	out, _ := worker.output()
 	base := workerHTTPLine.FindStringSubmatch(out)[1]
-	require.Contains(t, errOut, "warning: --http-token is set")
+	require.Eventually(t, func() bool { // stderr's pipe may be read after stdout's
+		_, errOut := worker.output()
+		return strings.Contains(errOut, "warning: --http-token is set")
+	}, 20*time.Second, 20*time.Millisecond)
+	out, errOut := worker.output()
 	require.NotContains(t, errOut+out, "tok-123")
 
 	get := func(path, token string) (int, string) {
