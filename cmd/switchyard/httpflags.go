@@ -115,15 +115,19 @@ func (s *httpServer) stop() {
 // serveHTTP starts serve's console and metrics when --http is set; nil
 // (nothing to stop) otherwise. The console's Run feeds the metrics from
 // the event log until ctx ends.
-func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, conn *engineConn, eng *engine.Engine, logger *slog.Logger) (*httpServer, error) {
+func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f engineFlags, conn *engineConn, eng *engine.Engine, logger *slog.Logger) (*httpServer, error) {
 	if h.addr == "" {
 		return nil, nil
+	}
+	dir, err := conn.engineDataDir(f) // the engine's, also with --nats
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	m := metrics.New()
 	var cs *console.Server
 	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, cs) })
-	cs, err := console.New(console.Options{
-		Engine: eng, Store: conn.store(), DataDir: conn.dataDir, Token: h.token, Metrics: m, Logger: logger,
+	cs, err = console.New(console.Options{
+		Engine: eng, Store: conn.store(), DataDir: dir, Token: h.token, Metrics: m, Logger: logger,
 		RunDoc: func(ctx context.Context, st engine.RunStatus) (any, error) {
 			el, err := runEligibility(ctx, conn, st.Run)
 			if err != nil {

@@ -155,7 +155,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 		fmt.Fprintf(stdout, "switchyard serve: engine on %s (pid %d); stop with Ctrl-C\n", conn.describe(), os.Getpid())
 	}
 	fmt.Fprintf(stdout, "switchyard serve: provider caps (concurrent attempts across all workers): %s\n", describeCaps(caps))
-	web, err := serveHTTP(ctx, stdout, stderr, hf, conn, eng, logger)
+	web, err := serveHTTP(ctx, stdout, stderr, hf, f, conn, eng, logger)
 	if err != nil {
 		return err
 	}
