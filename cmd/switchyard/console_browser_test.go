@@ -51,6 +51,7 @@ func browser(t *testing.T, limit time.Duration) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env("TMPDIR="+t.TempDir()), // chromium's own scratch directories go with the test
 		chromedp.WindowSize(1360, 900),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)

@@ -170,6 +170,11 @@ function renderSummary() {
       "; attempted " + ((d.attempted || []).join(", ") || "none") + "; " + (d.complete || 0) + "/" + (d.lanes || 0) + " lanes complete"],
     ["Summary", st.summary || rep.summary || ""],
   ];
+  if (st.eligibility && st.eligibility.length && !st.final) {
+    // status --run --json's eligibility: what the gate would say now.
+    items.push(["Eligibility now", st.eligibility.map(e => e.provider + ": " +
+      (e.verdict.eligible ? "eligible" : "excluded (" + e.verdict.code + ")")).join(", ")]);
+  }
   document.getElementById("summary").replaceChildren(...items.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v))));
 }
 
