@@ -22,6 +22,10 @@ const (
 	answerCancel    = "cancel"    // switchyard cancel --lane
 )
 
+// recoveryFields are the form fields of a clear recovery (recover
+// --clear's options).
+var recoveryFields = []string{"correction", "blockageId", "snapshotRef", "snapshotDigest", "partialWorkRef", "sideEffectsRef", "stoppedWritersRef"}
+
 // answerResult is the JSON reply to an answer posted with
 // Accept: application/json.
 type answerResult struct {
@@ -86,6 +90,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 			in.Clear = true
 			msg = fmt.Sprintf("continuation requested for run %s lane %d", id, lane)
 		case "decline":
+			for _, name := range recoveryFields {
+				if f(name) != "" {
+					s.fail(w, http.StatusBadRequest, "%s describes a continuation; a decline takes only evidence", name)
+					return
+				}
+			}
 			msg = fmt.Sprintf("continuation declined for run %s lane %d", id, lane)
 		default:
 			s.fail(w, http.StatusBadRequest, "recovery decision %q: want clear (continue) or decline (stop the lane)", f("decision"))

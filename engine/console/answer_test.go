@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,6 +57,9 @@ func TestAnswerValidation(t *testing.T) {
 		{"no evidence", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"verdict"}, "state": {"clear"}}, 400, "a verdict needs evidence"},
 		{"bad result", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"done"}}, 400, `operation result "done": want succeeded or failed`},
 		{"bad recovery", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"maybe"}, "evidence": {"x"}}, 400, `recovery decision "maybe"`},
+		{"clear recovery without its fields", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"clear"}, "evidence": {"x"}}, 400, "a clear recover needs the correction"},
+		{"decline with a recovery field", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}, "correction": {"c"}}, 400, "correction describes a continuation; a decline takes only evidence"},
+		{"recovery the lane does not wait for", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}}, 409, "run alpha lane 0: "},
 		{"not awaiting an operation", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"succeeded"}}, 409, "run alpha lane 0: "},
 		{"unknown run", "/runs/nosuch/lanes/0/answer", url.Values{"kind": {"cancel"}}, 404, "run nosuch lane 0: "},
 		{"bad lane", "/runs/alpha/lanes/x/answer", url.Values{"kind": {"cancel"}}, 400, `lane "x": want a zero-based lane index`},
@@ -127,15 +129,18 @@ func TestAnswerCancelWithoutJSON(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, "/runs/alpha", resp.Header.Get("Location"))
 
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		st, err := f.eng.Status(ctx, "alpha")
-		require.NoError(t, err)
-		if st.Lanes[0].State == "cancelled" {
-			require.Contains(t, st.Lanes[0].Reason, "superseded")
+	wctx, wcancel := context.WithTimeout(ctx, waitTimeout)
+	defer wcancel()
+	ch, err := f.store.Watch(wctx, "alpha", 0)
+	require.NoError(t, err)
+	for env := range ch {
+		if c, ok := env.Payload.(events.Cancel); ok && env.Lane == 0 {
+			require.Equal(t, "superseded", c.Reason)
+			st, err := f.eng.Status(ctx, "alpha")
+			require.NoError(t, err)
+			require.Equal(t, "cancelled", string(st.Lanes[0].State))
 			return
 		}
-		require.True(t, time.Now().Before(deadline), "lane not cancelled: %+v", st.Lanes[0])
-		waitForChange(t, f, "alpha")
 	}
+	t.Fatal("no cancel event within the deadline")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/engine"
@@ -74,10 +75,12 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := 0
 	if v := q.Get("limit"); v != "" {
-		if _, err := fmt.Sscanf(v, "%d", &limit); err != nil || limit < 0 || fmt.Sprint(limit) != v {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
 			s.fail(w, http.StatusBadRequest, "limit %q: want a number of runs (0: every run)", v)
 			return
 		}
+		limit = n
 	}
 	all, err := s.o.Engine.Runs(r.Context())
 	if err != nil {
@@ -198,8 +201,8 @@ func (s *Server) afterParam(w http.ResponseWriter, r *http.Request) (uint64, boo
 	if v == "" {
 		return 0, true
 	}
-	var after uint64
-	if _, err := fmt.Sscanf(v, "%d", &after); err != nil || fmt.Sprint(after) != v {
+	after, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
 		s.fail(w, http.StatusBadRequest, "after %q: want an event sequence number", v)
 		return 0, false
 	}

@@ -238,19 +238,3 @@ func mustRequest(t *testing.T, method, path string) *http.Request {
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
 
-// waitForChange waits until the run's log has an event it did not have on
-// entry (or waitTimeout).
-func waitForChange(t *testing.T, f *fixture, run string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	envs, err := f.store.LoadRun(ctx, run)
-	require.NoError(t, err)
-	var after uint64
-	for _, e := range envs {
-		after = max(after, e.Seq)
-	}
-	ch, err := f.store.Watch(ctx, run, after)
-	require.NoError(t, err)
-	<-ch
-}
