@@ -237,4 +237,3 @@ func mustRequest(t *testing.T, method, path string) *http.Request {
 }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
-
