@@ -216,9 +216,10 @@ function renderLanes() {
       el("div", { class: "title", onclick: () => selectLane(i) }, "Lane " + i + " ", el("span", { class: "state " + ls.state }, ls.state)),
       el("div", { class: "why" }, ls.laneId),
       ls.waitingFor ? el("div", { class: "why" }, "waiting for " + ls.waitingFor) : null,
-      ls.reason ? el("div", { class: "why" }, ls.reason) : null,
-      answerForms(ls));
-    return el("div", { class: "lane" + (i === run.selected ? " selected" : ""), "data-lane": i, "data-state": ls.state }, head, track);
+      ls.reason ? el("div", { class: "why" }, ls.reason) : null);
+    const forms = answerForms(ls);
+    return el("div", { class: "lane" + (i === run.selected ? " selected" : ""), "data-lane": i, "data-state": ls.state }, head, track,
+      forms.length ? el("div", { class: "answers" }, forms) : null);
   });
   document.getElementById("lanes").replaceChildren(...rows);
 }
