@@ -32,7 +32,7 @@ const waitTimeout = 30 * time.Second
 // inspecting: it waits for the parent's verdict) and "beta" (created
 // later, role review, its lane not launched yet).
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	js      *events.JetStream
 	store   events.Store
 	eng     *engine.Engine
@@ -44,7 +44,7 @@ type fixture struct {
 	exec    string            // alpha's execution dir
 }
 
-func newFixture(t *testing.T, token string) *fixture {
+func newFixture(t testing.TB, token string) *fixture {
 	t.Helper()
 	emb := eventstest.StartServer(t)
 	js := eventstest.Open(t, emb, events.JetStreamConfig{})
