@@ -162,6 +162,9 @@ type workerOptions struct {
 	quotaRefresh time.Duration // 0: activities.DefaultQuotaRefresh
 	// binaries are --bin's checked overrides: provider → absolute path.
 	binaries map[policy.Provider]string
+	// dataDir, when set, is where jobs' files must lie
+	// (activities.WorkerConfig.DataDir).
+	dataDir string
 	// http is --http and --http-token: the worker's /metrics.
 	http httpFlags
 	// observer receives claim and lease failures (the metrics; nil without
@@ -242,6 +245,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
 		Commands: conn.js.Conn(),
 		Env:      workerEnv(o.binaries),
+		DataDir:  o.dataDir,
 		Observer: o.observer,
 	})
 	if err != nil {
@@ -271,6 +275,16 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	}
 	defer conn.Close()
 	connected.Store(conn)
+	// A job's files must lie where the engine prepares them: in the data
+	// directory served, or with --nats the one --data-dir names (the
+	// deployment's shared directory; without it the recorded launch is
+	// still checked).
+	o.dataDir = conn.dataDir
+	if f.nats != "" && f.dataDir != "" {
+		if o.dataDir, err = resolveDataDir(f.dataDir); err != nil {
+			return usagef("%v", err)
+		}
+	}
 	m := metrics.New()
 	if o.http.addr != "" {
 		m.WatchProviders(provs)
