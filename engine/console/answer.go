@@ -17,7 +17,7 @@ const maxFormBytes = 64 << 10
 // Answer kinds a form posts (field "kind"): the CLI command each matches.
 const (
 	answerVerdict   = "verdict"   // switchyard inspect
-	answerOperation = "operation" // switchyard operation done
+	answerOperation = "operation" // switchyard operation done / reject
 	answerRecover   = "recover"   // switchyard recover
 	answerCancel    = "cancel"    // switchyard cancel --lane
 )
@@ -75,12 +75,24 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		}
 		err, msg = s.o.Engine.Verdict(ctx, id, lane, v, f("evidence")), fmt.Sprintf("verdict %s recorded for run %s lane %d", v, id, lane)
 	case answerOperation:
-		res := events.OperationResult(f("result"))
-		if res != events.OperationSucceeded && res != events.OperationFailed {
-			s.fail(w, http.StatusBadRequest, "operation result %q: want succeeded or failed", f("result"))
+		// Settles the pending operation as switchyard operation done (or
+		// reject) does; validate and begin stay with the parent's CLI,
+		// beside the worktree the operation is performed in.
+		res, rejected := events.OperationResult(f("result")), false
+		switch f("result") {
+		case string(events.OperationSucceeded), string(events.OperationFailed):
+		case "rejected":
+			res, rejected = events.OperationFailed, true
+		default:
+			s.fail(w, http.StatusBadRequest, "operation result %q: want succeeded, failed or rejected", f("result"))
 			return
 		}
-		err, msg = s.o.Engine.OperationDone(ctx, id, lane, res, f("ref")), fmt.Sprintf("operation %s recorded for run %s lane %d", res, id, lane)
+		what := string(res)
+		if rejected {
+			what = "rejected"
+		}
+		err = s.o.Engine.OperationSettle(ctx, id, lane, res, rejected, f("ref"), f("detail"))
+		msg = fmt.Sprintf("operation %s recorded for run %s lane %d", what, id, lane)
 	case answerRecover:
 		in := engine.RecoverInput{EvidenceRef: f("evidence"), Correction: f("correction"), BlockageID: f("blockageId"),
 			SnapshotRef: f("snapshotRef"), SnapshotDigest: f("snapshotDigest"), PartialWorkRef: f("partialWorkRef"),

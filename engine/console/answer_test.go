@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
 )
 
 // TestAnswerCSRF: an answer without the CSRF cookie, without the field,
@@ -55,7 +57,7 @@ func TestAnswerValidation(t *testing.T) {
 		{"unknown kind", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"approve"}}, 400, `answer kind "approve": want verdict, operation, recover or cancel`},
 		{"bad verdict", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"verdict"}, "state": {"ok"}, "evidence": {"x"}}, 400, `verdict state "ok": want clear or unsafe`},
 		{"no evidence", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"verdict"}, "state": {"clear"}}, 400, "a verdict needs evidence"},
-		{"bad result", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"done"}}, 400, `operation result "done": want succeeded or failed`},
+		{"bad result", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"done"}}, 400, `operation result "done": want succeeded, failed or rejected`},
 		{"bad recovery", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"maybe"}, "evidence": {"x"}}, 400, `recovery decision "maybe"`},
 		{"clear recovery without its fields", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"clear"}, "evidence": {"x"}}, 400, "a clear recover needs the correction"},
 		{"decline with a recovery field", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}, "correction": {"c"}}, 400, "correction describes a continuation; a decline takes only evidence"},
@@ -143,4 +145,30 @@ func TestAnswerCancelWithoutJSON(t *testing.T) {
 		}
 	}
 	t.Fatal("no cancel event within the deadline")
+}
+
+// TestAnswerOperationNeedsBegin: settling a handoff's operation from the
+// page goes through the operation ledger as `operation done` does: with
+// no begun (pending) operation the ledger refuses it, 409 with its reason.
+func TestAnswerOperationNeedsBegin(t *testing.T) {
+	f := newFixture(t, "")
+	t0 := eventstest.T0.Add(3 * time.Hour)
+	f.append(eventstest.SampleEnvelope(events.TypeRunCreated, "delta", 0, t0))
+	f.append(eventstest.SampleEnvelope(events.TypeLaunch, "delta", 0, t0.Add(time.Second)))
+	claim := eventstest.SamplePayload(events.TypeClaim).(events.Claim)
+	claim.ReportSeq = 0
+	f.append(events.NewEnvelope("delta", 0, t0.Add(2*time.Second), claim))
+	finish := eventstest.SamplePayload(events.TypeFinish).(events.Finish)
+	finish.ReportSeq = 0
+	f.append(events.NewEnvelope("delta", 0, t0.Add(3*time.Second), finish))
+	f.append(eventstest.SampleEnvelope(events.TypeRequestOperation, "delta", 0, t0.Add(4*time.Second)))
+	st, err := f.eng.Status(context.Background(), "delta")
+	require.NoError(t, err)
+	require.Equal(t, "operation", string(st.Lanes[0].WaitingFor))
+
+	cookie, token := f.csrf()
+	resp, body := f.post("/runs/delta/lanes/0/answer", url.Values{"csrf": {token}, "kind": {"operation"},
+		"result": {"rejected"}, "detail": {"not now"}}, cookie)
+	require.Equal(t, http.StatusConflict, resp.StatusCode, body)
+	require.Contains(t, body, "has no pending operation: run switchyard operation validate and begin before performing it")
 }

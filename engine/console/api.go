@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyard-dev/switchyard/activities/contract"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 )
@@ -39,7 +40,8 @@ func engineStatus(err error) int {
 	switch {
 	case errors.Is(err, engine.ErrUnknownRun), errors.Is(err, engine.ErrUnknownLane):
 		return http.StatusNotFound
-	case errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrFinal):
+	case errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrFinal),
+		errors.Is(err, engine.ErrOperationPending), contract.IsRefusal(err):
 		return http.StatusConflict
 	case errors.Is(err, engine.ErrInvalidRequest), errors.Is(err, events.ErrInvalid):
 		return http.StatusBadRequest

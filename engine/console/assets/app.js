@@ -254,7 +254,14 @@ function answerForms(ls) {
     forms.push(mk("verdict", "Inspection verdict (switchyard inspect)", select("state", ["clear", "unsafe"]), field("evidence", "evidence", { placeholder: "notes/inspect.md" })));
     break;
   case "operation":
-    forms.push(mk("operation", "Operation result (switchyard operation done)" + (ls.operation ? ": " + ls.operation.kind : ""), select("result", ["succeeded", "failed"]), field("ref", "ref", { required: null, placeholder: "commit or log" })));
+    if (!ls.pending) {
+      // validate and begin run beside the worktree, with the CLI.
+      forms.push(el("div", { class: "why" }, "Operation " + (ls.operation ? ls.operation.kind : "") +
+        " not begun: run switchyard operation validate, then operation begin, before performing it."));
+    }
+    forms.push(mk("operation", "Settle the operation (switchyard operation done)" + (ls.operation ? ": " + ls.operation.kind : ""),
+      select("result", ["succeeded", "failed", "rejected"]), field("ref", "ref", { required: null, placeholder: "commit or log" }),
+      field("detail", "detail", { required: null, placeholder: "why, for failed or rejected" })));
     break;
   case "recovery":
     forms.push(mk("recover", "Recovery (switchyard recover)", select("decision", ["decline", "clear"]), field("evidence", "evidence"),
