@@ -154,8 +154,10 @@ func runParseCases(t *testing.T, provider policy.Provider, defaultModel string, 
 				require.Nil(t, p.ToolDenial)
 			} else {
 				require.NotNil(t, p.ToolDenial)
-				require.True(t, p.ToolDenial.Verified)
-				require.Equal(t, tc.denial, p.ToolDenial.Evidence)
+				require.Equal(t, tc.denial, p.ToolDenial.Evidence) // rows assert Verified and Cause
+				if p.ToolDenial.Verified {
+					require.Equal(t, policy.DenialPermission, p.ToolDenial.Cause, "only a permission cause is ever verified")
+				}
 			}
 			requireClassificationShape(t, got)
 			requireParsedCaps(t, p)

@@ -17,10 +17,14 @@ func TestWriterToolsMatchTheConfiguration(t *testing.T) {
 	t.Parallel()
 	t.Run("opencode denies bash", func(t *testing.T) {
 		t.Parallel()
-		perm := openCodePermission(policy.IsolatedWrite)
+		perm := openCodeV1Permission(policy.IsolatedWrite)
 		i := slices.IndexFunc(perm, func(m jsonMember) bool { return m.Key == "bash" })
 		require.GreaterOrEqual(t, i, 0)
 		require.Equal(t, "deny", perm[i].Value)
+		rules := openCodeV2Permissions(policy.IsolatedWrite)
+		j := slices.IndexFunc(rules, func(r jsonObject) bool { return r.mustGet("action") == "shell" })
+		require.GreaterOrEqual(t, j, 0, "V2 denies its shell tool")
+		require.Equal(t, "deny", rules[j].mustGet("effect"))
 		require.False(t, mustLookup(t, policy.OpenCode).Writer.Shell)
 	})
 	t.Run("antigravity grants no command tool", func(t *testing.T) {
