@@ -86,15 +86,11 @@ func openCodeSpec() *Spec {
 		Guard:         openCodeGuard,
 		Parse:         parseOpenCodeContract,
 		Export:        openCodeExportArgv,
+		Check:         openCodeCheck,
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		if err := openCodeModel(req.CLIModel); err != nil {
 			return nil, nil, err
-		}
-		if req.Mode == policy.IsolatedWrite {
-			if err := openCodeWorktreeRoot(req.Cwd); err != nil {
-				return nil, nil, &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: err.Error()}
-			}
 		}
 		return nil, openCodeProbeOverlay(req), nil
 	}
@@ -109,9 +105,6 @@ func openCodeSpec() *Spec {
 	}
 	s.Invocation = func(req Request) (Command, error) {
 		if err := openCodeModel(req.CLIModel); err != nil {
-			return Command{}, err
-		}
-		if err := openCodeRecheck(req); err != nil {
 			return Command{}, err
 		}
 		switch req.Contract {
@@ -267,10 +260,19 @@ func readOpenCodeProbe(req Request, n int, c Capture) PreflightVerdict {
 	return unknownProbe(policy.OpenCode, n)
 }
 
-// openCodeRecheck runs immediately before the invocation: the contract's
-// private files are still exactly what the runner wrote, with nothing
-// beside them.
-func openCodeRecheck(req Request) error {
+// openCodeCheck runs before the first probe and immediately before the
+// invocation: a writer's cwd must be the real Git worktree root, and once
+// the banner selected a contract its private files must still be exactly
+// what the runner wrote, with nothing beside them.
+func openCodeCheck(req Request) error {
+	if req.Mode == policy.IsolatedWrite {
+		if err := openCodeWorktreeRoot(req.Cwd); err != nil {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: err.Error()}
+		}
+	}
+	if req.Contract == "" {
+		return nil
+	}
 	if err := openCodePrivateIntact(req); err != nil {
 		return &PreflightError{Status: policy.StatusUnavailableCLI, Evidence: "opencode private configuration changed before the invocation: " + err.Error()}
 	}

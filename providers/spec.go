@@ -125,10 +125,10 @@ type Continuation struct {
 	Probes   [][]string
 }
 
-// PreflightError is returned by Spec.Invocation when a check made
-// immediately before the workload starts fails (a replaced private
-// configuration): the runner records a preflight failure with Status and
-// starts nothing.
+// PreflightError is returned by Spec.Check or Spec.Prepare when a check
+// fails before a child starts (a replaced private configuration, a writer
+// outside its worktree root): the runner records a preflight failure with
+// Status and starts nothing.
 type PreflightError struct {
 	Status   policy.ReceiptStatus
 	Evidence string // launcher-authored, no raw output
@@ -215,6 +215,13 @@ type Spec struct {
 	// cancellation and deadline; nil argv runs nothing. Its capture reaches
 	// Parse as Capture.Export. OpenCode V2's session export.
 	Export func(req Request, c Capture) []string
+	// Check, when set, runs on the runner's side of the attempt with the
+	// request as it stands: before the first preflight probe, and again
+	// immediately before the invocation. An error stops the attempt before
+	// that child starts; a *PreflightError names the receipt status (else
+	// unavailable-cli). OpenCode checks a writer's worktree root and its
+	// private configuration files here.
+	Check func(req Request) error
 	// PrivateSuffix names the attempt's private directory
 	// "<receipt><suffix>" (".opencode-config"); "" means ".private".
 	PrivateSuffix string

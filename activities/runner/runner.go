@@ -313,10 +313,33 @@ func (a *attempt) stages() {
 		}
 	}
 	a.overlay = overlay
-	if !a.preflight() {
+	if !a.check(policy.PreflightNotRun) || !a.preflight() {
+		return
+	}
+	if !a.check(policy.PreflightFailed) {
 		return
 	}
 	a.invoke(a.childEnv())
+}
+
+// check runs the spec's Check (none for most providers) and records a
+// preflight failure with pre as the preflight status when it refuses. It
+// reports whether the attempt may go on.
+func (a *attempt) check(pre policy.PreflightStatus) bool {
+	if a.spec.Check == nil {
+		return true
+	}
+	err := a.spec.Check(a.req)
+	if err == nil {
+		return true
+	}
+	status := policy.StatusUnavailableCLI
+	if pe := (*providers.PreflightError)(nil); errors.As(err, &pe) {
+		status = pe.Status
+	}
+	a.failPreflight(status, pre, fmt.Sprintf("%s preflight: %s", a.o.Provider, err),
+		providers.CapText(joinEvidence([]string{a.rc.Preflight.Evidence, err.Error()}), providers.EvidenceCap))
+	return false
 }
 
 // childEnv is the environment of the next child: the spec's construction
@@ -429,11 +452,6 @@ func (a *attempt) preflight() bool {
 // invoke runs the one workload and classifies it.
 func (a *attempt) invoke(env []string) {
 	cmd, err := a.spec.Invocation(a.req)
-	if pe := (*providers.PreflightError)(nil); errors.As(err, &pe) {
-		a.failPreflight(pe.Status, policy.PreflightFailed, fmt.Sprintf("%s preflight: %s", a.o.Provider, pe.Evidence),
-			providers.CapText(joinEvidence([]string{a.rc.Preflight.Evidence, pe.Evidence}), providers.EvidenceCap))
-		return
-	}
 	if err != nil {
 		a.launcherFailure("could not build the "+string(a.o.Provider)+" invocation", err)
 		return
