@@ -107,20 +107,20 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	}
 	a := &attempt{r: r, o: o, paths: paths, spec: spec, res: res, start: start}
 	a.req = providers.Request{
-		Parent:    o.Parent,
-		Provider:  o.Provider,
-		Model:     o.Model,
-		CLIModel:  cliModel,
-		Effort:    o.Effort,
-		Mode:      o.Mode,
-		Cwd:       paths.cwd.abs,
-		Prompt:    workerPrompt(spec.Writer, o.Mode, task),
-		Output:    paths.output.abs,
-		Receipt:   paths.receipt.abs,
-		APISpend:  o.APISpend,
+		Parent:              o.Parent,
+		Provider:            o.Provider,
+		Model:               o.Model,
+		CLIModel:            cliModel,
+		Effort:              o.Effort,
+		Mode:                o.Mode,
+		Cwd:                 paths.cwd.abs,
+		Prompt:              workerPrompt(spec.Writer, o.Mode, task),
+		Output:              paths.output.abs,
+		Receipt:             paths.receipt.abs,
+		APISpend:            o.APISpend,
 		ChatGPTSubscription: o.OpenCodeChatGPTSubscription,
-		Home:      home,
-		ParentEnv: r.cfg.Env,
+		Home:                home,
+		ParentEnv:           r.cfg.Env,
 	}
 	return a, nil
 }
