@@ -273,3 +273,32 @@ func requireGonePath(t *testing.T, p string) {
 	_, err := os.Lstat(p)
 	require.True(t, os.IsNotExist(err), "%s still exists", filepath.Base(p))
 }
+
+// TestRunnerPrivateDirectoriesAreNamedAsTheSeedNamesThem: Cursor's and
+// OpenCode's private directories are <receipt>.cursor-config and
+// <receipt>.opencode-config; the runner refuses to start when one already
+// exists (it is created exclusively), names it, and removes its own after
+// the attempt.
+func TestRunnerPrivateDirectoriesAreNamedAsTheSeedNamesThem(t *testing.T) {
+	t.Parallel()
+	for p, suffix := range map[policy.Provider]string{policy.Cursor: ".cursor-config", policy.OpenCode: ".opencode-config"} {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			l := newE2ELane(t, p, "success", "approved", nil)
+			stale := l.path("receipt.json") + suffix
+			require.NoError(t, os.Mkdir(stale, 0o700))
+			r, err := l.run()
+			require.NoError(t, err)
+			require.Equal(t, 64, r.code)
+			require.Contains(t, r.stderr, "the private directory "+stale+" already exists")
+			require.Empty(t, simenv.Invocations(t, l.bin))
+
+			l = newE2ELane(t, p, "success", "approved", nil)
+			r, err = l.run()
+			require.NoError(t, err)
+			require.Equal(t, 0, r.code, "stderr %s", r.stderr)
+			requireGonePath(t, l.path("receipt.json")+suffix)
+			requireGonePath(t, l.path("receipt.json")+".private")
+		})
+	}
+}
