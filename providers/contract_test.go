@@ -58,6 +58,7 @@ func contractRequest(p policy.Provider, mode policy.Access, spend policy.APISpen
 	}
 	if p == policy.OpenCode {
 		req.Contract = openCodeContractV1 // until a banner selects another (contractBanners)
+		req.ParentEnv = map[string]string{SandboxRuntimeBinEnv: "/opt/bin/srt"}
 	}
 	return req
 }

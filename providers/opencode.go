@@ -61,19 +61,20 @@ func init() { register(openCodeSpec()) }
 // listing and a second configuration check. The files and the directory
 // are checked once more immediately before the invocation.
 //
-// Writers get edit (and, on V2, write with .git denied) but no shell: the
-// seed's sandbox-runtime shell wrapper is not implemented, so bash/shell
-// stay denied and the worker contract says checks cannot be run.
+// Writers get edit (and, on V2, write with .git denied) and a shell that
+// runs only inside the sandbox runtime (opencode_sandbox.go); read-only
+// lanes get no shell.
 func openCodeSpec() *Spec {
 	s := &Spec{
 		Provider:      policy.OpenCode,
 		Binaries:      []string{"opencode"},
 		Install:       "install OpenCode (npm i -g opencode-ai)",
 		PrivateSuffix: ".opencode-config",
-		Writer: WriterTools{Shell: false, Guidance: "Tools: read, glob and grep to inspect, edit (and write on OpenCode 2.x) to change files; " +
-			"no shell is granted, so name the checks for the parent to run."},
+		Writer: WriterTools{Shell: true, Guidance: "Tools: read, glob and grep to inspect, edit (and write on OpenCode 2.x) to change files, " +
+			"and the shell (bash on 1.x) for local checks: it runs every command inside a sandbox with writes limited to the worktree and no network, " +
+			"so run commands in the foreground and treat a denied write or connection as final."},
 		Containment: map[policy.Access]Containment{
-			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission rules deny shell, web and external directories and (V2) .git edits, which is tool policy, not containment"},
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode's shell runs inside the sandbox runtime (worktree writes only, no network), but its file tools are tool policy with no OS sandbox: shell confinement, not whole-provider isolation"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission rules allow only read, glob and grep, which is tool policy, not containment"},
 		},
 		KnownVersions: []string{"1.18.32", "2.0.0", "2.0.25", "2.0.26", "2.0.27"},
@@ -200,6 +201,9 @@ func openCodeContractOverlay(req Request, contract string) []string {
 	case openCodeContractV2:
 		out = append(out, "OPENCODE_CONFIG_DIR="+openCodeV2ConfigDir(req), "PWD="+req.Cwd, "OPENCODE_DISABLE_FILEWATCHER=1")
 	}
+	if req.Mode == policy.IsolatedWrite {
+		out = append(out, "SHELL="+openCodeShellPath(req)) // both contracts pin SHELL to the sandbox wrapper
+	}
 	return out
 }
 
@@ -236,28 +240,52 @@ func readOpenCodeVersion(s *Spec, req Request, c Capture) PreflightVerdict {
 // configuration check, and for a ChatGPT-subscription attempt its auth
 // listing and the configuration check again.
 func openCodeProbes(s *Spec, req Request) [][]string {
-	debug := cliArgv(s, req, "debug", "config")
-	auth := cliArgv(s, req, "auth", "list", "--standalone", "--format", "json")
-	if req.Contract == openCodeContractV1 {
-		debug = cliArgv(s, req, "--pure", "debug", "config")
-		auth = cliArgv(s, req, "--pure", "auth", "list")
+	var out [][]string
+	for _, kind := range openCodeProbeKinds(req)[1:] {
+		switch {
+		case kind == "debug" && req.Contract == openCodeContractV1:
+			out = append(out, cliArgv(s, req, "--pure", "debug", "config"))
+		case kind == "debug":
+			out = append(out, cliArgv(s, req, "debug", "config"))
+		case kind == "auth" && req.Contract == openCodeContractV1:
+			out = append(out, cliArgv(s, req, "--pure", "auth", "list"))
+		case kind == "auth":
+			out = append(out, cliArgv(s, req, "auth", "list", "--standalone", "--format", "json"))
+		case kind == "sandbox":
+			out = append(out, []string{openCodeShellPath(req), "-c", "true"})
+		}
 	}
-	if !req.ChatGPTSubscription {
-		return [][]string{debug}
-	}
-	return [][]string{debug, auth, debug}
+	return out
 }
 
-// readOpenCodeProbe judges the probes after the banner: 1 and 3 are the
-// configuration checks, 2 the subscription auth listing.
+// openCodeProbeKinds names the attempt's probes in order: the banner, the
+// configuration check, for a subscription attempt its auth listing and the
+// configuration check again, and for a writer the sandboxed shell startup
+// probe.
+func openCodeProbeKinds(req Request) []string {
+	kinds := []string{"version", "debug"}
+	if req.ChatGPTSubscription {
+		kinds = append(kinds, "auth", "debug")
+	}
+	if req.Mode == policy.IsolatedWrite {
+		kinds = append(kinds, "sandbox")
+	}
+	return kinds
+}
+
+// readOpenCodeProbe judges the probes after the banner by kind.
 func readOpenCodeProbe(req Request, n int, c Capture) PreflightVerdict {
-	switch {
-	case n == 1 || (n == 3 && req.ChatGPTSubscription):
+	kinds := openCodeProbeKinds(req)
+	if req.Contract == "" || n <= 0 || n >= len(kinds) {
+		return unknownProbe(policy.OpenCode, n)
+	}
+	switch kinds[n] {
+	case "debug":
 		return readOpenCodeDebugConfig(req, c)
-	case n == 2 && req.ChatGPTSubscription:
+	case "auth":
 		return readOpenCodeAuthList(req, c)
 	}
-	return unknownProbe(policy.OpenCode, n)
+	return readOpenCodeSandboxProbe(c)
 }
 
 // openCodeCheck runs before the first probe and immediately before the
@@ -268,6 +296,12 @@ func openCodeCheck(req Request) error {
 	if req.Mode == policy.IsolatedWrite {
 		if err := openCodeWorktreeRoot(req.Cwd); err != nil {
 			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: err.Error()}
+		}
+		if rel, err := filepath.Rel(req.Cwd, req.PrivateDir); err == nil && !strings.HasPrefix(rel, "..") {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: "opencode writers keep their sandbox control directory outside the worktree: put --receipt outside " + req.Cwd}
+		}
+		if _, err := findSandboxRuntime(req); err != nil {
+			return &PreflightError{Status: policy.StatusUnavailableCLI, Evidence: err.Error()}
 		}
 	}
 	if req.Contract == "" {

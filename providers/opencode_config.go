@@ -24,6 +24,19 @@ func openCodeV2ConfigDir(req Request) string { return inPrivate(req, "config") }
 // openCodeFiles are the selected contract's private files, mode 0600 (V2's
 // directory 0700), in creation order.
 func openCodeFiles(req Request) ([]File, error) {
+	files, err := openCodeContractFiles(req)
+	if err != nil || req.Mode != policy.IsolatedWrite {
+		return files, err
+	}
+	sandbox, err := openCodeSandboxFiles(req)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, sandbox...), nil
+}
+
+// openCodeContractFiles are the contract's configuration files.
+func openCodeContractFiles(req Request) ([]File, error) {
 	switch req.Contract {
 	case openCodeContractV1:
 		doc, err := openCodeV1Config(req)
@@ -51,18 +64,21 @@ func openCodeFiles(req Request) ([]File, error) {
 var openCodeV2Service = []byte("{\n  \"enabled\": false\n}\n")
 
 // openCodeDenied are the tools both contracts deny explicitly after the
-// wildcard denial: shells (no sandbox wrapper is installed), external
-// directories, recursive tasks, web tools, skills, questions and MCP.
-var openCodeDenied = []string{"bash", "external_directory", "task", "webfetch", "websearch", "codesearch", "skill", "question", "mcp"}
+// wildcard denial: external directories, recursive tasks, web tools,
+// skills, questions and MCP. Shells are denied to read-only lanes and
+// allowed to writers, whose shell is the sandbox wrapper.
+var openCodeDenied = []string{"external_directory", "task", "webfetch", "websearch", "codesearch", "skill", "question", "mcp"}
 
 // openCodeV1Permission is the V1 ordered permission map. The last matching
 // rule wins, so the wildcard denial comes first and the read tools (plus
-// edit for writers) are allowed after it. The restored V1 policy adds no
-// explicit .git edit denial.
+// edit and the sandboxed bash for writers) are allowed after it. The
+// restored V1 policy adds no explicit .git edit denial.
 func openCodeV1Permission(mode policy.Access) jsonObject {
 	perm := jsonObject{{"*", "deny"}, {"read", "allow"}, {"glob", "allow"}, {"grep", "allow"}}
 	if mode == policy.IsolatedWrite {
-		perm = append(perm, jsonMember{"edit", "allow"})
+		perm = append(perm, jsonMember{"edit", "allow"}, jsonMember{"bash", "allow"})
+	} else {
+		perm = append(perm, jsonMember{"bash", "deny"})
 	}
 	for _, denied := range openCodeDenied {
 		perm = append(perm, jsonMember{denied, "deny"})
@@ -126,9 +142,12 @@ func openCodeV2Permissions(mode policy.Access) []jsonObject {
 	if mode == policy.IsolatedWrite {
 		rules = append(rules, rule("edit", "*", "allow"), rule("write", "*", "allow"),
 			rule("edit", ".git", "deny"), rule("edit", ".git/**", "deny"),
-			rule("write", ".git", "deny"), rule("write", ".git/**", "deny"))
+			rule("write", ".git", "deny"), rule("write", ".git/**", "deny"),
+			rule("shell", "*", "allow"), rule("bash", "*", "deny"))
+	} else {
+		rules = append(rules, rule("shell", "*", "deny"), rule("bash", "*", "deny"))
 	}
-	for _, denied := range append([]string{"shell"}, openCodeDenied...) {
+	for _, denied := range openCodeDenied {
 		rules = append(rules, rule(denied, "*", "deny"))
 	}
 	return rules
@@ -171,6 +190,11 @@ func openCodeV2Config(req Request) ([]byte, error) {
 		{"$schema", "https://opencode.ai/config.json"},
 		{"model", openCodeV2Model(req.CLIModel)},
 		{"default_agent", OpenCodeAgentName(req)},
+	}
+	if req.Mode == policy.IsolatedWrite {
+		doc = append(doc, jsonMember{"shell", openCodeShellPath(req)}) // the native shell setting, pinned to the sandbox wrapper
+	}
+	doc = append(doc, jsonObject{
 		{"update", "disable"},
 		{"share", "disabled"},
 		{"snapshots", false},
@@ -185,7 +209,7 @@ func openCodeV2Config(req Request) ([]byte, error) {
 		{"providers", providers},
 		{"permissions", perms},
 		{"agents", jsonObject{{OpenCodeAgentName(req), agent}}},
-	}
+	}...)
 	return renderJSON(doc)
 }
 
@@ -365,7 +389,7 @@ func openCodePrivateIntact(req Request) error {
 			return fmt.Errorf("%s is missing", filepath.Base(f.Path))
 		case !fi.Mode().IsRegular():
 			return fmt.Errorf("%s was replaced by something other than a regular file", filepath.Base(f.Path))
-		case fi.Mode().Perm() != privateFileMode:
+		case fi.Mode().Perm() != fs.FileMode(f.Mode):
 			return fmt.Errorf("%s mode changed to %04o", filepath.Base(f.Path), fi.Mode().Perm())
 		}
 		got, err := os.ReadFile(f.Path)
@@ -373,6 +397,9 @@ func openCodePrivateIntact(req Request) error {
 			return fmt.Errorf("%s was modified", filepath.Base(f.Path))
 		}
 	}
+	// Shell commands write the private temporary and cache directories.
+	delete(want, openCodeShellTmp(req))
+	delete(want, openCodeShellCache(req))
 	for dir, names := range want {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

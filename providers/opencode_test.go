@@ -43,6 +43,9 @@ func openCodeAttempt(t *testing.T, contract string, adjust ...func(*Request)) Re
 	return req
 }
 
+// withSRT pins the sandbox runtime for writer requests.
+func withSRT(r *Request) { r.ParentEnv = map[string]string{SandboxRuntimeBinEnv: "/opt/bin/srt"} }
+
 func subscribed(r *Request) {
 	r.ChatGPTSubscription = true
 	r.APISpend = policy.APISpendDeny
@@ -246,7 +249,7 @@ func TestOpenCodeConfigurationMustStayIntact(t *testing.T) {
 func TestOpenCodeWriterNeedsTheWorktreeRoot(t *testing.T) {
 	t.Parallel()
 	spec := mustLookup(t, policy.OpenCode)
-	req := openCodeAttempt(t, "", writer)
+	req := openCodeAttempt(t, "", writer, withSRT)
 	err := spec.Check(req)
 	var pe *PreflightError
 	require.ErrorAs(t, err, &pe)
@@ -286,11 +289,12 @@ func TestOpenCodeV2WriterPolicy(t *testing.T) {
 		require.Greater(t, index(action, ".git/**", "deny"), allow, "%s to .git is denied after the allow", action)
 		require.Greater(t, index(action, ".git", "deny"), allow)
 	}
-	require.GreaterOrEqual(t, index("shell", "*", "deny"), 0)
+	require.Greater(t, index("shell", "*", "allow"), 0, "the writer's shell is the sandbox wrapper")
 	require.Equal(t, -1, indexOf(openCodeV2Permissions(policy.ReadOnly), "write"), "read-only registers no write")
 	v1 := openCodeV1Permission(policy.IsolatedWrite)
 	require.Equal(t, "allow", v1.mustGet("edit"))
-	require.Equal(t, "deny", v1.mustGet("bash"))
+	require.Equal(t, "allow", v1.mustGet("bash"))
+	require.Equal(t, "deny", openCodeV1Permission(policy.ReadOnly).mustGet("bash"))
 	_, hasGit := v1.get(".git")
 	require.False(t, hasGit, "the restored V1 policy adds no .git rule")
 }

@@ -226,30 +226,93 @@ func TestRunnerOpenCodeSubscriptionFlagRules(t *testing.T) {
 	}
 }
 
-// TestRunnerOpenCodeWriterNeedsWorktreeRoot: an OpenCode writer whose cwd
-// is not a Git worktree root is refused before any CLI starts; at the root
-// it runs (V2 registers write and denies .git edits in its rules).
-func TestRunnerOpenCodeWriterNeedsWorktreeRoot(t *testing.T) {
+// fakeSRT writes a simulated sandbox runtime: it insists on `--settings
+// <existing policy naming allowWrite> -c <command>` as the real srt does
+// for an explicit settings file, logs each command, and runs it with
+// /bin/sh (no real confinement: the test checks the routing, not the
+// kernel sandbox). failOn makes it exit 1 for that command.
+func fakeSRT(t *testing.T, failOn string) (path, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	path, log = filepath.Join(dir, "srt"), filepath.Join(dir, "srt.log")
+	script := "#!/bin/sh\n" +
+		"[ \"$1\" = --settings ] && [ -f \"$2\" ] && [ \"$3\" = -c ] && [ \"$#\" -eq 4 ] || { echo 'srt: bad usage' >&2; exit 1; }\n" +
+		"grep -q '\"allowWrite\"' \"$2\" || { echo 'Error: Could not load settings' >&2; exit 1; }\n" +
+		"printf '%s\\n' \"$4\" >> '" + log + "'\n" +
+		"[ \"$4\" = '" + failOn + "' ] && { echo 'sandbox: bwrap not found' >&2; exit 1; }\n" +
+		"exec /bin/sh -c \"$4\"\n"
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path, log
+}
+
+// TestRunnerOpenCodeWriters runs OpenCode writers end to end on both
+// contracts: the cwd must be a Git worktree root, the sandbox runtime must
+// be present and its startup probe pass before inference, and the
+// worker's shell commands go through the wrapper into the runtime.
+func TestRunnerOpenCodeWriters(t *testing.T) {
 	t.Parallel()
-	writerLane := func() *e2eLane {
-		l := newE2ELane(t, policy.OpenCode, "v2-success", "approved", nil, "--allow-unverified-containment")
+	writerLane := func(t *testing.T, scenario string, env []string, gitRoot bool) *e2eLane {
+		l := newE2ELane(t, policy.OpenCode, scenario, "approved", env, "--allow-unverified-containment")
 		l.args[slices.Index(l.args, "--mode")+1] = "isolated-write"
+		if gitRoot {
+			out, err := exec.Command("git", "init", "-q", l.path("checkout")).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
 		return l
 	}
-	l := writerLane()
-	r, err := l.run()
-	require.NoError(t, err)
-	require.Equal(t, 79, r.code, "stderr %s", r.stderr)
-	require.Contains(t, r.stderr, "real Git worktree root")
-	require.Empty(t, simenv.Invocations(t, l.bin))
-
-	l = writerLane()
-	cmd := exec.Command("git", "init", "-q", l.path("checkout"))
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	r, err = l.run()
-	require.NoError(t, err)
-	require.Equal(t, 0, r.code, "stderr %s", r.stderr)
+	t.Run("a cwd that is not a worktree root is refused before any CLI", func(t *testing.T) {
+		t.Parallel()
+		srt, _ := fakeSRT(t, "")
+		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt}, false)
+		r, err := l.run()
+		require.NoError(t, err)
+		require.Equal(t, 79, r.code, "stderr %s", r.stderr)
+		require.Contains(t, r.stderr, "real Git worktree root")
+		require.Empty(t, simenv.Invocations(t, l.bin))
+	})
+	t.Run("a missing sandbox runtime is refused before any CLI", func(t *testing.T) {
+		t.Parallel()
+		l := writerLane(t, "writer-check", nil, true)
+		r, err := l.run()
+		require.NoError(t, err)
+		require.Equal(t, 69, r.code, "stderr %s", r.stderr)
+		require.Contains(t, r.stderr, "npm i -g @anthropic-ai/sandbox-runtime")
+		require.Empty(t, simenv.Invocations(t, l.bin))
+	})
+	t.Run("a failed sandbox startup probe stops before inference", func(t *testing.T) {
+		t.Parallel()
+		srt, log := fakeSRT(t, "true")
+		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt}, true)
+		r, err := l.run()
+		require.NoError(t, err)
+		require.Equal(t, 69, r.code, "stderr %s", r.stderr)
+		require.Contains(t, r.stderr, "sandboxed shell startup probe failed")
+		require.Empty(t, simlog.Filter(simenv.Invocations(t, l.bin), "opencode", simlog.KindWorkload), "no inference")
+		got, err := os.ReadFile(log)
+		require.NoError(t, err)
+		require.Equal(t, "true\n", string(got), "one probe, no unsandboxed retry")
+	})
+	for _, scenario := range []string{"writer-check", "v2-writer-check"} {
+		t.Run(scenario+" runs checks through the sandbox", func(t *testing.T) {
+			t.Parallel()
+			srt, log := fakeSRT(t, "")
+			l := writerLane(t, scenario, []string{"SWITCHYARD_SRT_BIN=" + srt}, true)
+			r, err := l.run()
+			require.NoError(t, err)
+			require.Equal(t, 0, r.code, "stderr %s", r.stderr)
+			got, err := os.ReadFile(log)
+			require.NoError(t, err)
+			require.Equal(t, "true\necho checked > sandbox-check.txt\n", string(got), "the startup probe, then the worker's check, both in the runtime")
+			out, err := os.ReadFile(l.path("checkout/sandbox-check.txt"))
+			require.NoError(t, err)
+			require.Equal(t, "checked\n", string(out))
+			invs := simenv.Invocations(t, l.bin)
+			w := simlog.Filter(invs, "opencode", simlog.KindWorkload)
+			require.Len(t, w, 1)
+			require.Contains(t, w[0].Env, "SHELL", "SHELL is pinned to the wrapper")
+			requireGonePath(t, l.path("receipt.json")+".opencode-config")
+		})
+	}
 }
 
 // requireOutput checks the delivered output file.

@@ -38,6 +38,11 @@ type replay struct {
 	// echoEnv names a variable holding a config path whose content is
 	// printed when the kind has no stdout file (OpenCode debug config).
 	echoEnv string
+	// shellCommand, when set, is run as `$SHELL -c <command>` in the
+	// process cwd before the output, the way an agent's shell tool runs a
+	// check (OpenCode writers' SHELL is the sandbox wrapper); a failure
+	// exits 1 with the shell's output on stderr.
+	shellCommand string
 }
 
 // maxBaseDepth bounds "base" chains.
@@ -105,6 +110,11 @@ func loadReplay(dir string) (*replay, error) {
 		return nil, err
 	} else if ok {
 		r.echoEnv = strings.TrimSpace(string(b))
+	}
+	if b, ok, err = read("shell_command"); err != nil {
+		return nil, err
+	} else if ok {
+		r.shellCommand = strings.TrimSpace(string(b))
 	}
 	return r, nil
 }

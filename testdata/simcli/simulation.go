@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -120,6 +121,13 @@ func (s *simulation) run() int {
 		}
 	}
 	t := newTemplater(vars)
+	if r.shellCommand != "" {
+		out, err := exec.Command(os.Getenv("SHELL"), "-c", r.shellCommand).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(s.stderr, "Error: shell tool failed: %v\n%s", err, out)
+			return 1
+		}
+	}
 	stdout, stderr := t.apply(r.stdout), t.apply(r.stderr)
 	if !r.hasStdout && r.echoEnv != "" {
 		b, err := readEchoed(r.echoEnv)

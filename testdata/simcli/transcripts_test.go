@@ -85,7 +85,10 @@ func replayThroughSpec(t *testing.T, provider policy.Provider, scenario string, 
 		Executable: exe,
 	}
 	if mode == policy.IsolatedWrite && provider == policy.OpenCode {
-		gitInit(t, cwd) // OpenCode writers run only at a worktree root
+		gitInit(t, cwd) // OpenCode writers run only at a worktree root, with the sandbox runtime
+		srt := filepath.Join(work, "srt")
+		require.NoError(t, os.WriteFile(srt, []byte("#!/bin/sh\n[ \"$1\" = --settings ] && [ -f \"$2\" ] && [ \"$3\" = -c ] || exit 1\nexec /bin/sh -c \"$4\"\n"), 0o755))
+		req.ParentEnv = map[string]string{providers.SandboxRuntimeBinEnv: srt}
 	}
 	files, overlay, err := spec.Prepare(req)
 	require.NoError(t, err)
@@ -357,7 +360,7 @@ func TestLongRunningTranscriptsHangUntilSignalled(t *testing.T) {
 func TestTranscriptFilesAreWellFormed(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{"stdout": true, "stderr": true, "exit": true, "delay_ms": true, "chunk_ms": true,
-		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true,
+		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "shell_command": true, "base": true,
 		"account.json": true, "rate-limits.json": true, "rate-limits-error.json": true, "notify.jsonl": true}
 	// App-server files are JSON once their reset placeholders are filled.
 	resets := strings.NewReplacer("{{reset_5h}}", "1", "{{reset_7d}}", "1", "{{reset_1h}}", "1", "{{now_unix}}", "1")
