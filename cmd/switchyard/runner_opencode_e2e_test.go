@@ -365,3 +365,38 @@ func TestRunnerPrivateDirectoriesAreNamedAsTheSeedNamesThem(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerDevinDenialEvidence: through the runner, only Devin's final
+// direct write with its matching write-access denial is a verified
+// permission denial; the stderr notice that a tool call requiring
+// confirmation was rejected is recorded unverified with an unknown cause,
+// so it can never enable a continuation.
+func TestRunnerDevinDenialEvidence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		scenario string
+		verified bool
+		cause    policy.DenialCause
+		code     string
+	}{
+		{"write-denied", true, policy.DenialPermission, "devin_atif_write_permission_denied"},
+		{"confirmation-rejected", false, policy.DenialUnknown, "devin_tool_confirmation_rejected"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			l := newE2ELane(t, policy.Devin, tc.scenario, "approved", nil)
+			r, err := l.run()
+			require.NoError(t, err)
+			require.Equal(t, 65, r.code, "stderr %s", r.stderr)
+			raw, err := os.ReadFile(l.path("receipt.json"))
+			require.NoError(t, err)
+			rc, err := policy.DecodeReceipt(raw)
+			require.NoError(t, err)
+			require.Equal(t, policy.StatusMalformedOutput, rc.Status)
+			require.NotNil(t, rc.ToolDenial)
+			require.Equal(t, tc.verified, rc.ToolDenial.Verified)
+			require.Equal(t, tc.cause, rc.ToolDenial.Cause)
+			require.Equal(t, tc.code, rc.ToolDenial.Evidence)
+		})
+	}
+}
