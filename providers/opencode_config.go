@@ -147,7 +147,7 @@ func openCodeV2Permissions(mode policy.Access) []jsonObject {
 	} else {
 		rules = append(rules, rule("shell", "*", "deny"), rule("bash", "*", "deny"))
 	}
-	for _, denied := range openCodeDenied {
+	for _, denied := range append(append([]string{}, openCodeDenied...), "browser") { // V2 also ships a browser tool
 		rules = append(rules, rule(denied, "*", "deny"))
 	}
 	return rules

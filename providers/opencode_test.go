@@ -266,6 +266,66 @@ func TestOpenCodeWriterNeedsTheWorktreeRoot(t *testing.T) {
 
 	ro := openCodeAttempt(t, "")
 	require.NoError(t, spec.Check(ro))
+
+	inside := req
+	inside.PrivateDir = filepath.Join(req.Cwd, "receipt.json.opencode-config")
+	require.ErrorContains(t, spec.Check(inside), "outside the worktree", "the control directory may not sit inside the worktree")
+
+	noSRT := req
+	noSRT.ParentEnv = map[string]string{"PATH": t.TempDir()}
+	err = spec.Check(noSRT)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, policy.StatusUnavailableCLI, pe.Status)
+	require.ErrorContains(t, err, "npm i -g @anthropic-ai/sandbox-runtime")
+}
+
+// TestOpenCodeSandboxWrapper: the writer's wrapper accepts only `-c
+// COMMAND` and execs the runtime with the attempt's policy; the policy
+// confines writes to the worktree and private tmp/cache, denies the
+// control directory and .git, and allows no network.
+func TestOpenCodeSandboxWrapper(t *testing.T) {
+	t.Parallel()
+	req := openCodeAttempt(t, "v2", writer, withSRT)
+	files, err := openCodeSandboxFiles(req)
+	require.NoError(t, err)
+	var script, settings string
+	for _, f := range files {
+		switch f.Path {
+		case openCodeShellPath(req):
+			require.EqualValues(t, 0o700, f.Mode)
+			script = string(f.Content)
+		case openCodeSandboxSettings(req):
+			require.EqualValues(t, 0o600, f.Mode)
+			settings = string(f.Content)
+		}
+	}
+	require.Contains(t, script, "exec '/opt/bin/srt' --settings '"+openCodeSandboxSettings(req)+"' -c \"$2\"")
+	require.Contains(t, script, `[ "$1" != "-c" ]`)
+	var doc struct {
+		Network struct {
+			AllowedDomains    []string
+			AllowUnixSockets  []string
+			AllowLocalBinding bool
+		}
+		Filesystem struct{ AllowWrite, DenyWrite []string }
+		EnableWeakerNestedSandbox bool
+	}
+	require.NoError(t, json.Unmarshal([]byte(settings), &doc))
+	require.Empty(t, doc.Network.AllowedDomains)
+	require.Empty(t, doc.Network.AllowUnixSockets)
+	require.False(t, doc.Network.AllowLocalBinding)
+	require.False(t, doc.EnableWeakerNestedSandbox)
+	require.Equal(t, []string{req.Cwd, openCodeShellTmp(req), openCodeShellCache(req)}, doc.Filesystem.AllowWrite)
+	require.Equal(t, []string{openCodeControlDir(req), filepath.Join(req.Cwd, ".git")}, doc.Filesystem.DenyWrite)
+
+	quoted := req
+	quoted.ParentEnv = map[string]string{SandboxRuntimeBinEnv: "/opt/it's/srt"}
+	_, err = openCodeSandboxFiles(quoted)
+	require.ErrorContains(t, err, "cannot be used in the sandbox shell wrapper")
+	relative := req
+	relative.ParentEnv = map[string]string{SandboxRuntimeBinEnv: "bin/srt"}
+	_, err = openCodeSandboxFiles(relative)
+	require.ErrorContains(t, err, "absolute")
 }
 
 // TestOpenCodeV2WriterPolicy: V2 writers get edit and write, with edits and
