@@ -307,7 +307,7 @@ func TestOpenCodeSandboxWrapper(t *testing.T) {
 			AllowUnixSockets  []string
 			AllowLocalBinding bool
 		}
-		Filesystem struct{ AllowWrite, DenyWrite []string }
+		Filesystem                struct{ AllowWrite, DenyWrite []string }
 		EnableWeakerNestedSandbox bool
 	}
 	require.NoError(t, json.Unmarshal([]byte(settings), &doc))
