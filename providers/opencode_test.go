@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -516,4 +517,11 @@ func FuzzOpenCodeAuthLists(f *testing.F) {
 			require.Contains(t, string(b), "openai")
 		}
 	})
+}
+
+// TestOpenCodeChatGPTModelMatchesTheEngine: the engine's job check and the
+// runner agree on the subscription model.
+func TestOpenCodeChatGPTModelMatchesTheEngine(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, OpenCodeChatGPTModel, events.OpenCodeChatGPTModel)
 }
