@@ -35,7 +35,8 @@ func runnerOptions(j events.Job) (runner.Options, error) {
 		// The job's effective stall timeout (0 on the wire is the default).
 		StallTimeout: time.Duration(stallMs) * time.Millisecond,
 
-		AllowUnverifiedContainment: j.AllowUnverifiedContainment,
+		AllowUnverifiedContainment:  j.AllowUnverifiedContainment,
+		OpenCodeChatGPTSubscription: j.OpenCodeChatGPTSubscription,
 	}
 	switch j.APISpend {
 	case policy.APISpendDeny, policy.APISpendApproved:

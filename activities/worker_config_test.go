@@ -116,6 +116,11 @@ func TestRunnerOptions(t *testing.T) {
 		{"no timeout", func(j *events.Job) { j.TimeoutMs = 0 }, want(func(o *runner.Options) { o.Timeout = 0 })},
 		{"strict contract", func(j *events.Job) { j.Contract = policy.ContractStrict }, want(func(o *runner.Options) { o.Contract = policy.ContractStrict })},
 		{"unverified containment allowed", func(j *events.Job) { j.AllowUnverifiedContainment = true }, want(func(o *runner.Options) { o.AllowUnverifiedContainment = true })},
+		{"opencode chatgpt subscription", func(j *events.Job) {
+			j.Provider, j.Model, j.Effort, j.OpenCodeChatGPTSubscription = policy.OpenCode, events.OpenCodeChatGPTModel, policy.EffortDefault, true
+		}, want(func(o *runner.Options) {
+			o.Provider, o.Model, o.Effort, o.OpenCodeChatGPTSubscription = policy.OpenCode, "openai/gpt-6.1-sol", policy.EffortDefault, true
+		})},
 		{"values that look like flags stay values", func(j *events.Job) { j.Model = "--weird" }, want(func(o *runner.Options) { o.Model = "--weird" })},
 		{"stall timeout 0 is the default", func(j *events.Job) { j.StallTimeoutMs = 0 }, want(func(o *runner.Options) { o.StallTimeout = 300 * time.Second })},
 		{"stall timeout to the millisecond", func(j *events.Job) { j.StallTimeoutMs = 1500 }, want(func(o *runner.Options) { o.StallTimeout = 1500 * time.Millisecond })},

@@ -402,6 +402,9 @@ func runnerArgs(j events.Job) []string {
 	if j.AllowUnverifiedContainment {
 		args = append(args, "--allow-unverified-containment")
 	}
+	if j.OpenCodeChatGPTSubscription {
+		args = append(args, "--opencode-chatgpt-subscription")
+	}
 	return args
 }
 

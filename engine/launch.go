@@ -96,6 +96,8 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
 		StallTimeoutMs:             effectiveStallTimeoutMs(c.Options, provider),
 		AllowUnverifiedContainment: slices.Contains(c.Options.AllowUnverifiedContainment, provider),
+		OpenCodeChatGPTSubscription: c.Options.OpenCodeChatGPTSubscription &&
+			events.ChatGPTSubscriptionAttempt(provider, ap.Attempt.Model, ap.Attempt.Effort, ap.APISpend),
 	}, nil
 }
 

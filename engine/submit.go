@@ -67,6 +67,12 @@ type RunRequest struct {
 	// a known provider (recorded once each, in the order given), and only
 	// with the legacy contract.
 	AllowUnverifiedContainment []policy.Provider
+	// OpenCodeChatGPTSubscription (run --opencode-chatgpt-subscription)
+	// runs the run's OpenCode attempts that are exactly
+	// opencode:openai/gpt-6.1-sol@default under apiSpend deny on OpenCode's
+	// own ChatGPT login (the runner's --opencode-chatgpt-subscription);
+	// recorded in the run. Every other attempt is unchanged.
+	OpenCodeChatGPTSubscription bool
 }
 
 // Submit validates req, freezes its sheet and prompt, and records the run's
@@ -249,7 +255,7 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
 		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow,
 			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs,
-			AllowUnverifiedContainment: unrestricted},
+			AllowUnverifiedContainment: unrestricted, OpenCodeChatGPTSubscription: req.OpenCodeChatGPTSubscription},
 	}
 	return c, run, nil
 }

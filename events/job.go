@@ -54,6 +54,11 @@ type Job struct {
 	// the runner launches it although its mode's containment is UNVERIFIED.
 	// Only with the legacy contract (strict is always unsupported).
 	AllowUnverifiedContainment bool `json:"allowUnverifiedContainment,omitempty"`
+	// OpenCodeChatGPTSubscription carries the run's
+	// RunOptions.OpenCodeChatGPTSubscription to an attempt it applies to:
+	// provider opencode, apiSpend deny, openai/gpt-6.1-sol at default
+	// effort (the runner's --opencode-chatgpt-subscription).
+	OpenCodeChatGPTSubscription bool `json:"opencodeChatGPTSubscription,omitempty"`
 }
 
 // Validate checks a job's fields. Errors match ErrInvalid.
@@ -108,6 +113,9 @@ func (j Job) Validate() error {
 	if j.AllowUnverifiedContainment && j.Contract != policy.ContractLegacy {
 		return invalidf("job allowUnverifiedContainment needs the legacy contract, not %q", j.Contract)
 	}
+	if j.OpenCodeChatGPTSubscription && !ChatGPTSubscriptionAttempt(j.Provider, j.Model, j.Effort, j.APISpend) {
+		return invalidf("job opencodeChatGPTSubscription needs provider opencode, model %s, effort default and apiSpend deny", OpenCodeChatGPTModel)
+	}
 	return j.Paths.validate()
 }
 
@@ -159,4 +167,16 @@ func decodeMessage(what string, b []byte, v any, schema *int) error {
 		return &DecodeError{What: what, Err: fmt.Errorf("%w: schema %d (this build reads %d)", ErrSchemaVersion, *schema, JobSchemaVersion)}
 	}
 	return nil
+}
+
+// OpenCodeChatGPTModel is the one model an OpenCode ChatGPT-subscription
+// attempt runs (providers.OpenCodeChatGPTModel; events imports no provider
+// spec).
+const OpenCodeChatGPTModel = "openai/gpt-6.1-sol"
+
+// ChatGPTSubscriptionAttempt reports whether an attempt is one the
+// ChatGPT-subscription mode applies to: opencode, exactly
+// OpenCodeChatGPTModel at default effort, under apiSpend deny.
+func ChatGPTSubscriptionAttempt(p policy.Provider, model string, effort policy.Effort, spend policy.APISpend) bool {
+	return p == policy.OpenCode && model == OpenCodeChatGPTModel && effort == policy.EffortDefault && spend == policy.APISpendDeny
 }

@@ -58,6 +58,11 @@ type RunOptions struct {
 	// (run --allow-unverified-containment P): an explicit unrestricted
 	// contract, recorded here.
 	AllowUnverifiedContainment []policy.Provider `json:"allowUnverifiedContainment,omitempty"`
+	// OpenCodeChatGPTSubscription records run
+	// --opencode-chatgpt-subscription: the run's OpenCode attempts of
+	// exactly openai/gpt-6.1-sol@default under apiSpend deny use OpenCode's
+	// ChatGPT login (their jobs carry it).
+	OpenCodeChatGPTSubscription bool `json:"opencodeChatGPTSubscription,omitempty"`
 }
 
 // EventType returns TypeRunCreated.

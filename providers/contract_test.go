@@ -50,12 +50,17 @@ func contractRequest(p policy.Provider, mode policy.Access, spend policy.APISpen
 	if spec != nil {
 		exe = "/opt/bin/" + spec.Binaries[0]
 	}
-	return Request{
+	req := Request{
 		Parent: policy.ParentClaude, Provider: p, Model: m[0], CLIModel: m[1], Effort: policy.Effort(m[2]),
 		Mode: mode, Cwd: contractCwd, Prompt: []byte(contractPrompt),
 		Output: contractRun + "/output.md", Receipt: contractReceipt, PrivateDir: contractPrivate,
 		APISpend: spend, Home: contractHome, Executable: exe,
 	}
+	if p == policy.OpenCode {
+		req.Contract = openCodeContractV1 // until a banner selects another (contractBanners)
+		req.ParentEnv = map[string]string{SandboxRuntimeBinEnv: "/opt/bin/srt"}
+	}
+	return req
 }
 
 // contractAntigravityHost answers a writer's inspection for the goldens:
@@ -70,6 +75,16 @@ var contractAntigravityHost = antigravityHost{
 	},
 	self: func() (string, error) { return "/opt/bin/switchyard", nil },
 }
+
+// contractBanners are version banners whose preflight continuation the
+// goldens render per contract (OpenCode selects V1 or V2 from its banner).
+var contractBanners = map[policy.Provider][]string{
+	policy.OpenCode: {"1.18.32\n", "opencode v2.0.27\n"},
+}
+
+// optionalSpecFields are Spec fields only some providers need; every
+// other field is set by every spec.
+var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix"}
 
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.
@@ -134,20 +149,30 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "request: model %s, cli model %s, effort %s, prompt %d bytes\n", m[0], m[1], m[2], len(contractPrompt))
 
 	spends := []policy.APISpend{policy.APISpendDeny, policy.APISpendApproved, policy.APISpendLegacy}
-	for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
-		var blocks []string
-		for _, spend := range spends {
-			blocks = append(blocks, renderMode(t, spec, contractRequest(p, mode, spend)))
-		}
-		for i, spend := range spends {
-			if i > 0 && blocks[i] == blocks[i-1] {
-				continue
+	banners := contractBanners[p]
+	if banners == nil {
+		banners = []string{""}
+	}
+	for _, banner := range banners {
+		for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
+			var blocks []string
+			for _, spend := range spends {
+				blocks = append(blocks, renderMode(t, spec, contractRequest(p, mode, spend), banner))
 			}
-			same := []string{string(spend)}
-			for j := i + 1; j < len(spends) && blocks[j] == blocks[i]; j++ {
-				same = append(same, string(spends[j]))
+			for i, spend := range spends {
+				if i > 0 && blocks[i] == blocks[i-1] {
+					continue
+				}
+				same := []string{string(spend)}
+				for j := i + 1; j < len(spends) && blocks[j] == blocks[i]; j++ {
+					same = append(same, string(spends[j]))
+				}
+				on := ""
+				if banner != "" {
+					on = fmt.Sprintf(", banner %q", strings.TrimSpace(banner))
+				}
+				fmt.Fprintf(&b, "\n== %s, api-spend %s%s\n%s", mode, strings.Join(same, ", "), on, blocks[i])
 			}
-			fmt.Fprintf(&b, "\n== %s, api-spend %s\n%s", mode, strings.Join(same, ", "), blocks[i])
 		}
 	}
 
@@ -188,17 +213,29 @@ func renderContract(t *testing.T, spec *Spec) string {
 
 // renderMode renders one mode and spending policy: probes, private files,
 // overlay and the invocation.
-func renderMode(t *testing.T, spec *Spec, req Request) string {
+func renderMode(t *testing.T, spec *Spec, req Request, banner string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("preflight:\n")
-	if probes := spec.Preflight(req); len(probes) == 0 {
+	probes := spec.Preflight(req)
+	files, overlay, err := spec.Prepare(req)
+	require.NoError(t, err)
+	if banner != "" {
+		zero := 0
+		v := spec.ReadPreflight(req, 0, Capture{Stdout: []byte(banner), ExitCode: &zero})
+		require.Empty(t, v.Status, v.Evidence)
+		require.NotNil(t, v.Then, "the banner continues the attempt")
+		req.Contract = v.Then.Contract
+		probes = append(probes[:1:1], v.Then.Probes...)
+		files = append(files, v.Then.Files...)
+		overlay = v.Then.Overlay
+		fmt.Fprintf(&b, "  (the banner selects contract %s: %s)\n", v.Then.Contract, v.Evidence)
+	}
+	if len(probes) == 0 {
 		fmt.Fprintf(&b, "  (none: %s)\n", PreflightDeferredEvidence)
 	} else {
 		b.WriteString(renderProbes(probes, "  "))
 	}
-	files, overlay, err := spec.Prepare(req)
-	require.NoError(t, err)
 	b.WriteString("private files:\n")
 	if len(files) == 0 {
 		b.WriteString("  (none)\n")
@@ -311,6 +348,9 @@ func TestEverySpecFillsEveryField(t *testing.T) {
 			for i := range v.NumField() {
 				f := v.Field(i)
 				name := v.Type().Field(i).Name
+				if slices.Contains(optionalSpecFields, name) {
+					continue
+				}
 				if f.Kind() == reflect.Slice {
 					require.False(t, f.IsNil(), "%s.%s is nil; an empty behaviour is an explicit empty list", p, name)
 					continue

@@ -31,8 +31,11 @@ func cursorSpec(read readFileFunc) *Spec {
 	s := &Spec{
 		Provider: policy.Cursor,
 		Binaries: []string{"cursor-agent"}, // never "agent", which can name another CLI
-		Install:  "install the Cursor CLI (curl https://cursor.com/install -fsS | bash)",
-		Writer:   WriterTools{Shell: true},
+		// The seed names the private directory <receipt>.cursor-config
+		// (CURSOR_CONFIG_DIR points at it).
+		PrivateSuffix: ".cursor-config",
+		Install:       "install the Cursor CLI (curl https://cursor.com/install -fsS | bash)",
+		Writer:        WriterTools{Shell: true},
 		Containment: map[policy.Access]Containment{
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "cursor-agent --sandbox enabled: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "cursor-agent --mode ask with --sandbox enabled: ask mode is a prompt instruction and the sandbox is unverified"},

@@ -33,9 +33,11 @@ func devinExportPath(req Request) string { return req.Receipt + ".devin-export/t
 // no tool calls; that final message is the only text taken, and it wins
 // over any earlier refusal. An undelivered export is a protocol error; when
 // provider-owned evidence explains it, ToolDenial records a verified
-// permission cause under a fixed code: a final direct write whose single
-// observation is Devin's own write-access denial for the requested path, or
-// the stderr confirmation-rejection notice. No model, session, usage or
+// permission cause under a fixed code only for a final direct write whose
+// single observation is Devin's own write-access denial for the requested
+// path. The stderr confirmation-rejection notice is kept as an unverified
+// denial of unknown cause: it names no call and proves no permission
+// denial. No model, session, usage or
 // cost is taken (model proof is pinned-argv).
 func parseDevin(req Request, c Capture) Parsed {
 	lines, events := countCapture(c.Stdout)
@@ -51,7 +53,11 @@ func parseDevin(req Request, c Capture) Parsed {
 		tool := "write"
 		p.ToolDenial = &policy.ToolDenial{Verified: true, Cause: policy.DenialPermission, Tool: &tool, Evidence: devinWriteDenied}
 	case devinRejection.Match(c.Stderr):
-		p.ToolDenial = &policy.ToolDenial{Verified: true, Cause: policy.DenialPermission, Evidence: devinConfirmationDenied}
+		// The notice says some tool call needing confirmation was
+		// rejected, not which call or why: it is no proof of a
+		// permission denial, so it is recorded unverified with an
+		// unknown cause and can never enable a continuation.
+		p.ToolDenial = &policy.ToolDenial{Verified: false, Cause: policy.DenialUnknown, Evidence: devinConfirmationDenied}
 	}
 	return p
 }

@@ -30,6 +30,7 @@ func TestParseDevin(t *testing.T) {
 		{name: "wrong-schema", status: policy.StatusMalformedOutput, protocol: "not ATIF-v1.7"},
 		{name: "write-denied", status: policy.StatusMalformedOutput, protocol: "pending tool calls", denial: devinWriteDenied,
 			check: func(t *testing.T, p Parsed, c Classification) {
+				require.True(t, p.ToolDenial.Verified, "the final direct write with its matching denial is verified")
 				require.Equal(t, policy.DenialPermission, p.ToolDenial.Cause)
 				require.Equal(t, "write", *p.ToolDenial.Tool)
 				require.Nil(t, p.ToolDenial.RequestedAction)
@@ -39,6 +40,8 @@ func TestParseDevin(t *testing.T) {
 		{name: "write-denied-other-text", status: policy.StatusMalformedOutput, protocol: "pending tool calls"},
 		{name: "confirmation-rejected", status: policy.StatusMalformedOutput, protocol: "pending tool calls", denial: devinConfirmationDenied,
 			check: func(t *testing.T, p Parsed, _ Classification) {
+				require.False(t, p.ToolDenial.Verified, "the stderr notice is no verified permission denial")
+				require.Equal(t, policy.DenialUnknown, p.ToolDenial.Cause)
 				require.Nil(t, p.ToolDenial.Tool)
 				require.Nil(t, p.ToolDenial.RequestedAction)
 			}},

@@ -13,6 +13,17 @@ import (
 // does not reach the child.
 var baseEnv = []string{"PATH", "HOME", "TERM", "LANG", "LC_*", "TMPDIR", "USER"}
 
+// ProxyEnv are the network proxy and certificate variables a child keeps
+// so the CLIs work behind a corporate proxy or TLS-inspecting gateway
+// (both spellings of the proxy variables, as curl, Node and Go read
+// them). They carry routing and trust, not provider credentials; the one
+// mode that drops them is OpenCode's ChatGPT-subscription attempt, whose
+// environment allowlist drops proxy controls with every route override.
+var ProxyEnv = []string{
+	"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
+	"NODE_EXTRA_CA_CERTS", "NODE_USE_ENV_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+}
+
 // markerEnv are host markers removed from every child even if a spec's
 // KeepEnv or OwnEnv would admit them: nested-session markers of Claude Code
 // and Codex, Devin's provider-side model substitution switch and every
@@ -29,13 +40,18 @@ var markerEnv = []string{
 const codexMarkerEnv = "CODEX_*"
 
 // ChildEnv constructs a child's complete environment as sorted NAME=value
-// pairs: the base allowlist and the spec's KeepEnv read from parent, plus
+// pairs: the base allowlist, the proxy and certificate variables (except
+// for an OpenCode ChatGPT-subscription attempt) and the spec's KeepEnv
+// read from parent, plus
 // its OwnEnv when req.APISpend is approved or legacy; minus the spec's
 // RemoveEnv and the host markers; then overlay (NAME=value pairs from
 // Prepare) on top. HOME falls back to req.Home when the parent has none.
 // Nothing else in parent reaches the child.
 func ChildEnv(spec *Spec, parent map[string]string, req Request, overlay []string) []string {
 	allowed := append(append([]string{}, baseEnv...), spec.KeepEnv...)
+	if !req.ChatGPTSubscription {
+		allowed = append(allowed, ProxyEnv...)
+	}
 	if spendAllowsOwnEnv(req.APISpend) {
 		allowed = append(allowed, spec.OwnEnv...)
 	}

@@ -56,7 +56,7 @@ func plantedEnv() map[string]string {
 
 // unrelatedSecrets never reach any child under any policy.
 var unrelatedSecrets = []string{"AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "GH_TOKEN",
-	"NPM_TOKEN", "HTTPS_PROXY", "NODE_OPTIONS", "SSH_AUTH_SOCK", "LD_PRELOAD"}
+	"NPM_TOKEN", "NODE_OPTIONS", "SSH_AUTH_SOCK", "LD_PRELOAD"}
 
 // envRequest is a request for provider p under a spending policy.
 func envRequest(t *testing.T, p policy.Provider, spend policy.APISpend) Request {
@@ -185,6 +185,7 @@ func TestChildEnvKeepsBillingKeysOnlyForTheirProvider(t *testing.T) {
 				for _, name := range unrelatedSecrets {
 					require.NotContains(t, names, name)
 				}
+				require.Contains(t, names, "HTTPS_PROXY", "proxy variables reach every child outside the ChatGPT-subscription mode")
 				for _, kv := range child {
 					name, value, _ := strings.Cut(kv, "=")
 					require.Equal(t, env[name], value, "values pass unchanged")
@@ -193,7 +194,7 @@ func TestChildEnvKeepsBillingKeysOnlyForTheirProvider(t *testing.T) {
 					require.Contains(t, names, name)
 				}
 				for _, name := range names {
-					owned := slices.Contains(spec.KeepEnv, name) || matchesAny(spec.OwnEnv, name) || matchesAny(baseEnv, name)
+					owned := slices.Contains(spec.KeepEnv, name) || matchesAny(spec.OwnEnv, name) || matchesAny(baseEnv, name) || slices.Contains(ProxyEnv, name)
 					require.True(t, owned, "%s reached the %s child without an allowlist entry", name, p)
 				}
 			})

@@ -34,7 +34,7 @@ func FuzzReadPreflight(f *testing.F) {
 		index[p] = uint8(i)
 	}
 	openCode := baseRequest(policy.OpenCode)
-	config, err := openCodeConfig(openCode)
+	config, err := openCodeV1Config(openCode)
 	require.NoError(f, err)
 	seeds := []struct {
 		p      policy.Provider
@@ -159,7 +159,7 @@ func FuzzParseVersion(f *testing.F) {
 // what it accepts is exactly one JSON value, which re-renders (members,
 // duplicates and order kept) to bytes that decode and render the same.
 func FuzzDecodeOrdered(f *testing.F) {
-	config, err := openCodeConfig(baseRequest(policy.OpenCode))
+	config, err := openCodeV1Config(baseRequest(policy.OpenCode))
 	require.NoError(f, err)
 	for _, s := range []string{string(config), string(config) + string(config), "{} x", "{}}", "[] ]", " {\"a\":1,\"a\":2}\n",
 		"[1,[2,[3,{\"b\":null}]]]", "\"s\"", "1e400", "", "  ", strings.Repeat("[", 64)} {

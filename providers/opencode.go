@@ -1,10 +1,10 @@
 package providers
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -16,87 +16,132 @@ import (
 // deny and an omitted (legacy) policy both block before the CLI starts.
 const openCodeNativeAuth = "opencode native authentication (requires api-spend approved)"
 
+// openCodeSubscriptionMisuse is the guard's route name for a ChatGPT
+// subscription request outside its one allowed shape (the runner rejects
+// that shape as a usage error first; the guard fails closed behind it).
+const openCodeSubscriptionMisuse = "opencode chatgpt-subscription mode (requires api-spend deny and " + OpenCodeChatGPTModel + "@default)"
+
+// OpenCodeChatGPTModel is the only model a ChatGPT-subscription attempt
+// (--opencode-chatgpt-subscription) may run, at default effort.
+const OpenCodeChatGPTModel = "openai/gpt-6.1-sol"
+
+// openCodeChatGPTEndpoint is the endpoint V2's private configuration
+// configures for the subscription mode: a configured endpoint, not an
+// attestation of the route the CLI finally resolves.
+const openCodeChatGPTEndpoint = "https://chatgpt.com/backend-api/codex"
+
+// The native OpenCode contracts a version banner selects
+// (Request.Contract).
+const (
+	openCodeContractV1 = "v1"
+	openCodeContractV2 = "v2"
+)
+
+// openCodeTitle is the fixed session title: it avoids automatic title
+// generation (a model call of its own).
+const openCodeTitle = "pstack-worker"
+
 func init() { register(openCodeSpec()) }
 
-// openCodeSpec describes OpenCode on its restored V1 contract (`opencode
-// run --pure --format json`, JSON events on stdout). Each attempt gets a
-// private opencode.json (pinned model, one attempt agent, an ordered
-// permission map starting from wildcard denial, no providers, no MCP) found
-// through OPENCODE_CONFIG, with project discovery, external skills, Claude
-// Code compatibility, auto-update, auto-compaction and LSP downloads off.
-// Preflight checks the version banner selects V1, then that `opencode
-// --pure debug config` reports the private configuration. The V2 contract,
-// the ChatGPT-subscription mode and sandboxed writer shells are not
-// implemented: a V2 banner is unavailable-cli and shells stay denied.
+// openCodeSpec describes OpenCode on both native contracts, selected once
+// per attempt from the `opencode --version` banner by stable major: the
+// restored V1 (>=1.18.29 <2; `opencode run --pure --format json`, one
+// private opencode.json through OPENCODE_CONFIG, the streamed transcript
+// is the delivery) and V2 (>=2.0.0 <3; `opencode run --standalone
+// --format json`, a private config/ directory through
+// OPENCODE_CONFIG_DIR, delivery from one `opencode session export
+// --standalone` after the workload).
+//
+// The private directory <receipt>.opencode-config exists (0700, created
+// exclusively by the runner) before the version probe, which runs with
+// private configuration discovery and no contract-specific pointer. The
+// banner's continuation then writes the contract's files (0600), switches
+// the environment and runs `debug config`, which must report exactly the
+// private configuration; a ChatGPT-subscription attempt adds its auth
+// listing and a second configuration check. The files and the directory
+// are checked once more immediately before the invocation.
+//
+// Writers get edit (and, on V2, write with .git denied) and a shell that
+// runs only inside the sandbox runtime (opencode_sandbox.go); read-only
+// lanes get no shell.
 func openCodeSpec() *Spec {
 	s := &Spec{
-		Provider: policy.OpenCode,
-		Binaries: []string{"opencode"},
-		Install:  "install OpenCode (npm i -g opencode-ai)",
-		Writer:   WriterTools{Shell: false, Guidance: "Tools: read, glob and grep to inspect, edit to change files; no shell is granted."},
+		Provider:      policy.OpenCode,
+		Binaries:      []string{"opencode"},
+		Install:       "install OpenCode (npm i -g opencode-ai)",
+		PrivateSuffix: ".opencode-config",
+		Writer: WriterTools{Shell: true, Guidance: "Tools: read, glob and grep to inspect, edit (and write on OpenCode 2.x) to change files, " +
+			"and the shell (bash on 1.x) for local checks: it runs every command inside a sandbox with writes limited to the worktree and no network, " +
+			"so run commands in the foreground and treat a denied write or connection as final."},
 		Containment: map[policy.Access]Containment{
-			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map denies bash, webfetch and external_directory, which is tool policy, not containment"},
-			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission map allows only read, glob and grep, which is tool policy, not containment"},
+			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode's shell runs inside the sandbox runtime (worktree writes only, no network), but its file tools are tool policy with no OS sandbox: shell confinement, not whole-provider isolation"},
+			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission rules allow only read, glob and grep, which is tool policy, not containment"},
 		},
-		KnownVersions: []string{"1.18.32"},
+		KnownVersions: []string{"1.18.32", "2.0.0", "2.0.25", "2.0.26", "2.0.27"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
 		CLIModel:      slugModel(policy.OpenCode),
 		OwnEnv:        []string{}, // native login only: inherited API keys never reach the child
 		RemoveEnv:     removeEnv(policy.OpenCode, "OPENCODE_*"),
 		KeepEnv:       []string{"XDG_DATA_HOME"}, // the native login's data location
-		Guard: func(_ map[string]string, req Request) []string {
-			if req.APISpend == policy.APISpendApproved {
-				return nil
-			}
-			return []string{openCodeNativeAuth}
-		},
-		Parse: parseOpenCode,
+		Guard:         openCodeGuard,
+		Parse:         parseOpenCodeContract,
+		Export:        openCodeExportArgv,
+		Check:         openCodeCheck,
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
-		config, err := openCodeConfig(req)
-		if err != nil {
+		if err := openCodeModel(req.CLIModel); err != nil {
 			return nil, nil, err
 		}
-		overlay := []string{
-			"OPENCODE_CONFIG=" + openCodeConfigPath(req),
-			"XDG_CONFIG_HOME=" + req.PrivateDir,
-			"OPENCODE_TEST_HOME=" + req.PrivateDir,
-		}
-		for _, flag := range []string{"PROJECT_CONFIG", "EXTERNAL_SKILLS", "CLAUDE_CODE", "AUTOUPDATE", "AUTOCOMPACT", "LSP_DOWNLOAD"} {
-			overlay = append(overlay, "OPENCODE_DISABLE_"+flag+"=1")
-		}
-		return []File{privateFile(openCodeConfigPath(req), config)}, overlay, nil
+		return nil, openCodeProbeOverlay(req), nil
 	}
 	s.Preflight = func(req Request) [][]string {
-		return [][]string{cliArgv(s, req, "--version"), cliArgv(s, req, "--pure", "debug", "config")}
+		return [][]string{cliArgv(s, req, "--version")}
 	}
 	s.ReadPreflight = func(req Request, n int, c Capture) PreflightVerdict {
-		switch n {
-		case 0:
-			return readOpenCodeVersion(c)
-		case 1:
-			return readOpenCodeDebugConfig(req, c)
+		if n == 0 {
+			return readOpenCodeVersion(s, req, c)
 		}
-		return unknownProbe(s.Provider, n)
+		return readOpenCodeProbe(req, n, c)
 	}
 	s.Invocation = func(req Request) (Command, error) {
 		if err := openCodeModel(req.CLIModel); err != nil {
 			return Command{}, err
 		}
-		argv := cliArgv(s, req, "run", "--pure", "--format", "json", "--model", req.CLIModel,
-			"--agent", OpenCodeAgentName(req), "--dir", req.Cwd, "--title", "pstack-worker")
-		return Command{Argv: argv, Dir: req.Cwd, Stdin: StdinPrompt}, nil
+		switch req.Contract {
+		case openCodeContractV1:
+			argv := cliArgv(s, req, "run", "--pure", "--format", "json", "--model", req.CLIModel,
+				"--agent", OpenCodeAgentName(req), "--dir", req.Cwd, "--title", openCodeTitle)
+			return Command{Argv: argv, Dir: req.Cwd, Stdin: StdinPrompt}, nil
+		case openCodeContractV2:
+			argv := cliArgv(s, req, "run", "--standalone", "--format", "json", "--model", req.CLIModel,
+				"--agent", OpenCodeAgentName(req), "--title", openCodeTitle)
+			return Command{Argv: argv, Dir: req.Cwd, Stdin: StdinPrompt}, nil
+		}
+		return Command{}, fmt.Errorf("opencode: no contract was selected by the version banner (got %q)", req.Contract)
 	}
 	return s
+}
+
+// openCodeGuard blocks ordinary native authentication unless spending is
+// approved, and lets a ChatGPT-subscription attempt through only in its
+// one allowed shape (deny, the seed's model, default effort).
+func openCodeGuard(_ map[string]string, req Request) []string {
+	if req.ChatGPTSubscription {
+		if req.APISpend == policy.APISpendDeny && req.CLIModel == OpenCodeChatGPTModel && req.Effort == policy.EffortDefault {
+			return nil
+		}
+		return []string{openCodeSubscriptionMisuse}
+	}
+	if req.APISpend == policy.APISpendApproved {
+		return nil
+	}
+	return []string{openCodeNativeAuth}
 }
 
 // OpenCodeAgentName is the attempt's agent:
 // pstack-<first 24 hex digits of sha256(receipt path)>.
 func OpenCodeAgentName(req Request) string { return "pstack-" + receiptDigest(req.Receipt, 24) }
-
-// openCodeConfigPath is the private opencode.json.
-func openCodeConfigPath(req Request) string { return inPrivate(req, "opencode.json") }
 
 // openCodeModel checks an exact provider/model slug: at least two non-empty
 // path segments (more are preserved), and never the auto selector.
@@ -113,265 +158,157 @@ func openCodeModel(model string) error {
 	return nil
 }
 
-// openCodePermission is the V1 ordered permission map. The last matching
-// rule wins, so the wildcard denial comes first and the read tools (plus
-// edit for writers) are allowed after it; shells stay denied in both modes
-// because no sandbox wrapper is installed.
-func openCodePermission(mode policy.Access) jsonObject {
-	perm := jsonObject{{"*", "deny"}, {"read", "allow"}, {"glob", "allow"}, {"grep", "allow"}}
-	if mode == policy.IsolatedWrite {
-		perm = append(perm, jsonMember{"edit", "allow"})
+// openCodeWorktreeRoot checks a writer's cwd is the real root of a Git
+// worktree: a directory reached without symlinks that holds .git itself (a
+// directory, or the pointer file of a linked worktree).
+func openCodeWorktreeRoot(cwd string) error {
+	real, err := filepath.EvalSymlinks(cwd)
+	if err != nil || real != filepath.Clean(cwd) {
+		return fmt.Errorf("opencode writers need the real Git worktree root as --cwd; %s is reached through a symlink or cannot be resolved (pass the resolved path)", cwd)
 	}
-	for _, denied := range []string{"bash", "external_directory", "task", "webfetch", "websearch", "codesearch", "skill", "question"} {
-		perm = append(perm, jsonMember{denied, "deny"})
+	fi, err := os.Lstat(filepath.Join(cwd, ".git"))
+	if err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
+		return fmt.Errorf("opencode writers need the real Git worktree root as --cwd; %s has no .git entry (pass the worktree's top directory, as `git rev-parse --show-toplevel` prints it)", cwd)
 	}
-	return perm
+	return nil
 }
 
-// openCodeConfig renders the private V1 opencode.json for the attempt.
-func openCodeConfig(req Request) ([]byte, error) {
-	if err := openCodeModel(req.CLIModel); err != nil {
-		return nil, err
+// openCodeProbeOverlay is the environment of the version probe: private
+// configuration discovery (XDG_CONFIG_HOME is the private directory), no
+// project configuration and no self-update, and no contract-specific
+// configuration pointer. Every inherited OPENCODE_* is already removed.
+func openCodeProbeOverlay(req Request) []string {
+	return []string{
+		"XDG_CONFIG_HOME=" + req.PrivateDir,
+		"OPENCODE_DISABLE_PROJECT_CONFIG=1",
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
 	}
-	perm := openCodePermission(req.Mode)
-	agent := jsonObject{
-		{"description", "Switchyard worker for one assigned lane."},
-		{"mode", "primary"},
-		{"model", req.CLIModel},
-		{"permission", perm},
-	}
-	doc := jsonObject{
-		{"$schema", "https://opencode.ai/config.json"},
-		{"model", req.CLIModel},
-		{"small_model", req.CLIModel},
-		{"share", "disabled"},
-		{"autoupdate", false},
-		{"snapshot", false},
-		{"lsp", false},
-		{"formatter", false},
-		{"compaction", jsonObject{{"auto", false}, {"prune", false}}},
-		{"instructions", []string{}},
-		{"plugin", []string{}},
-		{"provider", jsonObject{}},
-		{"mcp", jsonObject{}},
-		{"permission", perm},
-		{"agent", jsonObject{{OpenCodeAgentName(req), agent}}},
-	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(out, '\n'), nil
 }
 
-// readOpenCodeVersion judges `opencode --version`: the banner must select
-// the V1 contract.
-func readOpenCodeVersion(c Capture) PreflightVerdict {
+// openCodeContractOverlay is the environment of every later child of the
+// selected contract. V1 points OPENCODE_CONFIG at the single private file
+// and disables external skills, Claude Code compatibility, autocompaction
+// and LSP downloads; V2 points OPENCODE_CONFIG_DIR at the private config/
+// directory, pins PWD to the cwd and disables file watching.
+func openCodeContractOverlay(req Request, contract string) []string {
+	out := openCodeProbeOverlay(req)
+	switch contract {
+	case openCodeContractV1:
+		out = append(out, "OPENCODE_CONFIG="+openCodeV1ConfigPath(req))
+		for _, flag := range []string{"EXTERNAL_SKILLS", "CLAUDE_CODE", "AUTOCOMPACT", "LSP_DOWNLOAD"} {
+			out = append(out, "OPENCODE_DISABLE_"+flag+"=1")
+		}
+	case openCodeContractV2:
+		out = append(out, "OPENCODE_CONFIG_DIR="+openCodeV2ConfigDir(req), "PWD="+req.Cwd, "OPENCODE_DISABLE_FILEWATCHER=1")
+	}
+	if req.Mode == policy.IsolatedWrite {
+		out = append(out, "SHELL="+openCodeShellPath(req)) // both contracts pin SHELL to the sandbox wrapper
+	}
+	return out
+}
+
+// readOpenCodeVersion judges `opencode --version`: the banner selects the
+// contract exactly once, and the verdict's continuation writes that
+// contract's private files and names its remaining probes.
+func readOpenCodeVersion(s *Spec, req Request, c Capture) PreflightVerdict {
 	if !exited0(c) {
 		return fail(policy.StatusUnavailableCLI, "opencode --version failed (%s)", exitText(c))
 	}
 	v, contract, err := ParseOpenCodeBanner(string(c.Stdout))
-	switch {
-	case err != nil:
-		return fail(policy.StatusUnavailableCLI, "opencode --version is not a supported stable release (1.x from %s)", openCodeV1Floor)
-	case contract != OpenCodeV1:
-		return fail(policy.StatusUnavailableCLI, "opencode %s selects the V2 contract, which this runner does not drive", v)
-	}
-	return pass("opencode %s selects the V1 contract", v)
-}
-
-// readOpenCodeDebugConfig judges `opencode --pure debug config`: the merged
-// effective configuration must carry the pinned model and small model, the
-// attempt agent and the ordered permission map exactly, no provider
-// overrides and no MCP server. Raw configuration never reaches evidence.
-func readOpenCodeDebugConfig(req Request, c Capture) PreflightVerdict {
-	if !exited0(c) {
-		return fail(policy.StatusUnavailableCLI, "opencode debug config failed (%s)", exitText(c))
-	}
-	want, err := openCodeConfig(req)
 	if err != nil {
-		return fail(policy.StatusUnavailableCLI, "opencode private configuration cannot be rendered")
-	}
-	expected, _ := decodeOrdered(want)
-	got, err := decodeOrdered(c.Stdout)
-	gotObj, ok := got.(jsonObject)
-	if err != nil || !ok {
-		return fail(policy.StatusUnavailableCLI, "opencode debug config did not print one JSON object")
-	}
-	exp := expected.(jsonObject)
-	for _, key := range []string{"model", "small_model", "permission"} {
-		if v, ok := gotObj.get(key); !ok || !jsonEqualIn(v, exp.mustGet(key), key == "permission") {
-			return fail(policy.StatusUnavailableCLI, "opencode effective configuration does not carry the private %s", key)
+		var unsupported *UnsupportedVersionError
+		if errors.As(err, &unsupported) {
+			return fail(policy.StatusUnavailableCLI, "opencode %s is not supported (%s); install a stable 1.x from %s or 2.x release", unsupported.Version, unsupported.Reason, openCodeV1Floor)
 		}
+		return fail(policy.StatusUnavailableCLI, "opencode --version did not print one stable release banner (a prerelease, malformed output or trailing noise); install a stable 1.x from %s or 2.x release", openCodeV1Floor)
 	}
-	name := OpenCodeAgentName(req)
-	agents, _ := gotObj.get("agent")
-	agentsObj, _ := agents.(jsonObject)
-	wantAgents := exp.mustGet("agent").(jsonObject)
-	if v, ok := agentsObj.get(name); !ok || !jsonEqual(v, wantAgents.mustGet(name)) {
-		return fail(policy.StatusUnavailableCLI, "opencode effective configuration does not carry the private agent")
+	name := openCodeContractV1
+	if contract == OpenCodeV2 {
+		name = openCodeContractV2
 	}
-	for _, key := range []string{"provider", "mcp"} {
-		if v, ok := gotObj.get(key); ok {
-			if obj, isObj := v.(jsonObject); !isObj || len(obj) != 0 {
-				return fail(policy.StatusUnavailableCLI, "opencode effective configuration has a non-empty %s section", key)
-			}
-		}
-	}
-	return pass("opencode effective configuration matches the private configuration")
-}
-
-// jsonObject is a JSON object that keeps its member order, for rendering
-// and comparing OpenCode's ordered permission maps.
-type jsonObject []jsonMember
-
-// jsonMember is one member of a jsonObject.
-type jsonMember struct {
-	Key   string
-	Value any
-}
-
-// MarshalJSON renders the members in order.
-func (o jsonObject) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		k, err := json.Marshal(m.Key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(m.Value)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(v)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
-}
-
-// get returns the value of the last member named key (JSON's duplicate
-// rule).
-func (o jsonObject) get(key string) (any, bool) {
-	for i := len(o) - 1; i >= 0; i-- {
-		if o[i].Key == key {
-			return o[i].Value, true
-		}
-	}
-	return nil, false
-}
-
-// mustGet returns a member this package rendered itself.
-func (o jsonObject) mustGet(key string) any {
-	v, _ := o.get(key)
-	return v
-}
-
-// maxOrderedDepth bounds how deeply decodeOrdered follows nested arrays
-// and objects (encoding/json's own limit). The token stream does not bound
-// nesting itself, and each level is a stack frame: CLI output of millions
-// of "[" would otherwise overflow the stack, which is fatal.
-const maxOrderedDepth = 10000
-
-// decodeOrdered decodes exactly one JSON value (surrounding whitespace
-// allowed), objects as jsonObject, numbers as json.Number.
-func decodeOrdered(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	req.Contract = name
+	files, err := openCodeFiles(req)
 	if err != nil {
-		return nil, err
+		return fail(policy.StatusUnavailableCLI, "opencode private configuration cannot be rendered: %v", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	return v, nil
+	v0 := pass("opencode %s selects the %s contract", v, strings.ToUpper(name))
+	v0.Then = &Continuation{Contract: name, Files: files, Overlay: openCodeContractOverlay(req, name), Probes: openCodeProbes(s, req)}
+	return v0
 }
 
-// decodeValue reads one value from dec's token stream, depth levels deep.
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= maxOrderedDepth {
-		return nil, fmt.Errorf("JSON nested deeper than %d levels", maxOrderedDepth)
-	}
-	switch tok {
-	case json.Delim('{'):
-		obj := jsonObject{}
-		for dec.More() {
-			keyTok, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			key, _ := keyTok.(string)
-			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj = append(obj, jsonMember{key, v})
+// openCodeProbes are the probes after the version banner: the private
+// configuration check, and for a ChatGPT-subscription attempt its auth
+// listing and the configuration check again.
+func openCodeProbes(s *Spec, req Request) [][]string {
+	var out [][]string
+	for _, kind := range openCodeProbeKinds(req)[1:] {
+		switch {
+		case kind == "debug" && req.Contract == openCodeContractV1:
+			out = append(out, cliArgv(s, req, "--pure", "debug", "config"))
+		case kind == "debug":
+			out = append(out, cliArgv(s, req, "debug", "config"))
+		case kind == "auth" && req.Contract == openCodeContractV1:
+			out = append(out, cliArgv(s, req, "--pure", "auth", "list"))
+		case kind == "auth":
+			out = append(out, cliArgv(s, req, "auth", "list", "--standalone", "--format", "json"))
+		case kind == "sandbox":
+			out = append(out, []string{openCodeShellPath(req), "-c", "true"})
 		}
-		_, err := dec.Token()
-		return obj, err
-	case json.Delim('['):
-		arr := []any{}
-		for dec.More() {
-			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		_, err := dec.Token()
-		return arr, err
 	}
-	return tok, nil
+	return out
 }
 
-// jsonEqual compares decoded values exactly. Objects compare as member
-// sets, except permission maps and everything inside them, which are
-// ordered rules and compare member by member in order; arrays compare
-// element by element.
-func jsonEqual(a, b any) bool { return jsonEqualIn(a, b, false) }
-
-func jsonEqualIn(a, b any, ordered bool) bool {
-	switch a := a.(type) {
-	case jsonObject:
-		b, ok := b.(jsonObject)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			inner := ordered || a[i].Key == "permission"
-			if ordered {
-				if a[i].Key != b[i].Key || !jsonEqualIn(a[i].Value, b[i].Value, inner) {
-					return false
-				}
-				continue
-			}
-			bv, ok := b.get(a[i].Key)
-			if !ok || !jsonEqualIn(a[i].Value, bv, inner) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !jsonEqualIn(a[i], b[i], ordered) {
-				return false
-			}
-		}
-		return true
+// openCodeProbeKinds names the attempt's probes in order: the banner, the
+// configuration check, for a subscription attempt its auth listing and the
+// configuration check again, and for a writer the sandboxed shell startup
+// probe.
+func openCodeProbeKinds(req Request) []string {
+	kinds := []string{"version", "debug"}
+	if req.ChatGPTSubscription {
+		kinds = append(kinds, "auth", "debug")
 	}
-	return a == b
+	if req.Mode == policy.IsolatedWrite {
+		kinds = append(kinds, "sandbox")
+	}
+	return kinds
+}
+
+// readOpenCodeProbe judges the probes after the banner by kind.
+func readOpenCodeProbe(req Request, n int, c Capture) PreflightVerdict {
+	kinds := openCodeProbeKinds(req)
+	if req.Contract == "" || n <= 0 || n >= len(kinds) {
+		return unknownProbe(policy.OpenCode, n)
+	}
+	switch kinds[n] {
+	case "debug":
+		return readOpenCodeDebugConfig(req, c)
+	case "auth":
+		return readOpenCodeAuthList(req, c)
+	}
+	return readOpenCodeSandboxProbe(c)
+}
+
+// openCodeCheck runs before the first probe and immediately before the
+// invocation: a writer's cwd must be the real Git worktree root, and once
+// the banner selected a contract its private files must still be exactly
+// what the runner wrote, with nothing beside them.
+func openCodeCheck(req Request) error {
+	if req.Mode == policy.IsolatedWrite {
+		if err := openCodeWorktreeRoot(req.Cwd); err != nil {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: err.Error()}
+		}
+		if rel, err := filepath.Rel(req.Cwd, req.PrivateDir); err == nil && !strings.HasPrefix(rel, "..") {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: "opencode writers keep their sandbox control directory outside the worktree: put --receipt outside " + req.Cwd}
+		}
+		if _, err := findSandboxRuntime(req); err != nil {
+			return &PreflightError{Status: policy.StatusUnavailableCLI, Evidence: err.Error()}
+		}
+	}
+	if req.Contract == "" {
+		return nil
+	}
+	if err := openCodePrivateIntact(req); err != nil {
+		return &PreflightError{Status: policy.StatusUnavailableCLI, Evidence: "opencode private configuration changed before the invocation: " + err.Error()}
+	}
+	return nil
 }

@@ -185,52 +185,6 @@ func TestAntigravityPreflight(t *testing.T) {
 	})
 }
 
-func TestOpenCodePreflight(t *testing.T) {
-	t.Parallel()
-	spec := mustLookup(t, policy.OpenCode)
-	base := baseRequest(policy.OpenCode)
-	config, err := openCodeConfig(base)
-	require.NoError(t, err)
-	name := OpenCodeAgentName(base)
-	runPreflightRows(t, spec, base, []preflightRow{
-		{name: "a v1 banner passes", c: exit(0, "1.18.32\n", "")},
-		{name: "a prefixed v1 banner passes", c: exit(0, "opencode v1.18.40\n", "")},
-		{name: "a v2 banner is unavailable", c: exit(0, "opencode v2.0.27\n", ""), status: policy.StatusUnavailableCLI},
-		{name: "an old v1 is unavailable", c: exit(0, "1.18.28\n", ""), status: policy.StatusUnavailableCLI},
-		{name: "trailing noise is unavailable", c: exit(0, "1.18.32 (dev build)\n", ""), status: policy.StatusUnavailableCLI,
-			hidden: "dev build"},
-		{name: "a failing version probe is unavailable", c: exit(1, "", ""), status: policy.StatusUnavailableCLI},
-		{name: "the private configuration verbatim passes", probe: 1, c: exit(0, string(config), "")},
-		{name: "extra effective keys and agents pass", probe: 1, c: exit(0, withExtras(t, config, name), "")},
-		{name: "reordered permission rules fail", probe: 1, c: exit(0, swapPermission(t, config), ""),
-			status: policy.StatusUnavailableCLI},
-		{name: "another model fails", probe: 1, c: exit(0, replaceModel(t, config), ""), status: policy.StatusUnavailableCLI},
-		{name: "a provider override fails", probe: 1, c: exit(0, setKey(t, config, "provider", `{"openai":{"options":{"baseURL":"https://gw"}}}`), ""),
-			status: policy.StatusUnavailableCLI, hidden: "https://gw"},
-		{name: "an MCP server fails", probe: 1, c: exit(0, setKey(t, config, "mcp", `{"x":{"type":"local","command":["x"]}}`), ""),
-			status: policy.StatusUnavailableCLI},
-		{name: "a missing agent fails", probe: 1, c: exit(0, setKey(t, config, "agent", `{}`), ""), status: policy.StatusUnavailableCLI},
-		{name: "non-JSON output fails", probe: 1, c: exit(0, "Error: config invalid\n", ""), status: policy.StatusUnavailableCLI,
-			hidden: "config invalid"},
-		{name: "two documents fail", probe: 1, c: exit(0, string(config)+string(config), ""), status: policy.StatusUnavailableCLI},
-		{name: "a failing debug probe is unavailable", probe: 1, c: exit(1, "", ""), status: policy.StatusUnavailableCLI},
-	})
-	t.Run("a different attempt's configuration fails", func(t *testing.T) {
-		t.Parallel()
-		other := base
-		other.Receipt = "/runs/a2/receipt.json"
-		otherConfig, err := openCodeConfig(other)
-		require.NoError(t, err)
-		require.Equal(t, policy.StatusUnavailableCLI, spec.ReadPreflight(base, 1, exit(0, string(otherConfig), "")).Status)
-	})
-	t.Run("writer rules differ from read-only rules", func(t *testing.T) {
-		t.Parallel()
-		w := base
-		w.Mode = policy.IsolatedWrite
-		require.Equal(t, policy.StatusUnavailableCLI, spec.ReadPreflight(w, 1, exit(0, string(config), "")).Status)
-	})
-}
-
 func TestGeminiPreflight(t *testing.T) {
 	t.Parallel()
 	spec := mustLookup(t, policy.Gemini)

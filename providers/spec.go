@@ -35,6 +35,13 @@ type Request struct {
 	APISpend   policy.APISpend // deny, approved or legacy
 	Home       string          // the real home directory
 	Executable string          // the resolved binary
+	// Contract is the native contract a preflight verdict selected
+	// (OpenCode's "v1" or "v2" from its version banner); "" until one does.
+	// Every later probe, the invocation and the parser read it.
+	Contract string
+	// ChatGPTSubscription is --opencode-chatgpt-subscription: an OpenCode
+	// attempt under --api-spend deny on the native ChatGPT login.
+	ChatGPTSubscription bool
 	// ParentEnv is the runner's parent environment, read-only. Specs read
 	// configuration locations and auth hints from it (Cursor's
 	// CURSOR_CONFIG_DIR and CURSOR_API_KEY); it is never passed through.
@@ -101,6 +108,9 @@ type Capture struct {
 	ExitCode *int
 	Signal   string
 	Files    map[string][]byte // Command.Capture contents; missing files are absent
+	// Export is the settled Spec.Export command's capture (OpenCode V2's
+	// session export); nil when none ran or it was interrupted.
+	Export *Capture
 }
 
 // PreflightVerdict is how the runner reads a preflight probe.
@@ -110,7 +120,33 @@ type PreflightVerdict struct {
 	// RetryUnauthenticated asks for the one bounded preflight retry (Grok):
 	// wait RetryAfter, then run the same probe once more.
 	Retry bool
+	// Then, on a passed probe, fixes the rest of the attempt (OpenCode's
+	// version banner selects its contract); nil changes nothing.
+	Then *Continuation
 }
+
+// Continuation is what a passed preflight probe decides for the rest of
+// the attempt: the runner records Contract in Request.Contract, creates
+// Files exclusively before the next child, replaces the Prepare overlay
+// with Overlay for every later child, and runs Probes in place of the
+// remaining ones.
+type Continuation struct {
+	Contract string
+	Files    []File
+	Overlay  []string
+	Probes   [][]string
+}
+
+// PreflightError is returned by Spec.Check or Spec.Prepare when a check
+// fails before a child starts (a replaced private configuration, a writer
+// outside its worktree root): the runner records a preflight failure with
+// Status and starts nothing.
+type PreflightError struct {
+	Status   policy.ReceiptStatus
+	Evidence string // launcher-authored, no raw output
+}
+
+func (e *PreflightError) Error() string { return e.Evidence }
 
 // Parsed is what an output parser extracted from a settled workload. It
 // never holds raw transcripts: only the final text, typed terminal fields
@@ -185,6 +221,22 @@ type Spec struct {
 	Invocation func(req Request) (Command, error)
 	// Parse reads a settled workload's capture.
 	Parse func(req Request, c Capture) Parsed
+	// Export, when set, returns the one read-only command run after a
+	// workload that settled on its own (never after a cancellation,
+	// deadline or stall), with the same executable, environment, cwd,
+	// cancellation and deadline; nil argv runs nothing. Its capture reaches
+	// Parse as Capture.Export. OpenCode V2's session export.
+	Export func(req Request, c Capture) []string
+	// Check, when set, runs on the runner's side of the attempt with the
+	// request as it stands: before the first preflight probe, and again
+	// immediately before the invocation. An error stops the attempt before
+	// that child starts; a *PreflightError names the receipt status (else
+	// unavailable-cli). OpenCode checks a writer's worktree root and its
+	// private configuration files here.
+	Check func(req Request) error
+	// PrivateSuffix names the attempt's private directory
+	// "<receipt><suffix>" (".opencode-config"); "" means ".private".
+	PrivateSuffix string
 
 	// Writer is what a writer's configuration grants, for the worker
 	// contract's tool guidance: the prompt never tells a worker to use a

@@ -15,13 +15,23 @@ import (
 // prompt never asks for a denied tool.
 func TestWriterToolsMatchTheConfiguration(t *testing.T) {
 	t.Parallel()
-	t.Run("opencode denies bash", func(t *testing.T) {
+	t.Run("opencode writers get the sandboxed shell, read-only lanes none", func(t *testing.T) {
 		t.Parallel()
-		perm := openCodePermission(policy.IsolatedWrite)
-		i := slices.IndexFunc(perm, func(m jsonMember) bool { return m.Key == "bash" })
-		require.GreaterOrEqual(t, i, 0)
-		require.Equal(t, "deny", perm[i].Value)
-		require.False(t, mustLookup(t, policy.OpenCode).Writer.Shell)
+		shell := func(mode policy.Access) (v1, v2 any) {
+			perm := openCodeV1Permission(mode)
+			i := slices.IndexFunc(perm, func(m jsonMember) bool { return m.Key == "bash" })
+			require.GreaterOrEqual(t, i, 0)
+			rules := openCodeV2Permissions(mode)
+			j := slices.IndexFunc(rules, func(r jsonObject) bool { return r.mustGet("action") == "shell" })
+			require.GreaterOrEqual(t, j, 0)
+			return perm[i].Value, rules[j].mustGet("effect")
+		}
+		v1, v2 := shell(policy.IsolatedWrite)
+		require.Equal(t, []any{"allow", "allow"}, []any{v1, v2})
+		v1, v2 = shell(policy.ReadOnly)
+		require.Equal(t, []any{"deny", "deny"}, []any{v1, v2})
+		require.True(t, mustLookup(t, policy.OpenCode).Writer.Shell)
+		require.Contains(t, mustLookup(t, policy.OpenCode).Writer.Guidance, "sandbox")
 	})
 	t.Run("antigravity grants sandboxed run_command and manage_task", func(t *testing.T) {
 		t.Parallel()

@@ -39,6 +39,10 @@ type Options struct {
 	// attempt whose mode lacks the provider's verified containment runs
 	// anyway instead of failing closed with unsupported-capability.
 	AllowUnverifiedContainment bool
+	// OpenCodeChatGPTSubscription is --opencode-chatgpt-subscription: this
+	// one OpenCode attempt runs on the native ChatGPT login under
+	// --api-spend deny, with exactly the seed's model at default effort.
+	OpenCodeChatGPTSubscription bool
 }
 
 // validate applies the command line's rules to typed options, in the

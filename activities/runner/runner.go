@@ -74,6 +74,8 @@ type attempt struct {
 	// inPreflight is true while probes run or the retry wait lasts: an
 	// interruption then marks the preflight cancelled or timed-out.
 	inPreflight bool
+	// overlay is the spec's environment overlay for the next child.
+	overlay []string
 }
 
 // newAttempt validates the descriptor and paths, reads the prompt and
@@ -87,7 +89,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := resolvePaths(o)
+	paths, err := resolvePaths(o, spec.PrivateSuffix)
 	if err != nil {
 		return nil, err
 	}
@@ -105,19 +107,20 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 	}
 	a := &attempt{r: r, o: o, paths: paths, spec: spec, res: res, start: start}
 	a.req = providers.Request{
-		Parent:    o.Parent,
-		Provider:  o.Provider,
-		Model:     o.Model,
-		CLIModel:  cliModel,
-		Effort:    o.Effort,
-		Mode:      o.Mode,
-		Cwd:       paths.cwd.abs,
-		Prompt:    workerPrompt(spec.Writer, o.Mode, task),
-		Output:    paths.output.abs,
-		Receipt:   paths.receipt.abs,
-		APISpend:  o.APISpend,
-		Home:      home,
-		ParentEnv: r.cfg.Env,
+		Parent:              o.Parent,
+		Provider:            o.Provider,
+		Model:               o.Model,
+		CLIModel:            cliModel,
+		Effort:              o.Effort,
+		Mode:                o.Mode,
+		Cwd:                 paths.cwd.abs,
+		Prompt:              workerPrompt(spec.Writer, o.Mode, task),
+		Output:              paths.output.abs,
+		Receipt:             paths.receipt.abs,
+		APISpend:            o.APISpend,
+		ChatGPTSubscription: o.OpenCodeChatGPTSubscription,
+		Home:                home,
+		ParentEnv:           r.cfg.Env,
 	}
 	return a, nil
 }
@@ -147,6 +150,9 @@ func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error
 		}
 		return "", usagef(flag, "%s: %v", flag, err)
 	}
+	if err := checkChatGPTSubscription(o); err != nil {
+		return "", err
+	}
 	if o.Provider == policy.Antigravity && o.APISpend == policy.APISpendLegacy {
 		return "", usagef("--api-spend", "--api-spend is required for antigravity: pass the saved deny or approved value")
 	}
@@ -165,6 +171,35 @@ func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error
 		}
 	}
 	return cliModel, nil
+}
+
+// checkChatGPTSubscription applies --opencode-chatgpt-subscription's
+// rules: only for opencode, only with --api-spend deny, and only for
+// exactly providers.OpenCodeChatGPTModel at default effort.
+func checkChatGPTSubscription(o Options) error {
+	if !o.OpenCodeChatGPTSubscription {
+		return nil
+	}
+	const flag = "--opencode-chatgpt-subscription"
+	switch {
+	case o.Provider != policy.OpenCode:
+		return usagef(flag, "%s applies only to --provider opencode, got %s", flag, o.Provider)
+	case o.APISpend != policy.APISpendDeny:
+		return usagef(flag, "%s requires --api-spend deny (the subscription route is the no-API-spend route); got %s", flag, apiSpendName(o.APISpend))
+	case o.Model != providers.OpenCodeChatGPTModel:
+		return usagef(flag, "%s requires exactly --model %s, got %q", flag, providers.OpenCodeChatGPTModel, o.Model)
+	case o.Effort != policy.EffortDefault:
+		return usagef(flag, "%s requires --effort default, got %s", flag, o.Effort)
+	}
+	return nil
+}
+
+// apiSpendName renders a spending policy for a message ("omitted" for legacy).
+func apiSpendName(s policy.APISpend) string {
+	if s == policy.APISpendLegacy {
+		return "it omitted"
+	}
+	return string(s)
 }
 
 // validGeminiModel matches [A-Za-z0-9][A-Za-z0-9._-]*.
@@ -257,12 +292,16 @@ func (a *attempt) stages() {
 	}
 	a.req.Executable = exe
 	a.rc.Executable = &exe
-	if a.area, err = newPrivateArea(a.req.Receipt); err != nil {
+	if a.area, err = newPrivateArea(a.req.Receipt, a.spec.PrivateSuffix); err != nil {
 		a.launcherFailure("could not create the attempt's private directory", err)
 		return
 	}
 	a.req.PrivateDir = a.area.dir
 	files, overlay, err := a.spec.Prepare(a.req)
+	if pe := (*providers.PreflightError)(nil); errors.As(err, &pe) {
+		a.failPreflight(pe.Status, policy.PreflightNotRun, fmt.Sprintf("%s preflight: %s", a.o.Provider, pe.Evidence), pe.Evidence)
+		return
+	}
 	if err != nil {
 		a.refusedOr(err, policy.PreflightNotRun, "could not prepare the "+string(a.o.Provider)+" private configuration")
 		return
@@ -273,11 +312,57 @@ func (a *attempt) stages() {
 			return
 		}
 	}
-	env := providers.ChildEnv(a.spec, a.r.cfg.Env, a.req, overlay)
-	if !a.preflight(env) {
+	a.overlay = overlay
+	if !a.check(policy.PreflightNotRun) || !a.preflight() {
 		return
 	}
-	a.invoke(env)
+	if !a.check(policy.PreflightFailed) {
+		return
+	}
+	a.invoke(a.childEnv())
+}
+
+// check runs the spec's Check (none for most providers) and records a
+// preflight failure with pre as the preflight status when it refuses. It
+// reports whether the attempt may go on.
+func (a *attempt) check(pre policy.PreflightStatus) bool {
+	if a.spec.Check == nil {
+		return true
+	}
+	err := a.spec.Check(a.req)
+	if err == nil {
+		return true
+	}
+	status := policy.StatusUnavailableCLI
+	if pe := (*providers.PreflightError)(nil); errors.As(err, &pe) {
+		status = pe.Status
+	}
+	a.failPreflight(status, pre, fmt.Sprintf("%s preflight: %s", a.o.Provider, err),
+		providers.CapText(joinEvidence([]string{a.rc.Preflight.Evidence, err.Error()}), providers.EvidenceCap))
+	return false
+}
+
+// childEnv is the environment of the next child: the spec's construction
+// from the parent environment plus the current overlay (Prepare's, or a
+// preflight continuation's once one replaced it).
+func (a *attempt) childEnv() []string {
+	return providers.ChildEnv(a.spec, a.r.cfg.Env, a.req, a.overlay)
+}
+
+// continueWith applies a passed probe's continuation: the selected
+// contract, the contract's private files (created exclusively), its
+// overlay and its remaining probes. It reports whether the attempt may
+// go on; a file that cannot be created is a launcher failure.
+func (a *attempt) continueWith(c *providers.Continuation) ([][]string, bool) {
+	a.req.Contract = c.Contract
+	for _, f := range c.Files {
+		if err := a.area.create(f); err != nil {
+			a.launcherFailure("could not create a private file", err)
+			return nil, false
+		}
+	}
+	a.overlay = c.Overlay
+	return c.Probes, true
 }
 
 // stopped records a cancellation or expired deadline noticed between
@@ -303,7 +388,7 @@ func (a *attempt) stopped() bool {
 // preflight runs the spec's probes in order. A failing probe that asks for
 // it is retried once after RetryDelay (within the deadline); evidence from
 // both tries is kept. It reports whether the workload may start.
-func (a *attempt) preflight(env []string) bool {
+func (a *attempt) preflight() bool {
 	probes := a.spec.Preflight(a.req)
 	if len(probes) == 0 {
 		a.rc.Preflight = policy.Preflight{Argv: []string{}, Status: policy.PreflightNotRun, Evidence: providers.PreflightDeferredEvidence}
@@ -319,7 +404,7 @@ func (a *attempt) preflight(env []string) bool {
 		}
 		argv := probes[i]
 		a.rc.Preflight.Argv = append([]string{}, argv...)
-		res, err := a.exec.run(childSpec{role: rolePreflight, argv: argv, dir: a.req.Cwd, env: env})
+		res, err := a.exec.run(childSpec{role: rolePreflight, argv: argv, dir: a.req.Cwd, env: a.childEnv()})
 		if err != nil {
 			a.failPreflight(policy.StatusUnavailableCLI, policy.PreflightFailed,
 				fmt.Sprintf("the %s preflight probe could not start", a.o.Provider), err.Error())
@@ -335,6 +420,13 @@ func (a *attempt) preflight(env []string) bool {
 		}
 		a.rc.Preflight.Evidence = providers.CapText(joinEvidence(evidence), providers.EvidenceCap)
 		if v.Status == "" {
+			if v.Then != nil {
+				rest, ok := a.continueWith(v.Then)
+				if !ok {
+					return false
+				}
+				probes = append(probes[:i+1:i+1], rest...)
+			}
 			continue
 		}
 		if v.Retry && !retried {
@@ -414,6 +506,11 @@ func (a *attempt) invoke(env []string) {
 		a.rc.Signal = ptr(res.signalSent)
 	}
 	res.capture.Files = readCaptureFiles(cmd.Capture, a.r.cfg.CaptureLimit)
+	if res.interrupted == notInterrupted {
+		if exported := a.export(env, dir, res); exported != nil {
+			res = exported
+		}
+	}
 	parsed := a.spec.Parse(a.req, res.capture)
 	a.rc.SessionID, a.rc.Usage, a.rc.CostUSD = parsed.SessionID, parsed.Usage, parsed.CostUSD
 	if res.interrupted == byStall {
@@ -446,11 +543,44 @@ func (a *attempt) refusedOr(err error, pre policy.PreflightStatus, note string) 
 	a.launcherFailure(note, err)
 }
 
+// export runs the spec's post-workload command (OpenCode V2's session
+// export) after a workload that settled on its own, with the workload's
+// environment, cwd, cancellation and deadline. It returns nil when the
+// spec has none. Otherwise it returns the workload's result with the
+// export's capture attached when the export settled on its own, or, when
+// a cancellation or the deadline interrupted the export, the workload's
+// capture without it and the export's interruption, so the attempt ends
+// cancelled or timed-out with only the proof the workload gave.
+func (a *attempt) export(env []string, dir string, res *childResult) *childResult {
+	if a.spec.Export == nil {
+		return nil
+	}
+	argv := a.spec.Export(a.req, res.capture)
+	if argv == nil {
+		return nil
+	}
+	out, err := a.exec.run(childSpec{role: roleWorkload, argv: argv, dir: dir, env: env})
+	if err != nil {
+		return nil // no export capture: the parser fails delivery closed
+	}
+	merged := *res
+	if out.interrupted != notInterrupted {
+		merged.interrupted, merged.signalSent, merged.settled = out.interrupted, out.signalSent, out.settled
+		return &merged
+	}
+	c := out.capture
+	merged.capture.Export = &c
+	return &merged
+}
+
 // joinEvidence joins evidence sentences of successive probes.
 func joinEvidence(parts []string) string {
 	out := ""
-	for i, p := range parts {
-		if i > 0 {
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
 			out += "; "
 		}
 		out += p

@@ -15,6 +15,7 @@ const RunnerUsage = `Usage: switchyard runner --parent P --provider P --model M 
          --prompt F --cwd D --output F --receipt F
          [--execution-id ID] [--timeout SECONDS] [--api-spend deny|approved]
          [--contract legacy|strict] [--progress F] [--stall-timeout D] [--allow-unverified-containment]
+         [--opencode-chatgpt-subscription]
        switchyard runner status --progress F --receipt F [--progress F --receipt F ...] [--json]
 
 Launch one provider CLI attempt under the billing and containment guard and
@@ -47,6 +48,14 @@ Options:
                      contract); without it such an attempt fails closed
                      with unsupported-capability (exit 79) before any CLI
                      starts. Verified: codex writers, claude writers.
+  --opencode-chatgpt-subscription
+                     run this one opencode attempt on OpenCode's own
+                     ChatGPT login: requires --provider opencode
+                     --api-spend deny --model openai/gpt-6.1-sol
+                     --effort default; the CLI must list exactly one
+                     OpenAI OAuth connection (V2: with its credential
+                     method) or the attempt is billing-policy-blocked
+                     before inference
   -h, --help         show this help
 
 Output, receipt and progress are created exclusively (mode 0600, never
@@ -66,6 +75,12 @@ Examples:
     --effort high --mode read-only --prompt /tmp/lane1/prompt.md \
     --cwd "$PWD" --output /tmp/lane1/out.md --receipt /tmp/lane1/receipt.json \
     --api-spend deny --progress /tmp/lane1/progress.json
+
+  switchyard runner --parent claude --provider opencode \
+    --model openai/gpt-6.1-sol --effort default --mode read-only \
+    --api-spend deny --opencode-chatgpt-subscription \
+    --prompt /tmp/lane2/prompt.md --cwd "$PWD" --output /tmp/lane2/out.md \
+    --receipt /tmp/lane2/receipt.json
 
   switchyard runner status --progress /tmp/lane1/progress.json \
     --receipt /tmp/lane1/receipt.json --json
@@ -165,7 +180,7 @@ var runnerFlags = flagSet{values: map[string]bool{
 	"prompt": false, "cwd": false, "output": false, "receipt": false,
 	"execution-id": false, "timeout": false, "api-spend": false, "contract": false, "progress": false,
 	"stall-timeout": false,
-}, booleans: map[string]bool{"allow-unverified-containment": true}}
+}, booleans: map[string]bool{"allow-unverified-containment": true, "opencode-chatgpt-subscription": true}}
 
 // requiredRunnerFlags are checked in this order so the first missing one is
 // reported.
@@ -244,6 +259,7 @@ func parseRunnerFlags(args []string) (Options, error) {
 		o.Progress = v
 	}
 	o.AllowUnverifiedContainment = p.booleans["allow-unverified-containment"]
+	o.OpenCodeChatGPTSubscription = p.booleans["opencode-chatgpt-subscription"]
 	return o, nil
 }
 

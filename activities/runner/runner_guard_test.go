@@ -37,7 +37,7 @@ func TestCleanupPreservesChangedGuardedPaths(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			area, err := newPrivateArea(filepath.Join(dir, "receipt.json"))
+			area, err := newPrivateArea(filepath.Join(dir, "receipt.json"), "")
 			require.NoError(t, err)
 			agents := filepath.Join(dir, ".agents")
 			for _, f := range []providers.File{

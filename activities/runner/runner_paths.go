@@ -63,7 +63,7 @@ func resolveRef(flag, p string) (pathRef, error) {
 // differ; the progress file must alias none of prompt, cwd, output or
 // receipt and must not be a sidecar ("<output>." or "<receipt>." prefix)
 // of either.
-func resolvePaths(o Options) (attemptPaths, error) {
+func resolvePaths(o Options, privateSuffix string) (attemptPaths, error) {
 	var ap attemptPaths
 	var err error
 	for _, r := range []struct {
@@ -93,8 +93,8 @@ func resolvePaths(o Options) (attemptPaths, error) {
 	case ap.receipt.same(ap.output):
 		return ap, usagef("--receipt", "--receipt and --output name the same file %s", ap.receipt.abs)
 	}
-	if _, err := os.Lstat(privateDirFor(ap.receipt.abs)); err == nil {
-		return ap, usagef("--receipt", "--receipt %s: the private directory %s already exists", ap.receipt.abs, privateDirFor(ap.receipt.abs))
+	if priv := privateDirFor(ap.receipt.abs, privateSuffix); exists(priv) {
+		return ap, usagef("--receipt", "--receipt %s: the private directory %s already exists", ap.receipt.abs, priv)
 	}
 	if o.Progress == "" {
 		return ap, nil
@@ -250,7 +250,7 @@ func reserveAll(ap attemptPaths) (*reservations, error) {
 // privateArea tracks the private directory and the files and directories
 // one attempt created. Only what it created is ever removed.
 type privateArea struct {
-	dir   string   // the attempt's private directory, "<receipt>.private" (0700)
+	dir   string   // the attempt's private directory, "<receipt><suffix>" (0700)
 	dirs  []string // directories created, removed recursively
 	files []string // files created (or claimed for the child) outside them
 	// guarded are the Guard files (with their content digest) and
@@ -258,13 +258,26 @@ type privateArea struct {
 	guarded map[string]*[32]byte
 }
 
-// privateDirFor is the attempt's private directory beside its receipt.
-func privateDirFor(receipt string) string { return receipt + ".private" }
+// privateDirFor is the attempt's private directory beside its receipt:
+// "<receipt><suffix>", the spec's PrivateSuffix (".cursor-config",
+// ".opencode-config"), ".private" when the spec names none.
+func privateDirFor(receipt, suffix string) string {
+	if suffix == "" {
+		suffix = ".private"
+	}
+	return receipt + suffix
+}
+
+// exists reports whether anything (even a dangling symlink) is at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
 
 // newPrivateArea creates the private directory exclusively: an existing
 // path there is refused, never reused.
-func newPrivateArea(receipt string) (*privateArea, error) {
-	dir := privateDirFor(receipt)
+func newPrivateArea(receipt, suffix string) (*privateArea, error) {
+	dir := privateDirFor(receipt, suffix)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create private directory: %w", err)
 	}

@@ -47,6 +47,8 @@ type runFlags struct {
 	// allowUnverifiedContainment: --allow-unverified-containment, as given
 	// (repeatable, comma lists allowed).
 	allowUnverifiedContainment []string
+	// openCodeChatGPT: --opencode-chatgpt-subscription.
+	openCodeChatGPT bool
 }
 
 // runInput is a run request checked before anything connects: the sheet
@@ -72,7 +74,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var rf runFlags
 	c := &cobra.Command{
-		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--stall-timeout D] [--stall-timeout-for P=D] [--allow-unknown-quota P] [--allow-unverified-containment P] [--json]",
+		Use:   "run --sheet F --role R --parent P --prompt F --cwd D [--mode M] [--timeout D] [--stall-timeout D] [--stall-timeout-for P=D] [--allow-unknown-quota P] [--allow-unverified-containment P] [--opencode-chatgpt-subscription] [--json]",
 		Short: "Run one role of a model sheet to its final report",
 		Long: `Start a run: freeze the sheet, resolve the role into lanes (one per seat) and
 drive every lane through its attempt chain until all of them are final, then
@@ -122,6 +124,13 @@ the lane moves to its next attempt. --allow-unverified-containment P
 attempts: they launch without verified containment; run prints a warning
 and the run records the override (legacy contract only).
 
+--opencode-chatgpt-subscription runs the role's
+opencode:openai/gpt-6.1-sol@default attempts on OpenCode's own ChatGPT
+login: the sheet's opencode access must say apiSpend deny, and the runner
+proves the login (exactly one OpenAI OAuth connection) before inference or
+ends the attempt billing-policy-blocked. Without the flag an OpenCode
+attempt under deny is always billing-policy-blocked. Recorded in the run.
+
 A run waiting on a serve rides out a serve restart: it re-reads serve.json
 on every reconnect, so it finds a serve that came back on another port.
 
@@ -157,7 +166,11 @@ stored; a serve resumes it); 1 anything else.
 
   # Let grok writers run although their sandbox is unverified (recorded):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
-    --cwd . --mode isolated-write --allow-unverified-containment grok`,
+    --cwd . --mode isolated-write --allow-unverified-containment grok
+
+  # Run opencode:openai/gpt-6.1-sol@default on the ChatGPT login (sheet: apiSpend deny):
+  switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
+    --cwd . --opencode-chatgpt-subscription`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "sheet", "role", "parent", "prompt", "cwd"); err != nil {
 				return err
@@ -204,6 +217,8 @@ stored; a serve resumes it); 1 anything else.
 		"end an attempt as response_stalled after this long without provider progress, e.g. 10m (default 5m)")
 	fl.StringArrayVar(&rf.stallTimeoutFor, "stall-timeout-for", nil,
 		"one provider's stall timeout, P=D such as codex=15m (repeatable or a comma list; overrides --stall-timeout for P)")
+	fl.BoolVar(&rf.openCodeChatGPT, "opencode-chatgpt-subscription", false,
+		"run the role's opencode:openai/gpt-6.1-sol@default attempts (apiSpend deny) on OpenCode's own ChatGPT login (recorded in the run)")
 	fl.StringSliceVar(&rf.allowUnverifiedContainment, "allow-unverified-containment", nil,
 		"let this provider's attempts launch although their containment is UNVERIFIED, an unrestricted contract (repeatable or a comma list; recorded in the run, with a warning)")
 	addQuotaRefreshFlag(c, &rf.quotaRefresh)
@@ -293,6 +308,12 @@ func prepareRun(rf runFlags) (runInput, error) {
 	in.req.AllowUnknownQuota = in.allowUnknown
 	in.req.StallTimeout, in.req.ProviderStallTimeouts = rf.stallTimeout, stallFor
 	in.req.AllowUnverifiedContainment = in.unrestricted
+	if rf.openCodeChatGPT {
+		if err := checkChatGPTSubscriptionLanes(rp.Lanes); err != nil {
+			return in, err
+		}
+		in.req.OpenCodeChatGPTSubscription = true
+	}
 	in.lanes = rp.Lanes
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
@@ -616,4 +637,35 @@ func ensureNewline(s string) string {
 		return s + "\n"
 	}
 	return s
+}
+
+// checkChatGPTSubscriptionLanes refuses --opencode-chatgpt-subscription
+// for a role it would not apply to: some attempt must be exactly
+// opencode:openai/gpt-6.1-sol@default with the sheet's apiSpend deny.
+func checkChatGPTSubscriptionLanes(lanes []policy.LanePolicy) error {
+	want := "opencode:" + events.OpenCodeChatGPTModel + "@default"
+	found := false
+	for _, l := range lanes {
+		for _, a := range l.Attempts {
+			if a.Attempt.Provider != policy.OpenCode || a.Attempt.Model != events.OpenCodeChatGPTModel || a.Attempt.Effort != policy.EffortDefault {
+				continue
+			}
+			if a.APISpend != policy.APISpendDeny {
+				return usagef("--opencode-chatgpt-subscription needs the sheet's opencode access to say apiSpend deny; %s has %s", want, apiSpendWord(a.APISpend))
+			}
+			found = true
+		}
+	}
+	if !found {
+		return usagef("--opencode-chatgpt-subscription applies to %s attempts, and this role has none", want)
+	}
+	return nil
+}
+
+// apiSpendWord names a saved spending policy ("none" when unset).
+func apiSpendWord(s policy.APISpend) string {
+	if s == "" || s == policy.APISpendLegacy {
+		return "none"
+	}
+	return string(s)
 }

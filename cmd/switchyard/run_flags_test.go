@@ -37,6 +37,7 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-empty-allow-unknown-quota", args: run("--allow-unknown-quota", ",")},
 		{name: "run-unknown-allow-unverified-containment", args: run("--allow-unverified-containment", "grok,gemini")},
 		{name: "run-allow-unverified-containment-strict", args: run("--allow-unverified-containment", "grok", "--contract", "strict")},
+		{name: "run-opencode-chatgpt-subscription-without-opencode", args: run("--opencode-chatgpt-subscription")},
 		{name: "run-short-quota-refresh", args: run("--quota-refresh", "1s")},
 		{name: "run-zero-stall-timeout", args: run("--stall-timeout", "0s")},
 		{name: "run-negative-stall-timeout", args: run("--stall-timeout", "-5m")},

@@ -359,7 +359,8 @@ func plantedEnv(tmpdir string) []string {
 	for n, v := range plantedMarkers {
 		env = append(env, n+"="+v)
 	}
-	return append(env, "TERM=dumb", "USER=switchyard", "LC_ALL=C.UTF-8", "TMPDIR="+tmpdir)
+	return append(env, "TERM=dumb", "USER=switchyard", "LC_ALL=C.UTF-8", "TMPDIR="+tmpdir,
+		"HTTPS_PROXY=http://proxy.example.test:3128", "NO_PROXY=localhost,.internal", "NODE_EXTRA_CA_CERTS=/etc/ssl/corp-ca.pem")
 }
 
 // ownRoutes is, per provider, which planted billing variables are its own
@@ -449,7 +450,14 @@ var e2eChildEnv = map[policy.Provider][]string{
 	policy.Cursor: {"CURSOR_CONFIG_DIR"},
 	policy.OpenCode: {"OPENCODE_CONFIG", "OPENCODE_DISABLE_AUTOCOMPACT", "OPENCODE_DISABLE_AUTOUPDATE",
 		"OPENCODE_DISABLE_CLAUDE_CODE", "OPENCODE_DISABLE_EXTERNAL_SKILLS", "OPENCODE_DISABLE_LSP_DOWNLOAD",
-		"OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_TEST_HOME", "XDG_CONFIG_HOME"},
+		"OPENCODE_DISABLE_PROJECT_CONFIG", "XDG_CONFIG_HOME"},
+}
+
+// e2eProbeEnv overrides e2eChildEnv for one invocation kind: OpenCode's
+// version probe runs before the banner selects a contract, with private
+// configuration discovery and no contract-specific pointer.
+var e2eProbeEnv = map[policy.Provider]map[string][]string{
+	policy.OpenCode: {simlog.KindVersion: {"OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_PROJECT_CONFIG", "XDG_CONFIG_HOME"}},
 }
 
 // TestRunnerBillingEnvApproved plants the same environment and runs every
@@ -459,7 +467,9 @@ var e2eChildEnv = map[policy.Provider][]string{
 // up in any output.
 func TestRunnerBillingEnvApproved(t *testing.T) {
 	t.Parallel()
-	base := []string{"HOME", "LANG", "LC_ALL", "PATH", "TERM", "TMPDIR", "USER"}
+	// The base allowlist, and the proxy and certificate variables every
+	// child keeps so the CLIs work behind a corporate proxy.
+	base := []string{"HOME", "HTTPS_PROXY", "LANG", "LC_ALL", "NODE_EXTRA_CA_CERTS", "NO_PROXY", "PATH", "TERM", "TMPDIR", "USER"}
 	for _, p := range e2eProviders {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()
@@ -485,8 +495,15 @@ func TestRunnerBillingEnvApproved(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, policy.StatusComplete, rc.Status)
 
-			want := append(append(append([]string{}, base...), ownRoutes[p]...), e2eChildEnv[p]...)
-			sort.Strings(want)
+			wantFor := func(kind string) []string {
+				own := e2eChildEnv[p]
+				if k, ok := e2eProbeEnv[p][kind]; ok {
+					own = k
+				}
+				want := append(append(append([]string{}, base...), ownRoutes[p]...), own...)
+				sort.Strings(want)
+				return want
+			}
 			invs := simenv.Invocations(t, l.bin)
 			require.NotEmpty(t, simlog.Filter(invs, string(p), simlog.KindWorkload))
 			for _, inv := range invs {
@@ -500,7 +517,7 @@ func TestRunnerBillingEnvApproved(t *testing.T) {
 					}
 				}
 				// And nothing else: the exact set of names the child saw.
-				require.Equal(t, want, inv.Env, "%s %s child environment names", p, inv.Kind)
+				require.Equal(t, wantFor(inv.Kind), inv.Env, "%s %s child environment names", p, inv.Kind)
 			}
 		})
 	}

@@ -61,6 +61,8 @@ func classify(provider string, args []string) string {
 		}
 	case "opencode":
 		switch {
+		case sub("session", "export"):
+			return simlog.KindSessionExport
 		case sub("debug", "config"):
 			return simlog.KindDebugConfig
 		case sub("auth", "list"):
@@ -79,6 +81,8 @@ func kindDir(kind string) string {
 		return "workload"
 	case simlog.KindAppServer:
 		return "app-server"
+	case simlog.KindSessionExport:
+		return "session-export"
 	}
 	return "preflight-" + kind
 }

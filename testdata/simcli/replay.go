@@ -42,6 +42,11 @@ type replay struct {
 	// Antigravity writer replays through the workspace approval hook
 	// before its output (see agywriter.go).
 	hookCalls []byte
+	// shellCommand, when set, is run as `$SHELL -c <command>` in the
+	// process cwd before the output, the way an agent's shell tool runs a
+	// check (OpenCode writers' SHELL is the sandbox wrapper); a failure
+	// exits 1 with the shell's output on stderr.
+	shellCommand string
 }
 
 // maxBaseDepth bounds "base" chains.
@@ -114,6 +119,11 @@ func loadReplay(dir string) (*replay, error) {
 		return nil, err
 	} else if !ok {
 		r.hookCalls = nil
+	}
+	if b, ok, err = read("shell_command"); err != nil {
+		return nil, err
+	} else if ok {
+		r.shellCommand = strings.TrimSpace(string(b))
 	}
 	return r, nil
 }

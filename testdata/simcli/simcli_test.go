@@ -109,7 +109,9 @@ func TestScenarioSelectionPerProviderAndKind(t *testing.T) {
 		{"agy models", "antigravity", "success", []string{"models"}, simlog.KindModels, "antigravity/_preflight/preflight-models", 0, "gemini-3.1-pro-high", ""},
 		{"agy malformed is empty exit 0", "antigravity", "malformed", workloadArgv["antigravity"], simlog.KindWorkload, "antigravity/malformed/workload", 0, "", ""},
 		{"opencode version", "opencode", "success", []string{"--version"}, simlog.KindVersion, "opencode/_preflight/preflight-version", 0, "1.18.32", ""},
-		{"opencode v2 banner", "opencode", "v2-banner", []string{"--version"}, simlog.KindVersion, "opencode/v2-banner/preflight-version", 0, "opencode v2.0.27", ""},
+		{"opencode v2 banner", "opencode", "v2-success", []string{"--version"}, simlog.KindVersion, "opencode/v2-success/preflight-version", 0, "opencode v2.0.27", ""},
+		{"opencode prerelease banner", "opencode", "prerelease-banner", []string{"--version"}, simlog.KindVersion, "opencode/prerelease-banner/preflight-version", 0, "opencode v2.1.0-beta.3", ""},
+		{"opencode v2 auth list", "opencode", "v2-no-method", []string{"auth", "list", "--standalone", "--format", "json"}, simlog.KindStatus, "opencode/v2-no-method/preflight-status", 0, `"type": "credential"`, ""},
 		{"opencode auth list", "opencode", "success", []string{"--pure", "auth", "list"}, simlog.KindStatus, "opencode/_preflight/preflight-status", 0, "1 credentials", ""},
 		{"gemini version", "gemini", "success", []string{"--version"}, simlog.KindVersion, "gemini/_preflight/preflight-version", 0, "0.55.2", ""},
 		{"gemini auth exit 41", "gemini", "unauthenticated", workloadArgv["gemini"], simlog.KindWorkload, "gemini/unauthenticated/workload", 41, "", "Please set an Auth method"},
@@ -533,13 +535,61 @@ func TestOpenCodeDebugConfigEchoesThePrivateConfig(t *testing.T) {
 
 	unset := runSim(t, bin, call{provider: "opencode", args: []string{"--pure", "debug", "config"}})
 	assert.Equal(t, 1, unset.code)
-	assert.Contains(t, unset.stderr, "OPENCODE_CONFIG is not set")
+	assert.Contains(t, unset.stderr, "none of OPENCODE_CONFIG OPENCODE_CONFIG_DIR is set")
 
 	simenv.Configure(t, bin, simenv.Scenarios(map[string]string{"opencode": "config-mismatch"}))
 	other := runSim(t, bin, call{provider: "opencode", args: []string{"--pure", "debug", "config"}, env: env})
 	require.Equal(t, 0, other.code)
 	assert.NotEqual(t, content, other.stdout)
 	assert.Contains(t, other.stdout, "anthropic/claude-sonnet-4-5")
+}
+
+// TestOpenCodeV2DebugConfigListsSources: with OPENCODE_CONFIG_DIR (2.x)
+// `debug config` prints the 2.x source list: the directory's opencode.json
+// as a document source and the directory itself.
+func TestOpenCodeV2DebugConfigListsSources(t *testing.T) {
+	t.Parallel()
+	bin := simenv.Install(t, "", simenv.Config{})
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(`{"model":{"providerID":"openai","model":"gpt-6.1-sol"}}`), 0o600))
+	got := runSim(t, bin, call{provider: "opencode", args: []string{"debug", "config"}, env: append(minimalEnv(t, bin), "OPENCODE_CONFIG_DIR="+dir)})
+	require.Equal(t, 0, got.code, got.stderr)
+	var sources []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(got.stdout), &sources))
+	require.Len(t, sources, 2)
+	assert.Equal(t, "document", sources[0]["type"])
+	assert.Equal(t, filepath.Join(dir, "opencode.json"), sources[0]["path"])
+	assert.Equal(t, map[string]any{"model": map[string]any{"providerID": "openai", "model": "gpt-6.1-sol"}}, sources[0]["info"])
+	assert.Equal(t, map[string]any{"type": "directory", "path": dir}, sources[1])
+}
+
+// TestOpenCodeSessionExportReadsThePersistedSession: a 2.x workload
+// persists its session (prompt, directory, agent, model) and `session
+// export --standalone <id>` prints it back; an unknown session fails.
+func TestOpenCodeSessionExportReadsThePersistedSession(t *testing.T) {
+	t.Parallel()
+	bin := simenv.Install(t, "", simenv.Scenarios(map[string]string{"opencode": "v2-success"}))
+	cwd := t.TempDir()
+	prompt := "Summarize \"README.md\".\n"
+	work := runSim(t, bin, call{provider: "opencode", args: []string{"run", "--standalone", "--format", "json", "--model", "openai/gpt-6.1-sol", "--agent", "pstack-abc"},
+		dir: cwd, stdin: strings.NewReader(prompt)})
+	require.Equal(t, 0, work.code, work.stderr)
+	exp := runSim(t, bin, call{provider: "opencode", args: []string{"session", "export", "--standalone", simconfig.DefaultSession}, dir: t.TempDir()})
+	require.Equal(t, 0, exp.code, exp.stderr)
+	var doc struct {
+		Session  struct{ ID, Directory string }
+		Messages []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(exp.stdout), &doc))
+	assert.Equal(t, simconfig.DefaultSession, doc.Session.ID)
+	assert.Equal(t, cwd, doc.Session.Directory, "the workload's directory, not the export's")
+	assert.Equal(t, prompt, doc.Messages[0]["text"])
+	assert.Equal(t, "pstack-abc", doc.Messages[1]["agent"])
+	assert.Equal(t, map[string]any{"providerID": "openai", "id": "gpt-6.1-sol"}, doc.Messages[1]["model"])
+
+	missing := runSim(t, bin, call{provider: "opencode", args: []string{"session", "export", "--standalone", "ses_unknown"}})
+	assert.Equal(t, 1, missing.code)
+	assert.Contains(t, missing.stderr, "Session not found")
 }
 
 func TestConfigIsFoundBesideArgv0WithoutFollowingSymlinks(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -83,8 +85,9 @@ func (s *simulation) run() int {
 		StartedAt:     s.started,
 	}
 	inv.Cwd, _ = os.Getwd()
+	var prompt []byte
 	if kind == simlog.KindWorkload && s.prov.Stdin && inv.StdinKind != simlog.StdinTerminal && inv.StdinKind != simlog.StdinClosed {
-		if err := s.readStdin(&inv); err != nil {
+		if prompt, err = s.readStdin(&inv); err != nil {
 			return s.failf("read stdin: %v", err)
 		}
 	}
@@ -102,11 +105,34 @@ func (s *simulation) run() int {
 		return s.serveAppServer(r, newTemplater(appServerVars(time.Now())))
 	}
 
-	t := s.templater(pc, inv.Cwd)
+	vars := s.templateVars(pc, inv.Cwd)
+	if s.prov.Name == "opencode" {
+		switch kind {
+		case simlog.KindWorkload:
+			// OpenCode persists each session (prompt, directory, agent,
+			// model); `session export` reads it back later.
+			if err := s.persistSession(vars, prompt); err != nil {
+				return s.failf("persist session: %v", err)
+			}
+		case simlog.KindSessionExport:
+			if vars, err = s.loadSession(); err != nil {
+				fmt.Fprintf(s.stderr, "Session not found: %v\n", err)
+				return 1
+			}
+		}
+	}
+	t := newTemplater(vars)
 	if kind == simlog.KindWorkload && s.prov.Name == "antigravity" && slices.Contains(s.args, "accept-edits") {
 		if code, msg := s.agyWriter(r, t, inv.Cwd); code != 0 {
 			fmt.Fprintln(s.stderr, msg)
 			return code
+		}
+	}
+	if r.shellCommand != "" {
+		out, err := exec.Command(os.Getenv("SHELL"), "-c", r.shellCommand).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(s.stderr, "Error: shell tool failed: %v\n%s", err, out)
+			return 1
 		}
 	}
 	stdout, stderr := t.apply(r.stdout), t.apply(r.stderr)
@@ -132,8 +158,8 @@ func (s *simulation) run() int {
 	return s.finish(r)
 }
 
-// templater binds the placeholders for this invocation's argv.
-func (s *simulation) templater(pc simconfig.ProviderConfig, procCwd string) templater {
+// templateVars binds the placeholders for this invocation's argv.
+func (s *simulation) templateVars(pc simconfig.ProviderConfig, procCwd string) map[string]string {
 	session := pc.Session
 	if v, ok := flagValue(s.args, "--session-id", "--resume", "--session"); ok {
 		session = v
@@ -151,14 +177,14 @@ func (s *simulation) templater(pc simconfig.ProviderConfig, procCwd string) temp
 		cwd = v
 	}
 	agent, _ := flagValue(s.args, "--agent")
-	return newTemplater(map[string]string{
+	return map[string]string{
 		"agent":          agent,
 		"model":          model,
 		"reported_model": reported,
 		"session":        session,
 		"cwd":            cwd,
 		"models":         strings.Join(pc.Models, "\n"),
-	})
+	}
 }
 
 // finish delays, hangs, dies by a signal or exits as the replay says.
@@ -266,21 +292,25 @@ func (s *simulation) transcriptDir(scenario, kind string) (string, error) {
 
 // readStdin reads fd 0 to EOF as given, hashing it and optionally keeping
 // a copy.
-func (s *simulation) readStdin(inv *simlog.Invocation) error {
+func (s *simulation) readStdin(inv *simlog.Invocation) ([]byte, error) {
 	h := sha256.New()
+	var kept bytes.Buffer
 	var w io.Writer = h
+	if s.prov.Name == "opencode" {
+		w = io.MultiWriter(h, &kept) // OpenCode persists the prompt with its session
+	}
 	var keep *os.File
 	if s.cfg.CaptureStdin {
 		dir := filepath.Join(s.binDir, simconfig.StdinDir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
+			return nil, err
 		}
 		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(os.Getpid())+".bin"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		keep = f
-		w = io.MultiWriter(h, f)
+		w = io.MultiWriter(w, f)
 		inv.StdinFile = f.Name()
 	}
 	n, err := io.Copy(w, s.stdin)
@@ -290,12 +320,12 @@ func (s *simulation) readStdin(inv *simlog.Invocation) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inv.StdinRead = true
 	inv.StdinBytes = n
 	inv.StdinSHA256 = hexSum(h)
-	return nil
+	return kept.Bytes(), nil
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
@@ -329,17 +359,37 @@ func (s *simulation) emit(stdout, stderr []byte, r *replay) error {
 	return nil
 }
 
-// readEchoed returns the config file named by an environment variable: a
-// file, or opencode.json inside a directory.
-func readEchoed(name string) ([]byte, error) {
-	path := os.Getenv(name)
-	if path == "" {
-		return nil, fmt.Errorf("%s is not set", name)
+// readEchoed prints the configuration named by the first set variable of
+// names (space separated): a file verbatim (OpenCode 1.x's OPENCODE_CONFIG,
+// the merged configuration is the private file), or, for a directory
+// (OpenCode 2.x's OPENCODE_CONFIG_DIR), the 2.x `debug config` source list:
+// the directory's opencode.json as a document source and the directory
+// itself.
+func readEchoed(names string) ([]byte, error) {
+	for _, name := range strings.Fields(names) {
+		path := os.Getenv(name)
+		if path == "" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		if err != nil || !fi.IsDir() {
+			return os.ReadFile(path)
+		}
+		doc := filepath.Join(path, "opencode.json")
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			return nil, err
+		}
+		var info any
+		if err := json.Unmarshal(b, &info); err != nil {
+			return nil, fmt.Errorf("%s: %w", doc, err)
+		}
+		return json.MarshalIndent([]any{
+			map[string]any{"type": "document", "path": doc, "info": info},
+			map[string]any{"type": "directory", "path": path},
+		}, "", "  ")
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "opencode.json")
-	}
-	return os.ReadFile(path)
+	return nil, fmt.Errorf("none of %s is set", names)
 }
 
 // writeExport writes a side file the way the CLI does: parent directories

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"os"
@@ -59,7 +60,7 @@ func replayThroughSpec(t *testing.T, provider policy.Provider, scenario string, 
 	cwd := filepath.Join(work, "checkout")
 	home := filepath.Join(work, "home")
 	receipt := filepath.Join(work, "receipt.json")
-	private := receipt + ".private"
+	private := receipt + cmp.Or(spec.PrivateSuffix, ".private")
 	for _, d := range []string{cwd, home} {
 		require.NoError(t, os.Mkdir(d, 0o755))
 	}
@@ -83,21 +84,39 @@ func replayThroughSpec(t *testing.T, provider policy.Provider, scenario string, 
 		Home:       home,
 		Executable: exe,
 	}
+	if mode == policy.IsolatedWrite && provider == policy.OpenCode {
+		gitInit(t, cwd) // OpenCode writers run only at a worktree root, with the sandbox runtime
+		srt := filepath.Join(work, "srt")
+		require.NoError(t, os.WriteFile(srt, []byte("#!/bin/sh\n[ \"$1\" = --settings ] && [ -f \"$2\" ] && [ \"$3\" = -c ] || exit 1\nexec /bin/sh -c \"$4\"\n"), 0o755))
+		req.ParentEnv = map[string]string{providers.SandboxRuntimeBinEnv: srt}
+	}
 	files, overlay, err := spec.Prepare(req)
 	require.NoError(t, err)
-	for _, f := range files {
-		if f.Dir {
-			require.NoError(t, os.MkdirAll(f.Path, os.FileMode(f.Mode)))
-			continue
-		}
-		require.NoError(t, os.MkdirAll(filepath.Dir(f.Path), 0o700))
-		require.NoError(t, os.WriteFile(f.Path, f.Content, os.FileMode(f.Mode)))
-	}
+	writeFiles(t, files)
 	parent := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
 	env := providers.ChildEnv(spec, parent, req, overlay)
 
 	var a attempt
-	for i, argv := range spec.Preflight(req) {
+	check := func() bool {
+		if spec.Check == nil {
+			return true
+		}
+		if err := spec.Check(req); err != nil {
+			a.preflightStatus = policy.StatusUnavailableCLI
+			var pe *providers.PreflightError
+			if errors.As(err, &pe) {
+				a.preflightStatus = pe.Status
+			}
+			return false
+		}
+		return true
+	}
+	if !check() {
+		return a
+	}
+	probes := spec.Preflight(req)
+	for i := 0; i < len(probes); i++ {
+		argv := probes[i]
 		v := spec.ReadPreflight(req, i, runCommand(t, providers.Command{Argv: argv, Dir: cwd, Env: env}, nil))
 		if v.Status != "" && v.Retry {
 			v = spec.ReadPreflight(req, i, runCommand(t, providers.Command{Argv: argv, Dir: cwd, Env: env}, nil))
@@ -106,14 +125,50 @@ func replayThroughSpec(t *testing.T, provider policy.Provider, scenario string, 
 			a.preflightStatus = v.Status
 			return a
 		}
+		if v.Then != nil { // the runner's continuation: contract, files, environment, probes
+			req.Contract = v.Then.Contract
+			writeFiles(t, v.Then.Files)
+			env = providers.ChildEnv(spec, parent, req, v.Then.Overlay)
+			probes = append(probes[:i+1:i+1], v.Then.Probes...)
+		}
+	}
+	if !check() {
+		return a
 	}
 	cmd, err := spec.Invocation(req)
 	require.NoError(t, err)
 	cmd.Env = env
 	a.capture = runCommand(t, cmd, req.Prompt)
+	if spec.Export != nil {
+		if argv := spec.Export(req, a.capture); argv != nil {
+			exp := runCommand(t, providers.Command{Argv: argv, Dir: cmd.Dir, Env: env}, nil)
+			a.capture.Export = &exp
+		}
+	}
 	a.parsed = spec.Parse(req, a.capture)
 	a.class = providers.Classify(spec, req, a.capture, a.parsed)
 	return a
+}
+
+// writeFiles creates spec files the way the runner does (directories
+// first, 0600 files).
+func writeFiles(t *testing.T, files []providers.File) {
+	t.Helper()
+	for _, f := range files {
+		if f.Dir {
+			require.NoError(t, os.MkdirAll(f.Path, os.FileMode(f.Mode)))
+			continue
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(f.Path), 0o700))
+		require.NoError(t, os.WriteFile(f.Path, f.Content, os.FileMode(f.Mode)))
+	}
+}
+
+// gitInit makes dir a Git worktree root.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	out, err := exec.Command("git", "init", "-q", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }
 
 // runCommand runs one spec command the way the runner does: the complete
@@ -201,7 +256,16 @@ func TestTranscriptsClassifyAsNamed(t *testing.T) {
 		{policy.OpenCode, "unauthenticated", "", policy.StatusChildFailed},
 		{policy.OpenCode, "malformed", "", policy.StatusMalformedOutput},
 		{policy.OpenCode, "config-mismatch", policy.StatusUnavailableCLI, ""},
-		{policy.OpenCode, "v2-banner", policy.StatusUnavailableCLI, ""},
+		{policy.OpenCode, "v2-success", "", policy.StatusComplete},
+		{policy.OpenCode, "v2-bare-banner", "", policy.StatusComplete},
+		{policy.OpenCode, "prerelease-banner", policy.StatusUnavailableCLI, ""},
+		{policy.OpenCode, "trailing-noise", policy.StatusUnavailableCLI, ""},
+		{policy.OpenCode, "unknown-major", policy.StatusUnavailableCLI, ""},
+		{policy.OpenCode, "v2-config-mismatch", policy.StatusUnavailableCLI, ""},
+		{policy.OpenCode, "v2-export-foreign", "", policy.StatusMalformedOutput},
+		{policy.OpenCode, "v2-export-fails", "", policy.StatusMalformedOutput},
+		{policy.OpenCode, "v2-exit-after-completion", "", policy.StatusChildFailed},
+		{policy.OpenCode, "v2-final-tool", "", policy.StatusMalformedOutput},
 
 		{policy.Gemini, "success", "", policy.StatusComplete},
 		{policy.Gemini, "usage-exhausted", "", policy.StatusUsageExhausted},
@@ -296,7 +360,7 @@ func TestLongRunningTranscriptsHangUntilSignalled(t *testing.T) {
 func TestTranscriptFilesAreWellFormed(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{"stdout": true, "stderr": true, "exit": true, "delay_ms": true, "chunk_ms": true,
-		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true, "hook_calls": true,
+		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "shell_command": true, "base": true, "hook_calls": true,
 		"account.json": true, "rate-limits.json": true, "rate-limits-error.json": true, "notify.jsonl": true}
 	// App-server files are JSON once their reset placeholders are filled.
 	resets := strings.NewReplacer("{{reset_5h}}", "1", "{{reset_7d}}", "1", "{{reset_1h}}", "1", "{{now_unix}}", "1")
@@ -311,7 +375,7 @@ func TestTranscriptFilesAreWellFormed(t *testing.T) {
 		switch {
 		case d.IsDir() && len(parts) == 3:
 			kinds++
-			assert.True(t, parts[2] == "workload" || parts[2] == "app-server" || strings.HasPrefix(parts[2], "preflight-"), "kind dir %s", rel)
+			assert.True(t, parts[2] == "workload" || parts[2] == "app-server" || parts[2] == "session-export" || strings.HasPrefix(parts[2], "preflight-"), "kind dir %s", rel)
 		case !d.IsDir() && len(parts) == 4:
 			assert.True(t, known[parts[3]], "unknown transcript file %s", rel)
 			b, err := os.ReadFile(path)

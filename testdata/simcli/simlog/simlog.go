@@ -20,6 +20,11 @@ const (
 	KindStatus      = "status"       // codex login status, devin auth status, cursor-agent status, claude auth status, opencode auth list
 	KindModels      = "models"       // grok models, agy models, devin models, cursor-agent models, opencode models
 	KindDebugConfig = "debug-config" // opencode [--pure] debug config
+	// KindSessionExport is OpenCode 2.x's `opencode session export
+	// --standalone <sessionID>` after a workload: it replays
+	// <scenario>/session-export (default _preflight/session-export) with
+	// the persisted session's prompt, cwd, agent and model.
+	KindSessionExport = "session-export"
 	// KindAppServer is `codex app-server`: a JSON-RPC session on stdio
 	// (the quota source), logged once per process; its messages go to
 	// rpc.jsonl.
