@@ -298,7 +298,9 @@ func TestStallLateOutputFenced(t *testing.T) {
 	t.Parallel()
 	l := newLane(t, "late-answer")
 	r := l.runner(nil)
-	o := stallOptions(l, policy.Codex, "gpt-5.5", 300*time.Millisecond)
+	// Long enough for the child to have installed its SIGTERM handler on a
+	// busy machine (a signal before that ends it 143, not 0).
+	o := stallOptions(l, policy.Codex, "gpt-5.5", 2*time.Second)
 	res, err := r.Run(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, policy.StatusTimedOut, res.Receipt.Status, "%s", res.Bytes)

@@ -106,7 +106,7 @@ func TestConsoleBrowser(t *testing.T) {
 	waitOutput(t, worker, "switchyard worker: ")
 
 	ctx := browser(t, 4*time.Minute)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(consoleSignIn(t, s.data, base))))
 	poll(t, ctx, "the runs list loads", `document.getElementById("live").classList.contains("on")`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void]("window.__sameList = true")))
 
@@ -186,7 +186,7 @@ func TestConsoleBrowserDemo(t *testing.T) {
 	base := httpLine.FindStringSubmatch(out)[1]
 
 	ctx := browser(t, 3*time.Minute)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(consoleSignIn(t, s.data, base))))
 	poll(t, ctx, "the demo run is listed as final",
 		`(document.querySelector('#runs tr[data-run="demo"]')?.innerText || "").includes("final")`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"runs/demo")))
@@ -217,4 +217,13 @@ func TestConsoleBrowserDemo(t *testing.T) {
 	} {
 		require.Contains(t, body, want)
 	}
+}
+
+// consoleSignIn is the address serve tells a person to open: the console
+// with this start's token, which the console turns into a cookie.
+func consoleSignIn(t *testing.T, data, base string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(data, consoleTokenName))
+	require.NoError(t, err, "serve --http without --http-token writes its console token")
+	return base + "?token=" + strings.TrimSpace(string(b))
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,10 +69,18 @@ func (h *httpFlags) validate(cmd *cobra.Command) error {
 	return nil
 }
 
+// consoleTokenName is the file, in the data directory, of the console
+// token a serve draws at start when --http-token is not given.
+const consoleTokenName = "console.token"
+
 // httpServer is a started --http listener.
 type httpServer struct {
 	srv  *http.Server
-	done chan struct{}
+	addr string
+	// cleanup, when set, runs after the server stopped (the console
+	// token file goes).
+	cleanup func()
+	done    chan struct{}
 	// bg, when set, is closed when the server's background loop (the
 	// console's watch) has returned; cancelBg stops it.
 	bg       chan struct{}
@@ -84,7 +95,7 @@ func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h htt
 	}
 	// No write timeout: the event streams stay open.
 	s := &httpServer{srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}, done: make(chan struct{})}
+		BaseContext: func(net.Listener) context.Context { return ctx }}, done: make(chan struct{}), addr: ln.Addr().String()}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -110,6 +121,9 @@ func (s *httpServer) stop() {
 		s.cancelBg()
 		<-s.bg
 	}
+	if s.cleanup != nil {
+		s.cleanup()
+	}
 }
 
 // serveHTTP starts serve's console and metrics when --http is set; nil
@@ -123,11 +137,26 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	// Without --http-token the console still admits only this user: a
+	// fresh token per start, in a file only the owner can read (other
+	// users of a shared host reach loopback too). /metrics stays open:
+	// counts with bounded labels.
+	token, tokenFile, metricsOpen := h.token, "", false
+	if token == "" {
+		if token, err = newConsoleToken(); err == nil {
+			tokenFile = filepath.Join(dir, consoleTokenName)
+			err = writePrivateFile(tokenFile, []byte(token+"\n"))
+		}
+		if err != nil {
+			return nil, failf("console token: %v", err)
+		}
+		metricsOpen = true
+	}
 	m := metrics.New()
 	var cs *console.Server
 	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, cs) })
 	cs, err = console.New(console.Options{
-		Engine: eng, Store: conn.store(), DataDir: dir, Token: h.token, Metrics: m, Logger: logger,
+		Engine: eng, Store: conn.store(), DataDir: dir, Token: token, MetricsOpen: metricsOpen, Metrics: m, Logger: logger,
 		RunDoc: func(ctx context.Context, st engine.RunStatus) (any, error) {
 			el, err := runEligibility(ctx, conn, st.Run)
 			if err != nil {
@@ -142,7 +171,15 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 	}
 	web, err := startHTTP(ctx, stdout, stderr, "serve", h, cs, logger)
 	if err != nil {
+		if tokenFile != "" {
+			os.Remove(tokenFile)
+		}
 		return nil, err
+	}
+	if tokenFile != "" {
+		web.cleanup = func() { os.Remove(tokenFile) }
+		fmt.Fprintf(stdout, "switchyard serve: console sign-in (a new token every start, readable only by you): open \"http://%s/?token=$(cat %s)\"; /metrics, /healthz and /readyz need none\n",
+			web.addr, shellQuote(tokenFile))
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	web.bg, web.cancelBg = make(chan struct{}), cancel
@@ -234,4 +271,34 @@ func sampleServe(ctx context.Context, conn *engineConn, cs *console.Server) metr
 	}
 	snap.JetStreamUp = up
 	return snap
+}
+
+// newConsoleToken draws a 256-bit console token.
+func newConsoleToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// writePrivateFile replaces path with data, readable by the owner only.
+func writePrivateFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,4 +92,62 @@ func TestWorkerHTTP(t *testing.T) {
 	} {
 		require.Contains(t, metrics, want)
 	}
+}
+
+var serveHTTPLine = regexp.MustCompile(`switchyard serve: http on (http://[^\s]+/)`)
+
+// TestServeConsoleNeedsItsStartToken: serve --http without --http-token
+// still admits only its user to the console: a fresh token in a 0600 file
+// beside serve.auth (never printed), required by the pages and the API
+// (as a bearer token, or as the cookie /?token= sets), while /metrics,
+// /healthz and /readyz stay open; the file goes when serve stops.
+func TestServeConsoleNeedsItsStartToken(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	waitOutput(t, serve, "console sign-in")
+	out, _ := serve.output()
+	base := serveHTTPLine.FindStringSubmatch(out)[1]
+	path := filepath.Join(s.data, consoleTokenName)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	token := strings.TrimSpace(string(b))
+	require.Len(t, token, 43, "256 bits, base64url")
+	require.NotContains(t, out, token, "the token is never printed")
+	require.Contains(t, out, "$(cat "+path+")", "serve says how to open the console with it")
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, set func(*http.Request)) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		if set != nil {
+			set(req)
+		}
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	for _, p := range []string{"", "api/v1/runs", "runs/x"} {
+		require.Equal(t, http.StatusUnauthorized, get(p, nil).StatusCode, "/%s without the token", p)
+		require.Equal(t, http.StatusUnauthorized, get(p, func(r *http.Request) { r.Header.Set("Authorization", "Bearer wrong") }).StatusCode)
+	}
+	require.Equal(t, http.StatusOK, get("api/v1/runs", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }).StatusCode)
+	signIn := get("?token="+token, nil)
+	require.Equal(t, http.StatusSeeOther, signIn.StatusCode, "the token becomes a cookie")
+	cookies := signIn.Cookies()
+	require.NotEmpty(t, cookies)
+	require.Equal(t, http.StatusOK, get("", func(r *http.Request) {
+		for _, c := range cookies {
+			r.AddCookie(c)
+		}
+	}).StatusCode)
+	for _, p := range []string{"metrics", "healthz", "readyz"} {
+		require.Equal(t, http.StatusOK, get(p, nil).StatusCode, "/%s needs no token", p)
+	}
+	require.Equal(t, 0, serve.stop(t))
+	require.NoFileExists(t, path, "the token goes with the serve")
 }

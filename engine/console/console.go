@@ -48,6 +48,10 @@ type Options struct {
 	// Metrics is served on /metrics and fed every event of the log. nil:
 	// no /metrics.
 	Metrics *metrics.Metrics
+	// MetricsOpen serves /metrics without the token (its series are
+	// counts with bounded labels: no run id, prompt or path), so a local
+	// scraper needs no secret while the pages and the API still do.
+	MetricsOpen bool
 	// RunDoc turns a run's status into the object `status --run ID --json`
 	// prints (which adds eligibility and caps). nil: the status itself.
 	RunDoc func(ctx context.Context, st engine.RunStatus) (any, error)
@@ -111,7 +115,11 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	if s.o.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.auth(s.o.Metrics.Handler()))
+		if s.o.MetricsOpen {
+			s.mux.Handle("GET /metrics", s.o.Metrics.Handler())
+		} else {
+			s.mux.Handle("GET /metrics", s.auth(s.o.Metrics.Handler()))
+		}
 	}
 	s.mux.Handle("GET /{$}", s.auth(http.HandlerFunc(s.page("index.html"))))
 	s.mux.Handle("GET /runs/{id}", s.auth(http.HandlerFunc(s.page("run.html"))))
@@ -232,7 +240,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <the serve --http-token value>, or open /?token=<it> once in a browser", http.StatusUnauthorized)
+			http.Error(w, "unauthorized: send Authorization: Bearer <the token>, or open /?token=<it> once in a browser (the token is serve's --http-token, else the one in <data-dir>/console.token, new at every start)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
