@@ -70,30 +70,37 @@ func WriteCredentials(path string, c *Credentials) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".auth-*")
-	if err != nil {
+	if err := WritePrivateFile(path, data); err != nil {
 		return fmt.Errorf("credentials: %w", err)
+	}
+	return nil
+}
+
+// WritePrivateFile replaces path with data atomically (a temporary file in
+// the same directory, fsynced, renamed over it), readable by the owner
+// only: a reader never sees half a file or a wider mode.
+func WritePrivateFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".private-*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return fmt.Errorf("credentials: %w", err)
+		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("credentials: write %s: %w", tmp.Name(), err)
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("credentials: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("credentials: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // ErrNoCredentials: the credentials file does not exist.

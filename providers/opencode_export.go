@@ -369,31 +369,7 @@ func openCodeV2Settled(m jsonObject, final bool) error {
 
 // add sums an assistant's tokens and cost.
 func (e *openCodeV2Export) add(m jsonObject) {
-	raw := rawFromOrdered(m)
-	if c := raw.cost("cost"); c != nil {
-		e.cost += *c
-		e.costSet = true
-	}
-	tokens, ok := raw.obj("tokens")
-	if !ok {
-		return
-	}
-	cache, _ := tokens.obj("cache")
-	add := func(dst **int64, v *int64) {
-		if v == nil {
-			return
-		}
-		if *dst == nil {
-			*dst = new(int64)
-		}
-		**dst += *v
-	}
-	add(&e.usage.InputTokens, tokens.count("input"))
-	add(&e.usage.OutputTokens, tokens.count("output"))
-	add(&e.usage.ReasoningTokens, tokens.count("reasoning"))
-	add(&e.usage.TotalTokens, tokens.count("total"))
-	add(&e.usage.CachedInputTokens, cache.count("read"))
-	add(&e.usage.CacheCreationInputTokens, cache.count("write"))
+	addOpenCodeSpend(&e.usage, &e.cost, &e.costSet, rawFromOrdered(m))
 }
 
 // subsequence reports whether every element of sub appears in all, in

@@ -169,9 +169,16 @@ func (t *openCodeTranscript) event(e rawObject) {
 }
 
 func (t *openCodeTranscript) addUsage(part rawObject) {
+	addOpenCodeSpend(&t.usage, &t.cost, &t.costSet, part)
+}
+
+// addOpenCodeSpend adds a step's or an assistant's cost and tokens (both
+// shapes carry cost and tokens{input, output, reasoning, total,
+// cache{read, write}}) to the totals.
+func addOpenCodeSpend(usage *policy.Usage, cost *float64, costSet *bool, part rawObject) {
 	if c := part.cost("cost"); c != nil {
-		t.cost += *c
-		t.costSet = true
+		*cost += *c
+		*costSet = true
 	}
 	tokens, ok := part.obj("tokens")
 	if !ok {
@@ -187,12 +194,12 @@ func (t *openCodeTranscript) addUsage(part rawObject) {
 		}
 		**dst += *v
 	}
-	add(&t.usage.InputTokens, tokens.count("input"))
-	add(&t.usage.OutputTokens, tokens.count("output"))
-	add(&t.usage.ReasoningTokens, tokens.count("reasoning"))
-	add(&t.usage.TotalTokens, tokens.count("total"))
-	add(&t.usage.CachedInputTokens, cache.count("read"))
-	add(&t.usage.CacheCreationInputTokens, cache.count("write"))
+	add(&usage.InputTokens, tokens.count("input"))
+	add(&usage.OutputTokens, tokens.count("output"))
+	add(&usage.ReasoningTokens, tokens.count("reasoning"))
+	add(&usage.TotalTokens, tokens.count("total"))
+	add(&usage.CachedInputTokens, cache.count("read"))
+	add(&usage.CacheCreationInputTokens, cache.count("write"))
 }
 
 // openCodeErrorFields reads both error shapes: NamedError

@@ -555,17 +555,7 @@ func runProbe(ctx context.Context, argv []string, env []string) probeResult {
 		res.timedOut = true
 		return res
 	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.signal = ws.Signal().String()
-		} else {
-			res.exit = ee.ExitCode()
-		}
-	case err != nil:
-		res.err = err
-	}
+	res.exit, res.signal, res.err = exitOf(err)
 	return res
 }
 
@@ -581,3 +571,19 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // doctorEnv is the environment doctor checks against: its own.
 func doctorEnv() map[string]string { return runner.EnvMap(os.Environ()) }
+
+// exitOf splits a finished command's error into its exit code, the signal
+// that ended it, or another error (all zero for a clean exit).
+func exitOf(err error) (code int, signal string, other error) {
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 0, ws.Signal().String(), nil
+		}
+		return ee.ExitCode(), "", nil
+	case err != nil:
+		return 0, "", err
+	}
+	return 0, "", nil
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard-dev/switchyard/activities"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/engine/console"
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/metrics"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -145,7 +146,7 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 	if token == "" {
 		if token, err = newConsoleToken(); err == nil {
 			tokenFile = filepath.Join(dir, consoleTokenName)
-			err = writePrivateFile(tokenFile, []byte(token+"\n"))
+			err = events.WritePrivateFile(tokenFile, []byte(token+"\n"))
 		}
 		if err != nil {
 			return nil, failf("console token: %v", err)
@@ -280,25 +281,4 @@ func newConsoleToken() (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// writePrivateFile replaces path with data, readable by the owner only.
-func writePrivateFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

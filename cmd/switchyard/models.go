@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -267,17 +266,7 @@ func runBoundedProbe(ctx context.Context, argv, env []string, timeout time.Durat
 		res.timedOut = true
 		return res
 	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.signal = ws.Signal().String()
-		} else {
-			res.exit = ee.ExitCode()
-		}
-	case err != nil:
-		res.err = err
-	}
+	res.exit, res.signal, res.err = exitOf(err)
 	return res
 }
 
