@@ -246,7 +246,8 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 //  4. every launching execution whose job this session has not published
 //     is published (again: the same execution id, so a job queued before
 //     a crash is deduplicated, and the worker's create-only claim keeps it
-//     from ever running twice);
+//     from ever running twice), except a strict-contract native one, which
+//     is finished unsupported and settled again;
 //  5. once every lane is final, and every cancelled lane's running
 //     attempt has reported or CancelGrace has passed since its cancel,
 //     the execution directories an engine prepared but died before
@@ -277,13 +278,26 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
+	ended := false
 	for i := range d.r.Lanes {
 		l := d.r.Lanes[i]
+		if d.unsupported(l) {
+			if err := d.appendEvent(ctx, i, unsupportedFinish(l)); err != nil {
+				return 0, err
+			}
+			ended = true
+			continue
+		}
 		if l.State == machines.StateLaunching && !d.published[l.Dispatch.ExecutionID] {
 			if err := d.publish(ctx, i); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if ended {
+		// The lane is terminal: decide it (stop) now, not at the next
+		// report, which may never come.
+		return d.settle(ctx)
 	}
 	if !d.r.Final() {
 		return 0, nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -24,6 +25,7 @@ const (
 	runsDir      = "runs"
 	worktreesDir = "worktrees"
 	promptFile   = "prompt.md"
+	artifactFile = "artifact.md"
 	outputFile   = "output.md"
 	receiptFile  = "receipt.json"
 	progressFile = "progress.json"
@@ -71,6 +73,14 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 	return path, nil
 }
 
+// launchSpec is what prepare needs to know about the attempt beyond the
+// run: its route (a native prompt carries the prepared worker contract) and
+// the commit a writer's worktree starts from ("" for the checkout's HEAD).
+type launchSpec struct {
+	route policy.Route
+	from  string
+}
+
 // prepare creates execution id's private directory with a verified copy of
 // the run's frozen prompt, and for a writer its fresh worktree, and returns
 // the execution's paths. Output, receipt and progress are only named: the
@@ -79,7 +89,14 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 //
 // A continuation's prompt copy ends with a note naming the parent's
 // correction and the snapshot it continues from (continuationNote).
-func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string) (events.Paths, error) {
+//
+// A native attempt has no runner to prepend the worker contract, so its
+// prompt copy is the prepared contract (runner.NativeContract: route
+// native, the run's mode, contract legacy), the assignment (working
+// directory and, for a read-only lane, its distinct output artifact), then
+// the task. An external attempt's copy is the task alone: the runner
+// prepends the same contract.
+func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string, spec launchSpec) (events.Paths, error) {
 	dir := e.executionDir(run, lane, id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return events.Paths{}, err
@@ -108,37 +125,62 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 		Prompt: filepath.Join(dir, promptFile), Output: filepath.Join(dir, outputFile),
 		Receipt: filepath.Join(dir, receiptFile), Progress: filepath.Join(dir, progressFile), Cwd: c.Cwd,
 	}
-	if note != "" {
-		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
-	}
-	if err := writeExclusive(p.Prompt, prompt); err != nil {
-		return events.Paths{}, err
-	}
-	if prepared != nil {
+	switch {
+	case prepared != nil:
 		p.Output, p.Receipt, p.Cwd = prepared.OutputPath, prepared.ReceiptPath, prepared.WorkspacePath
 		if c.Access == policy.IsolatedWrite {
 			p.Worktree = prepared.WorkspacePath // prepared by the recover
 		}
-		return p, nil
-	}
-	if c.Access == policy.IsolatedWrite {
+	case c.Access == policy.IsolatedWrite:
 		p.Worktree = e.worktreeDir(run, lane, id)
-		if err := e.addWorktree(ctx, c.Cwd, p.Worktree); err != nil {
+		p.Cwd = p.Worktree
+	}
+	if spec.route == policy.RouteNative && c.Access == policy.ReadOnly {
+		p.Artifact = filepath.Join(dir, artifactFile)
+	}
+	if note != "" {
+		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
+	}
+	if spec.route == policy.RouteNative {
+		prompt = nativePrompt(c.Access, p, prompt)
+	}
+	if err := writeExclusive(p.Prompt, prompt); err != nil {
+		return events.Paths{}, err
+	}
+	if prepared == nil && c.Access == policy.IsolatedWrite {
+		rev := spec.from
+		if rev == "" {
+			rev = "HEAD"
+		}
+		if err := e.addWorktreeAt(ctx, c.Cwd, p.Worktree, rev); err != nil {
 			return events.Paths{}, err
 		}
-		p.Cwd = p.Worktree
 	}
 	return p, nil
 }
 
-// addWorktree adds a fresh detached git worktree of repo's HEAD at path.
-// Earlier attempts' worktrees are never touched.
-func (e *Engine) addWorktree(ctx context.Context, repo, path string) error {
-	return e.addWorktreeAt(ctx, repo, path, "HEAD")
+// nativePrompt is a native attempt's prompt: the prepared worker contract
+// for mode, the assignment the parent passes in the Agent prompt (the
+// seed: access mode, working directory, and the unique output location),
+// then the task.
+func nativePrompt(mode policy.Access, p events.Paths, task []byte) []byte {
+	var b strings.Builder
+	b.WriteString(runner.NativeContract(mode))
+	b.WriteString("\nAssignment:\n")
+	b.WriteString("- Access mode: " + string(mode) + "\n")
+	if mode == policy.IsolatedWrite {
+		b.WriteString("- Working directory: " + p.Cwd + " (your dedicated worktree; edit files only here)\n")
+	} else {
+		b.WriteString("- Checkout to inspect (do not modify it): " + p.Cwd + "\n")
+		b.WriteString("- Output artifact (the only file you may write): " + p.Artifact + "\n")
+	}
+	b.WriteString("\n" + runner.AssignedTaskHeading + "\n")
+	b.Write(task)
+	return []byte(b.String())
 }
 
 // addWorktreeAt adds a fresh detached git worktree of repo's commit rev at
-// path.
+// path. Earlier attempts' worktrees are never touched.
 func (e *Engine) addWorktreeAt(ctx context.Context, repo, path, rev string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

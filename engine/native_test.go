@@ -2,13 +2,17 @@ package engine_test
 
 import (
 	"context"
-	"github.com/nats-io/nats.go"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -162,4 +166,111 @@ func TestNativeJobOfCancelledLaneIsNotHandedOut(t *testing.T) {
 			h.verifyReplay(run)
 		})
 	}
+}
+
+// submitNative submits role on sheetBytes for a claude parent in mode with
+// the worker contract contract.
+func (h *harness) submitNative(sheetBytes []byte, role string, mode policy.Access, contract policy.Contract) string {
+	h.t.Helper()
+	id, err := h.eng.Submit(context.Background(), engine.RunRequest{
+		Sheet: sheetBytes, Role: role, Parent: policy.ParentClaude, Mode: mode, Contract: contract,
+		Prompt: []byte("Summarize README.md in one sentence.\n"), Cwd: h.repo, Timeout: time.Minute,
+	})
+	require.NoError(h.t, err)
+	return id
+}
+
+// TestNativeJobPromptIsPreparedContractThenTask proves a native job's
+// prompt is the prepared worker contract (route native, the lane's mode,
+// contract legacy: the runner's one text) followed by the assignment and
+// the task; that the job names the shipped Claude agent covering its
+// descriptor (a versioned pin normalized first); and that a read-only lane
+// gets a distinct output artifact while a writer works in its worktree.
+func TestNativeJobPromptIsPreparedContractThenTask(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, row, model string
+		mode             policy.Access
+		agent            string
+	}{
+		{"read-only opus@max", "claude:opus@max", "opus", policy.ReadOnly, "pstack-opus-max"},
+		{"read-only versioned pin", "claude:claude-opus-4-5@xhigh", "opus", policy.ReadOnly, "pstack-opus-xhigh"},
+		{"writer sonnet@high", "claude:sonnet@high", "sonnet", policy.IsolatedWrite, "pstack-sonnet-high"},
+		{"alias", "inherit-parent", "", policy.ReadOnly, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			h := newHarness(t, memory)
+			h.run()
+			run := h.submitNative(sheet("", "judgment and prose: "+tc.row), "judgment and prose", tc.mode, "")
+			h.waitLane(run, 0, machines.StateLaunching)
+			job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+			require.NoError(t, err)
+			require.NotNil(t, job)
+			require.Equal(t, tc.agent, job.Agent)
+			require.Equal(t, tc.model, job.Model)
+			require.Equal(t, policy.ContractLegacy, job.Contract)
+
+			prompt, err := os.ReadFile(job.Paths.Prompt)
+			require.NoError(t, err)
+			text := string(prompt)
+			contract := runner.NativeContract(tc.mode)
+			require.True(t, strings.HasPrefix(text, contract), "the prompt starts with the prepared contract:\n%s", text)
+			require.True(t, strings.HasSuffix(text, "\n"+runner.AssignedTaskHeading+"\nSummarize README.md in one sentence.\n"), "the task follows:\n%s", text)
+			require.Contains(t, contract, "The parent owns the\nrepository", "the runner's ownership rules")
+			require.Contains(t, contract, "pstack-handoff")
+			assignment := text[len(contract):]
+			require.Contains(t, assignment, "- Access mode: "+string(tc.mode)+"\n")
+			if tc.mode == policy.ReadOnly {
+				require.Contains(t, contract, "you may create and write that file and nothing else")
+				require.NotEmpty(t, job.Paths.Artifact)
+				require.NotEqual(t, job.Paths.Output, job.Paths.Artifact)
+				require.Equal(t, filepath.Dir(job.Paths.Prompt), filepath.Dir(job.Paths.Artifact), "private to the execution")
+				require.NoFileExists(t, job.Paths.Artifact, "named, not created: the subagent writes it")
+				require.Contains(t, assignment, "- Output artifact (the only file you may write): "+job.Paths.Artifact+"\n")
+				require.Contains(t, assignment, "- Checkout to inspect (do not modify it): "+h.repo+"\n")
+			} else {
+				require.Contains(t, contract, "run the local checks that fit the change")
+				require.Empty(t, job.Paths.Artifact, "a writer delivers in its worktree")
+				require.NotEmpty(t, job.Paths.Worktree)
+				require.Contains(t, assignment, "- Working directory: "+job.Paths.Worktree+" (your dedicated worktree")
+			}
+			// The launch event records the artifact, so history shows it.
+			r, err := h.eng.Status(ctx, run)
+			require.NoError(t, err)
+			require.Equal(t, policy.RouteNative, r.Lanes[0].Route)
+		})
+	}
+}
+
+// TestNativeStrictContractEndsUnsupported proves a --contract strict
+// native lane ends unsupported without being handed out: failed, never
+// started, no claim, no fallback to the lane's next descriptor, and the
+// run report names the missing capability.
+func TestNativeStrictContractEndsUnsupported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submitNative(sheet(`# fallback: {"on":["usage-exhausted","route-unavailable","terminal-failure","deadline-exceeded"]}`,
+		"judgment and prose: claude:opus@max -> codex:gpt-5.6-sol@high"), "judgment and prose", policy.ReadOnly, policy.ContractStrict)
+	r, envs := h.waitFinal(run)
+	require.Equal(t, machines.StateStopped, r.Lanes[0].State, dump(envs))
+	job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+	require.NoError(t, err)
+	require.Nil(t, job, "a strict native lane is never handed out")
+	require.Len(t, ofType(envs, events.TypeLaunch), 1, "no other provider is tried: %s", dump(envs))
+	require.Empty(t, ofType(envs, events.TypeClaim))
+	fin := ofType(envs, events.TypeFinish)
+	require.Len(t, fin, 1)
+	f := fin[0].Payload.(events.Finish)
+	require.Contains(t, f.Unsupported, "unsupported-capability")
+	require.Equal(t, policy.OutcomeFailed, f.Event.Status)
+	require.NotNil(t, f.Event.ProcessStarted)
+	require.False(t, *f.Event.ProcessStarted)
+	rep, err := h.eng.Report(ctx, run)
+	require.NoError(t, err)
+	require.Contains(t, rep.Lanes[0].Attempts[0].Cause, "strict worker contract has no native route")
+	h.verifyReplay(run)
 }

@@ -336,6 +336,11 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 		}
 	case p.Host != nil:
 		want = policy.Event{AttemptIndex: idx, Status: p.Host.Status, ProcessStarted: p.Host.ProcessStarted}
+	case p.Unsupported != "":
+		if l.Dispatch.Route != policy.RouteNative || r.Created.Options.Contract != policy.ContractStrict {
+			return &Divergence{Field: FieldEvent, Expected: "an unsupported finish only for a strict-contract native lane", Actual: jsonText(p)}
+		}
+		want = unsupportedFinish(l).Event
 	default:
 		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 	}

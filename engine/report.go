@@ -374,7 +374,7 @@ func (b *reportBuilder) finish() RunReport {
 	rep := b.rep
 	for i, l := range b.r.Lanes {
 		lr := &rep.Lanes[i]
-		lr.State, lr.WaitingFor = l.State, waitingFor(l)
+		lr.State, lr.WaitingFor = l.State, waitingFor(b.r, l)
 		if awaitsRecovery(b.r, i) {
 			lr.WaitingFor = WaitRecovery
 		}
@@ -418,6 +418,8 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		if p.Host.EvidenceRef != "" {
 			a.Cause += " (evidence " + p.Host.EvidenceRef + ")"
 		}
+	case p.Unsupported != "":
+		a.Cause = p.Unsupported
 	case p.Abandoned:
 		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
 	}

@@ -127,7 +127,7 @@ const (
 func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish, excl []events.Exclude) LaneChange {
 	l := r.Lanes[env.Lane]
 	ch := LaneChange{Run: r.ID, Lane: env.Lane, LaneID: l.Policy.ID, From: from, To: l.State, Event: env.Type,
-		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(l)}
+		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(r, l)}
 	if l.Dispatch != nil {
 		ch.Descriptor, ch.ExecutionID = l.Dispatch.Descriptor, l.Dispatch.ExecutionID
 	}

@@ -44,6 +44,16 @@ This is a read-only assignment: inspect, do not modify the checkout. Your
 final response is your only deliverable; the runner saves it for the parent.
 `
 
+// nativeReadOnlyRules replace readOnlyRules on the native route: a native
+// subagent has no runner to save its answer, so the parent assigns it a
+// distinct output artifact (named in the assignment after the contract).
+const nativeReadOnlyRules = `
+This is a read-only assignment: inspect, do not modify the checkout. The
+parent assigned you one output artifact, named in the assignment below;
+you may create and write that file and nothing else. Your final response
+is still your deliverable: the parent records it.
+`
+
 // The writer rules depend on whether the spec grants a shell
 // (providers.WriterTools.Shell): a worker is never told to run checks with
 // a tool its configuration denies.
@@ -108,3 +118,28 @@ func workerPrompt(writer providers.WriterTools, mode policy.Access, task []byte)
 	b.Write(task)
 	return []byte(b.String())
 }
+
+// NativeContract is the prepared worker contract of a native lane (route
+// native, contract legacy; the seed's "prepare --route native"): the same
+// ownership rules, writer rules and finishing rules the runner prepends to
+// every external prompt, from the same text, for a native subagent in
+// mode. A native writer uses its inherited host tools, which include a
+// shell, so it gets the rules for running checks; a native read-only lane
+// may write its parent-assigned artifact. The strict contract has no
+// native route (no native route proves its boundary), so there is no
+// strict text: callers end a strict native lane unsupported instead.
+func NativeContract(mode policy.Access) string {
+	var b strings.Builder
+	b.WriteString(workerContract)
+	if mode == policy.IsolatedWrite {
+		b.WriteString(writerRules)
+	} else {
+		b.WriteString(nativeReadOnlyRules)
+	}
+	b.WriteString(finishingRules)
+	return b.String()
+}
+
+// AssignedTaskHeading separates the worker contract (and the native
+// assignment) from the task in every prompt.
+const AssignedTaskHeading = assignedTaskHeading

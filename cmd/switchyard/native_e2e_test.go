@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,4 +44,52 @@ func TestNativeNextSkipsCancelledLaneCLI(t *testing.T) {
 			require.Equal(t, "none", got["status"], "the cancelled lane's job was handed out: %s", r.stdout)
 		})
 	}
+}
+
+// opusSheet has one lane that a shipped Claude agent covers natively.
+const opusSheet = `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+how explorer: claude:opus@max
+`
+
+// TestNativeNextNamesAgentAndPreparedPrompt: through real processes,
+// native next names the shipped agent covering the descriptor, prints the
+// read-only lane's distinct artifact, and hands a prompt file that starts
+// with the worker contract and ends with the task.
+func TestNativeNextNamesAgentAndPreparedPrompt(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, opusSheet)
+	p := s.start(t, s.runArgs("how explorer", "--run-id", "agent")...)
+	waitOutput(t, p, "waiting for the parent: switchyard native next --parent claude --data-dir "+s.data+"\n")
+	r := s.run(t, 30*time.Second, "native", "next", "--parent", "claude", "--data-dir", s.data)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `(?m)^  agent +pstack-opus-max \(dispatch through this shipped Claude agent\)$`, r.stdout)
+	require.Regexp(t, `(?m)^  contract +legacy$`, r.stdout)
+	m := regexp.MustCompile(`(?m)^  artifact +(\S+)$`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	m2 := regexp.MustCompile(`(?m)^  prompt +(\S+) `).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m2, r.stdout)
+	prompt, err := os.ReadFile(m2[1])
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(prompt), "## Worker contract\n"), string(prompt))
+	require.Contains(t, string(prompt), "- Output artifact (the only file you may write): "+m[1]+"\n")
+	require.True(t, strings.HasSuffix(string(prompt), "Assigned task:\nSummarize README.md in one sentence.\n"), string(prompt))
+}
+
+// TestRunStrictNativeLaneEndsUnsupported: `switchyard run --contract
+// strict` on a native lane ends the lane unsupported by itself: nothing is
+// queued for the parent, and the run says why.
+func TestRunStrictNativeLaneEndsUnsupported(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, opusSheet)
+	r := s.run(t, 60*time.Second, s.runArgs("how explorer", "--run-id", "strict", "--contract", "strict")...)
+	require.NotContains(t, r.stdout, "waiting for the parent: switchyard native next", r.stdout)
+	require.Contains(t, r.stdout, "stopped", "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	r2 := s.run(t, 30*time.Second, "report", "--run", "strict", "--data-dir", s.data, "--json")
+	require.Equal(t, 0, r2.code, r2.stderr)
+	require.Contains(t, r2.stdout, "the strict worker contract has no native route", r2.stdout)
+	r2 = s.run(t, 30*time.Second, "native", "next", "--parent", "claude", "--data-dir", s.data, "--json")
+	require.Equal(t, 0, r2.code, r2.stderr)
+	var none map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r2.stdout), &none), r2.stdout)
+	require.Equal(t, "none", none["status"])
 }
