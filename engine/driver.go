@@ -41,6 +41,9 @@ type driver struct {
 	cancelledAt map[int]time.Time
 	// launched holds every execution a launch or continue recorded.
 	launched map[string]bool
+	// reviewed holds each lane's latest clear verdict since its latest
+	// launch: the reviewed state its next writer starts from.
+	reviewed map[int]*events.Verdict
 	// unanswered is when the eligibility gate last waited in vain for a
 	// provider's capacity report in this session.
 	unanswered map[policy.Provider]time.Time
@@ -180,6 +183,7 @@ func (d *driver) reload(ctx context.Context) error {
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
+	d.reviewed = map[int]*events.Verdict{}
 	for _, env := range envs {
 		d.note(env)
 	}
@@ -192,8 +196,15 @@ func (d *driver) note(env events.Envelope) {
 	switch p := env.Payload.(type) {
 	case events.Launch:
 		d.launched[p.ExecutionID] = true
+		delete(d.reviewed, env.Lane)
 	case events.Continue:
 		d.launched[p.ExecutionID] = true
+		delete(d.reviewed, env.Lane)
+	case events.Verdict:
+		if p.State == events.VerdictClear {
+			v := p
+			d.reviewed[env.Lane] = &v
+		}
 	case events.Audit:
 		if p.Report != nil && p.Report.Kind != events.ReportClaimed {
 			d.settled[p.Report.ExecutionID] = true

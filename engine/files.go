@@ -78,7 +78,9 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 // the commit a writer's worktree starts from ("" for the checkout's HEAD).
 type launchSpec struct {
 	route policy.Route
-	from  string
+	// reviewed is the lane's latest clear verdict when it names the
+	// reviewed state the next writer starts from; nil otherwise.
+	reviewed *events.Verdict
 }
 
 // prepare creates execution id's private directory with a verified copy of
@@ -96,10 +98,15 @@ type launchSpec struct {
 // directory and, for a read-only lane, its distinct output artifact), then
 // the task. An external attempt's copy is the task alone: the runner
 // prepends the same contract.
-func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string, spec launchSpec) (events.Paths, error) {
+//
+// A fresh writer worktree starts from the reviewed state the lane's clear
+// verdict named, else from the checkout's HEAD, resolved to its commit
+// first; the returned base says which (nil for read-only lanes and
+// continuations).
+func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string, spec launchSpec) (events.Paths, *events.WorktreeBase, error) {
 	dir := e.executionDir(run, lane, id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return events.Paths{}, err
+		return events.Paths{}, nil, err
 	}
 	err := os.Mkdir(dir, 0o700)
 	if prepared != nil && errors.Is(err, fs.ErrExist) {
@@ -112,14 +119,14 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 		}
 	}
 	if err != nil {
-		return events.Paths{}, fmt.Errorf("execution directory: %w", err)
+		return events.Paths{}, nil, fmt.Errorf("execution directory: %w", err)
 	}
 	prompt, err := readLimited(c.PromptPath, maxPromptBytes, promptLimit)
 	if err != nil {
-		return events.Paths{}, fmt.Errorf("read frozen prompt: %w", err)
+		return events.Paths{}, nil, fmt.Errorf("read frozen prompt: %w", err)
 	}
 	if got := events.Digest(prompt); got != c.PromptDigest {
-		return events.Paths{}, fmt.Errorf("frozen prompt %s changed: digest %s, run-created recorded %s", c.PromptPath, got, c.PromptDigest)
+		return events.Paths{}, nil, fmt.Errorf("frozen prompt %s changed: digest %s, run-created recorded %s", c.PromptPath, got, c.PromptDigest)
 	}
 	p := events.Paths{
 		Prompt: filepath.Join(dir, promptFile), Output: filepath.Join(dir, outputFile),
@@ -145,18 +152,25 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 		prompt = nativePrompt(c.Access, p, prompt)
 	}
 	if err := writeExclusive(p.Prompt, prompt); err != nil {
-		return events.Paths{}, err
+		return events.Paths{}, nil, err
 	}
-	if prepared == nil && c.Access == policy.IsolatedWrite {
-		rev := spec.from
-		if rev == "" {
-			rev = "HEAD"
-		}
-		if err := e.addWorktreeAt(ctx, c.Cwd, p.Worktree, rev); err != nil {
-			return events.Paths{}, err
-		}
+	if prepared != nil || c.Access != policy.IsolatedWrite {
+		return p, nil, nil
 	}
-	return p, nil
+	base := &events.WorktreeBase{Source: events.BaseCheckoutHead, Ref: "HEAD"}
+	if v := spec.reviewed; v != nil && v.FromCommit != "" {
+		base = &events.WorktreeBase{Source: events.BaseReviewed, Ref: v.FromRef, Commit: v.FromCommit}
+	} else {
+		head, err := resolveCommit(ctx, c.Cwd, "HEAD")
+		if err != nil {
+			return events.Paths{}, nil, fmt.Errorf("resolve the checkout's HEAD: %w", err)
+		}
+		base.Commit = head
+	}
+	if err := e.addWorktreeAt(ctx, c.Cwd, p.Worktree, base.Commit); err != nil {
+		return events.Paths{}, nil, err
+	}
+	return p, base, nil
 }
 
 // nativePrompt is a native attempt's prompt: the prepared worker contract
@@ -191,6 +205,24 @@ func (e *Engine) addWorktreeAt(ctx context.Context, repo, path, rev string) erro
 		return fmt.Errorf("git worktree add %s %s: %w", path, rev, err)
 	}
 	return nil
+}
+
+// resolveCommit resolves ref to the full id of the commit it names in the
+// repository at dir (git rev-parse --verify <ref>^{commit}). A ref that
+// names no commit there is an invalid request naming it.
+func resolveCommit(ctx context.Context, dir, ref string) (string, error) {
+	if strings.TrimSpace(ref) == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\x00\n\r") {
+		return "", invalidf("--from %q is not a commit or snapshot ref; name the reviewed commit (a full or short id) or a ref such as refs/snapshots/lane0", ref)
+	}
+	out, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return "", invalidf("--from %q names no commit in %s (git rev-parse --verify %s^{commit} fails); name the commit or snapshot ref you reviewed, as it exists in that repository", ref, dir, ref)
+	}
+	commit := strings.TrimSpace(out)
+	if events.ValidateCommit("commit", commit) != nil {
+		return "", fmt.Errorf("git rev-parse %s^{commit} in %s printed %q, not a commit id", ref, dir, commit)
+	}
+	return commit, nil
 }
 
 // checkWorkTree reports whether dir is inside a git work tree with a HEAD

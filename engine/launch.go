@@ -37,7 +37,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
 	ap := *dec.Attempt
-	paths, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route})
+	paths, base, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route, reviewed: d.reviewed[i]})
 	if err != nil {
 		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
 	}
@@ -48,7 +48,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	ev := events.Launch{
 		Decision: dec, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
 		ExecutionID: id, AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor,
-		Route: ap.Route, JobSubject: subject, Paths: paths,
+		Route: ap.Route, JobSubject: subject, Paths: paths, WorktreeBase: base,
 	}
 	var p events.Payload = ev
 	if dec.Kind == policy.DecideContinue {

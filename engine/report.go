@@ -105,6 +105,12 @@ type AttemptReport struct {
 	Output   string `json:"output,omitempty"`
 	Receipt  string `json:"receipt,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
+	// WorktreeBase is the commit a writer's fresh worktree started from
+	// and why; StartedFrom says it in words (the reviewed state the
+	// parent's clear verdict named, or the checkout's HEAD, and for a
+	// fallback writer whose verdict named none, that it named none).
+	WorktreeBase *events.WorktreeBase `json:"worktreeBase,omitempty"`
+	StartedFrom  string               `json:"startedFrom,omitempty"`
 	// Inspection is the parent's verdict on a started writer.
 	Inspection *policy.Inspection `json:"inspection,omitempty"`
 	// Operation describes the parent operation a handoff asked for and its
@@ -170,6 +176,7 @@ type reportBuilder struct {
 	next      []int                                     // first attempt index not yet reported, per lane
 	exhausted map[policy.Provider]events.GroupExhausted // first exhaustion of each group
 	claimed   map[string]bool                           // executions a worker claimed
+	cleared   map[int]bool                              // lanes whose latest verdict since their latest launch is clear
 	started   map[string]time.Time                      // launch, then claim, time of each execution
 	excl      map[int][]events.Exclude                  // each lane's exclusions, in order
 	override  map[int]string                            // an override audit awaiting its lane's launch
@@ -181,7 +188,7 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
 			Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
-		claimed: map[string]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
+		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
 	for i, l := range r.Lanes {
 		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -262,9 +269,10 @@ func (b *reportBuilder) launch(i int, p events.Launch, at time.Time) {
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
 		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
-		Override: b.override[i],
+		Override: b.override[i], WorktreeBase: p.WorktreeBase, StartedFrom: startedFrom(p.WorktreeBase, b.cleared[i]),
 	})
 	delete(b.override, i)
+	delete(b.cleared, i)
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 	b.started[p.ExecutionID] = at
 }
@@ -289,6 +297,23 @@ func (b *reportBuilder) verdict(i int, p events.Verdict) {
 	if a := b.current(i); a != nil {
 		a.Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
 	}
+	b.cleared[i] = p.State == events.VerdictClear
+}
+
+// startedFrom says where a writer's worktree started: the reviewed state a
+// clear verdict named, or the checkout's HEAD; afterClear marks a fallback
+// writer launched after a clear verdict, whose verdict named no reviewed
+// state when base is the checkout's HEAD.
+func startedFrom(base *events.WorktreeBase, afterClear bool) string {
+	switch {
+	case base == nil:
+		return ""
+	case base.Source == events.BaseReviewed:
+		return fmt.Sprintf("worktree from the reviewed state %s (commit %s) the parent's clear verdict named", base.Ref, base.Commit)
+	case afterClear:
+		return fmt.Sprintf("worktree from the checkout's HEAD (commit %s): the clear verdict named no reviewed state (switchyard inspect --from REF)", base.Commit)
+	}
+	return fmt.Sprintf("worktree from the checkout's HEAD (commit %s)", base.Commit)
 }
 
 func (b *reportBuilder) requestOperation(i int, p events.RequestOperation) {
@@ -551,6 +576,9 @@ func (rep RunReport) Text() string {
 				fmt.Fprintf(&b, "; operation %s", a.Operation)
 			}
 			b.WriteString("\n")
+			if a.StartedFrom != "" {
+				fmt.Fprintf(&b, "       %s\n", a.StartedFrom)
+			}
 			if d := attemptDetails(a); d != "" {
 				fmt.Fprintf(&b, "       %s\n", d)
 			}

@@ -142,7 +142,7 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 	case events.Continue:
 		ch.Notice = replacementNotice(r, env.Lane, fin, events.Launch(p), excl)
 	case events.Inspect:
-		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF",
+		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF [--from COMMIT|REF]",
 			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
 	case events.RequestOperation:
 		if op := p.Decision.Operation; op != nil {

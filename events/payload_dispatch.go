@@ -60,6 +60,10 @@ type Launch struct {
 	JobSubject string `json:"jobSubject"`
 	// Paths are the execution's files.
 	Paths Paths `json:"paths"`
+	// WorktreeBase is the commit a writer's fresh worktree started from
+	// and why (the reviewed state a clear verdict named, or the
+	// checkout's HEAD); unset for read-only lanes and continuations.
+	WorktreeBase *WorktreeBase `json:"worktreeBase,omitempty"`
 }
 
 // EventType returns TypeLaunch.
@@ -98,6 +102,11 @@ func validateDispatch(p Launch, kind policy.DecisionKind) error {
 	}
 	if err := ValidateJobSubject(p.JobSubject); err != nil {
 		return err
+	}
+	if p.WorktreeBase != nil {
+		if err := p.WorktreeBase.validate(); err != nil {
+			return err
+		}
 	}
 	return p.Paths.validate()
 }

@@ -88,7 +88,7 @@ with --nats, it submits the run there and waits; workers must be running.
 While it waits it prints one line per lane change. When a lane needs the
 parent it prints the exact command to run:
   a native attempt:       switchyard native next --parent P
-  a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
+  a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF [--from COMMIT|REF]
   a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 

@@ -108,7 +108,7 @@ func noticeWithConn(notice, conn string) string {
 func parentCommand(w engine.WaitKind, run string, lane int, parent policy.Parent, conn string) string {
 	switch w {
 	case engine.WaitVerdict:
-		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF%s", run, lane, conn)
+		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF [--from COMMIT|REF]%s", run, lane, conn)
 	case engine.WaitOperation:
 		return fmt.Sprintf("switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF%s", run, lane, conn)
 	case engine.WaitNative:
