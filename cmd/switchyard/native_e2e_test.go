@@ -93,3 +93,32 @@ func TestRunStrictNativeLaneEndsUnsupported(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r2.stdout), &none), r2.stdout)
 	require.Equal(t, "none", none["status"])
 }
+
+// TestRunReportsStaleSheetOnce: a sheet with a versioned Claude pin is
+// reported stale once by run (a notice) and once in the run's log (a
+// stale-sheet audit history shows); the lane runs the family alias.
+func TestRunReportsStaleSheetOnce(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, `# access: {"provider":"claude","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
+how explorer: claude:claude-opus-4-5@max
+`)
+	p := s.start(t, s.runArgs("how explorer", "--run-id", "stale")...)
+	waitOutput(t, p, "waiting for the parent: switchyard native next --parent claude --data-dir "+s.data+"\n")
+	out, _ := p.output()
+	notice := "  notice: " + s.sheetPath() + ": the model sheet is stale: it pins versioned Claude IDs that read-time normalization replaces with their family alias (claude:claude-opus-4-5@max runs as claude:opus@max); the sheet file is not changed: /setup-pstack will rewrite it after its normal probes and confirmation (recorded in run stale as a stale-sheet audit)\n"
+	require.Equal(t, 1, strings.Count(out, notice), out)
+	require.Contains(t, out, "launching claude:opus@max")
+
+	r := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "stale", "--lane", "run", "--type", "audit", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stdout, `"reason":"stale-sheet"`), r.stdout)
+	r = s.run(t, 30*time.Second, "cancel", "--run", "stale", "--reason", "test over", "--data-dir", s.data)
+	require.Equal(t, 0, r.code, r.stderr)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not finish after the cancel")
+	}
+	out, _ = p.output()
+	require.Equal(t, 1, strings.Count(out, "the model sheet is stale"), out)
+}

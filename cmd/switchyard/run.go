@@ -54,6 +54,9 @@ type runFlags struct {
 type runInput struct {
 	req       engine.RunRequest
 	lanes     []policy.LanePolicy
+	// staleSheet is the stale-sheet notice of a sheet with versioned
+	// Claude pins ("" when none).
+	staleSheet string
 	providers []policy.Provider // external providers the lanes may launch, in first-use order
 	// allowUnknown are the providers whose UNKNOWN quota the run accepts
 	// (--allow-unknown-quota), recorded in the run.
@@ -294,6 +297,7 @@ func prepareRun(rf runFlags) (runInput, error) {
 	in.req.StallTimeout, in.req.ProviderStallTimeouts = rf.stallTimeout, stallFor
 	in.req.AllowUnverifiedContainment = in.unrestricted
 	in.lanes = rp.Lanes
+	in.staleSheet = policy.StaleSheetNotice(sheet.VersionedClaudePins())
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
 			if a.Route == policy.RouteExternal && a.Attempt.Provider != "" && !containsProvider(in.providers, a.Attempt.Provider) {
@@ -492,6 +496,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}
 	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
 		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
+	if in.staleSheet != "" {
+		// Once per run, as the seed's read-time normalization asks; the
+		// engine records the same notice as the run's stale-sheet audit.
+		fmt.Fprintf(lines, "  notice: %s: %s (recorded in run %s as a stale-sheet audit)\n", rf.sheet, in.staleSheet, runID)
+	}
 	if len(in.allowUnknown) > 0 {
 		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
 			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)
