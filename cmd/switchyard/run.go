@@ -52,12 +52,12 @@ type runFlags struct {
 // runInput is a run request checked before anything connects: the sheet
 // parsed and the role resolved, so sheet problems exit 65 at once.
 type runInput struct {
-	req       engine.RunRequest
-	lanes     []policy.LanePolicy
+	req   engine.RunRequest
+	lanes []policy.LanePolicy
 	// staleSheet is the stale-sheet notice of a sheet with versioned
 	// Claude pins ("" when none).
 	staleSheet string
-	providers []policy.Provider // external providers the lanes may launch, in first-use order
+	providers  []policy.Provider // external providers the lanes may launch, in first-use order
 	// allowUnknown are the providers whose UNKNOWN quota the run accepts
 	// (--allow-unknown-quota), recorded in the run.
 	allowUnknown []policy.Provider
