@@ -119,6 +119,10 @@ type RunStatus struct {
 	// override, recorded as an audit too, is no delivery: the run report
 	// names it on its attempt.)
 	Audits map[events.AuditReason]int `json:"audits,omitempty"`
+	// StaleSheet is the run's stale-sheet notice (its sheet pins versioned
+	// Claude IDs that run as their family alias), from the stale-sheet
+	// audit recorded once per run; "" when the sheet is current.
+	StaleSheet string `json:"staleSheet,omitempty"`
 }
 
 // Status folds run's log into its status. ErrUnknownRun if the run has no
@@ -187,7 +191,9 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 				ls.Stall = f.Stall
 			}
 		}
-		if a, ok := env.Payload.(events.Audit); ok && a.Reason != events.AuditUnknownQuotaOverride {
+		if a, ok := env.Payload.(events.Audit); ok && a.Reason == events.AuditStaleSheet {
+			st.StaleSheet = a.Detail
+		} else if ok && a.Reason != events.AuditUnknownQuotaOverride {
 			if st.Audits == nil {
 				st.Audits = map[events.AuditReason]int{}
 			}

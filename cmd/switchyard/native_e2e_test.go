@@ -112,6 +112,10 @@ how explorer: claude:claude-opus-4-5@max
 	r := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "stale", "--lane", "run", "--type", "audit", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, 1, strings.Count(r.stdout, `"reason":"stale-sheet"`), r.stdout)
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "stale")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "\n  notice: the model sheet is stale: ", r.stdout)
+	require.NotContains(t, r.stdout, "audited deliveries", "a stale sheet is no delivery")
 	r = s.run(t, 30*time.Second, "cancel", "--run", "stale", "--reason", "test over", "--data-dir", s.data)
 	require.Equal(t, 0, r.code, r.stderr)
 	select {
