@@ -56,8 +56,15 @@ type WorkerConfig struct {
 	// Claims holds the execution claims and their leases.
 	Claims events.Claims
 	// Store is watched for cancel events of a running job's lane (or its
-	// whole run).
+	// whole run), and read to check every job against its execution's
+	// recorded launch before anything is claimed or run.
 	Store events.Store
+	// DataDir, when set, is the data directory the engine prepares
+	// executions in: a job's files must then lie in its execution's area
+	// (<DataDir>/runs/<run>/L<lane>/<execution>, and for a writer its
+	// worktree <DataDir>/worktrees/<run>/L<lane>/<execution>), or the job
+	// is refused.
+	DataDir string
 	// Presence, when set, is where the worker announces itself while it
 	// runs (every TTL/3, withdrawn on a clean stop), so status can say
 	// which providers have live workers. Optional.
@@ -355,7 +362,7 @@ func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsum
 			continue
 		}
 		bo.Reset()
-		w.handle(ctx, d)
+		w.handle(ctx, p, d)
 	}
 }
 

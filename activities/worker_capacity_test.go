@@ -131,7 +131,7 @@ func TestWorkerCapacityLearnsExhaustion(t *testing.T) {
 	require.Nil(t, getReport(t, capa, policy.Grok).LearnedExhaustion)
 
 	job := e.newGrokJob(0)
-	require.NoError(t, e.js.Queue().PublishJob(context.Background(), events.JobSubject(string(policy.Grok)), job))
+	e.publishOn(policy.Grok, job)
 	e.waitReport(events.ReportFinished, job.ExecutionID)
 	_, rc := e.receipt(job)
 	require.Equal(t, policy.StatusUsageExhausted, rc.Status, "the scenario ends usage-exhausted")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // workerEvent is one decision of a worker, observed by tests through
@@ -33,6 +34,7 @@ const (
 	evBusy             workerEventKind = "busy"              // redelivered while this worker runs it
 	evReturned         workerEventKind = "returned"          // job returned without a decision (shutdown, errors)
 	evCapacityPut      workerEventKind = "capacity-put"      // a provider's capacity report stored (Execution: the provider)
+	evRefused          workerEventKind = "refused"           // a job that does not match its recorded launch: reported, removed, nothing run
 )
 
 func (w *Worker) emit(kind workerEventKind, id string) {
@@ -41,8 +43,9 @@ func (w *Worker) emit(kind workerEventKind, id string) {
 	}
 }
 
-// handle takes one delivery to its end: exactly one of Ack, Nak or Term.
-func (w *Worker) handle(ctx context.Context, d *events.Delivery) {
+// handle takes one delivery from provider's queue to its end: exactly one
+// of Ack, Nak or Term.
+func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events.Delivery) {
 	job := d.Job
 	id := job.ExecutionID
 	log := w.log.With("execution", id, "run", job.Run, "lane", job.Lane, "delivery", d.NumDelivered)
@@ -56,6 +59,19 @@ func (w *Worker) handle(ctx context.Context, d *events.Delivery) {
 		return
 	}
 	defer w.unmarkActive(id)
+	why, detail, err := w.verifyJob(ctx, provider, job)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			log.Warn("cannot check the job against its recorded launch; job returned", "err", err)
+		}
+		w.nak(ctx, log, d, 0)
+		w.emit(evReturned, id)
+		return
+	case why != "":
+		w.refuse(ctx, log, d, why, detail)
+		return
+	}
 	lease, err := w.claim(ctx, log, id)
 	switch {
 	case err == nil:

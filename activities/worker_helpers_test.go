@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -155,12 +156,64 @@ func (e *workerEnv) newJob(lane int) events.Job {
 	}
 }
 
-// publish queues jobs on the codex subject.
+// publish queues jobs on the codex subject, each after the launch the
+// engine would have recorded for it (workers refuse a job without one).
 func (e *workerEnv) publish(jobs ...events.Job) {
 	e.t.Helper()
 	for _, j := range jobs {
-		require.NoError(e.t, e.js.Queue().PublishJob(context.Background(), events.JobSubject(string(policy.Codex)), j))
+		e.publishOn(policy.Codex, j)
 	}
+}
+
+// publishOn records job's launch, as the engine does before it publishes
+// a job, and queues the job on provider's subject.
+func (e *workerEnv) publishOn(provider policy.Provider, job events.Job) {
+	e.t.Helper()
+	e.recordLaunch(provider, job)
+	require.NoError(e.t, e.js.Queue().PublishJob(context.Background(), events.JobSubject(string(provider)), job))
+}
+
+// appendEvent appends p to lane of the test's run after whatever the lane
+// holds.
+func (e *workerEnv) appendEvent(lane int, p events.Payload) (uint64, error) {
+	ctx := context.Background()
+	var last uint64
+	switch env, err := e.js.Store().Last(ctx, e.run, lane); {
+	case err == nil:
+		last = env.Seq
+	case !errors.Is(err, events.ErrNotFound):
+		return 0, err
+	}
+	return e.js.Store().Append(ctx, events.NewEnvelope(e.run, lane, time.Now(), p), last)
+}
+
+// recordLaunch appends the run's run-created (once) and job's launch to
+// the store, matching job.
+func (e *workerEnv) recordLaunch(provider policy.Provider, job events.Job) {
+	e.t.Helper()
+	ctx := context.Background()
+	st := e.js.Store()
+	last := func(lane int) uint64 {
+		env, err := st.Last(ctx, job.Run, lane)
+		if errors.Is(err, events.ErrNotFound) {
+			return 0
+		}
+		require.NoError(e.t, err)
+		return env.Seq
+	}
+	if last(events.RunLane) == 0 {
+		created := eventstest.SamplePayload(events.TypeRunCreated).(events.RunCreated)
+		created.Access, created.Parent, created.Options.Contract = job.Mode, job.Parent, job.Contract
+		created.Cwd = job.Paths.Cwd
+		_, err := st.Append(ctx, events.NewEnvelope(job.Run, events.RunLane, time.Now(), created), 0)
+		require.NoError(e.t, err)
+	}
+	launch := eventstest.SamplePayload(events.TypeLaunch).(events.Launch)
+	launch.ExecutionID, launch.Descriptor, launch.Route = job.ExecutionID, job.Descriptor, job.Route
+	launch.AttemptIndex, launch.Paths, launch.JobSubject = job.AttemptIndex, job.Paths, events.JobSubject(string(provider))
+	launch.Decision.AttemptIndex = &launch.AttemptIndex
+	_, err := st.Append(ctx, events.NewEnvelope(job.Run, job.Lane, time.Now(), launch), last(job.Lane))
+	require.NoError(e.t, err)
 }
 
 // workerConfig is the tests' worker configuration.

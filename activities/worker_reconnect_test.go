@@ -133,7 +133,7 @@ func TestWorkerBriefDisconnect(t *testing.T) {
 		<-time.After(testAckWait / 2) // let a heartbeat through between outages
 	}
 
-	_, err = e.js.Store().Append(ctx, events.NewEnvelope(e.run, job.Lane, time.Now(), events.Cancel{Reason: "done", By: "test"}), 0)
+	_, err = e.appendEvent(job.Lane, events.Cancel{Reason: "done", By: "test"})
 	require.NoError(t, err)
 	fin := e.waitReport(events.ReportFinished, job.ExecutionID)
 	a.waitEvent(t, evAcked, job.ExecutionID, 1)
@@ -203,7 +203,7 @@ func TestWorkerOfflineRetriesQuiet(t *testing.T) {
 	proxy.outage(1500 * time.Millisecond) // longer than two heartbeats (TTL/3)
 	require.Eventually(t, nc.IsConnected, waitLong, 10*time.Millisecond)
 
-	_, err = e.js.Store().Append(ctx, events.NewEnvelope(e.run, job.Lane, time.Now(), events.Cancel{Reason: "done", By: "test"}), 0)
+	_, err = e.appendEvent(job.Lane, events.Cancel{Reason: "done", By: "test"})
 	require.NoError(t, err)
 	fin := e.waitReport(events.ReportFinished, job.ExecutionID)
 	require.Equal(t, "worker-quiet", fin.WorkerID)

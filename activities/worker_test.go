@@ -201,11 +201,10 @@ func TestWorkerCancel(t *testing.T) {
 			e.publish(job)
 			inv := e.waitWorkload(job)
 
-			ctx := context.Background()
 			// A cancel of another lane changes nothing for this one.
-			_, err := e.js.Store().Append(ctx, events.NewEnvelope(e.run, 2, time.Now(), events.Cancel{Reason: "other lane", By: "test"}), 0)
+			_, err := e.appendEvent(2, events.Cancel{Reason: "other lane", By: "test"})
 			require.NoError(t, err)
-			_, err = e.js.Store().Append(ctx, events.NewEnvelope(e.run, tc.eventLane(job.Lane), time.Now(), events.Cancel{Reason: "stop", By: "test"}), 0)
+			_, err = e.appendEvent(tc.eventLane(job.Lane), events.Cancel{Reason: "stop", By: "test"})
 			require.NoError(t, err)
 
 			fin := e.waitReport(events.ReportFinished, job.ExecutionID)
@@ -226,7 +225,7 @@ func TestWorkerCancelledBeforeTaken(t *testing.T) {
 	t.Parallel()
 	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
 	job := e.newJob(0)
-	_, err := e.js.Store().Append(context.Background(), events.NewEnvelope(e.run, job.Lane, time.Now(), events.Cancel{Reason: "early", By: "test"}), 0)
+	_, err := e.appendEvent(job.Lane, events.Cancel{Reason: "early", By: "test"})
 	require.NoError(t, err)
 	w := e.startWorker(e.workerConfig("worker-a"))
 	e.publish(job)

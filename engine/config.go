@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -85,6 +86,11 @@ type Config struct {
 	// CapacityMaxAge: a report older than this is stale (unknown). Default
 	// policy.DefaultCapacityMaxAge.
 	CapacityMaxAge time.Duration
+	// SubmitVia, when set, sends Submit's run-created event to the engine
+	// that serves the store (events.JetStream.Submit) instead of appending
+	// it: a parent's connection may not write the events stream. Nil: Submit
+	// appends itself (the engine's own connection).
+	SubmitVia func(ctx context.Context, env events.Envelope) error
 }
 
 // Validate reports every missing or invalid setting, joined

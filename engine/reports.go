@@ -32,6 +32,9 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 	switch {
 	case rep.Kind == events.ReportRedelivered:
 		return d.audit(ctx, i, reportAudit(events.AuditRedeliveredJob, rd, redeliveredDetail(rep)))
+	case rep.Kind == events.ReportRefused:
+		return d.audit(ctx, i, reportAudit(events.AuditRefusedJob, rd,
+			fmt.Sprintf("worker %s refused a job for execution %s (%s): it does not match what the engine prepared and recorded; nothing ran", rep.WorkerID, rep.ExecutionID, rep.Refusal)))
 	case l.State.Final():
 		return d.audit(ctx, i, reportAudit(events.AuditLateReport, rd, d.lateDetail(l, rep)))
 	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:

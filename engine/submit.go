@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,14 +99,76 @@ func (e *Engine) Submit(ctx context.Context, req RunRequest) (string, error) {
 	}
 	created.PromptDigest = events.Digest(prompt)
 	env := events.NewEnvelope(run, events.RunLane, e.cfg.Now(), created)
-	if _, err := e.cfg.Store.Append(ctx, env, 0); err != nil {
-		if errors.Is(err, events.ErrConflict) {
+	record := e.AcceptSubmission
+	if e.cfg.SubmitVia != nil {
+		record = e.cfg.SubmitVia
+	}
+	if err := record(ctx, env); err != nil {
+		switch {
+		case errors.Is(err, events.ErrRunExists):
 			return "", fmt.Errorf("run %s: %w", run, ErrRunExists)
+		case errors.Is(err, events.ErrInvalid):
+			return "", invalidf("%v", err)
 		}
 		return "", fmt.Errorf("record run-created for %s: %w", run, err)
 	}
 	e.log.Info("run submitted", "run", run, "role", created.Role, "lanes", len(created.Lanes), "mode", created.Access)
 	return run, nil
+}
+
+// AcceptSubmission records env, a submitted run-created event (Submit's
+// own, or a parent's through events.JetStream.ServeSubmissions): it must
+// decode as one, for a run that has no events yet, and resolve its lanes
+// again from its own frozen sheet. The same event already recorded (a
+// retried submission) is a success; another one is events.ErrRunExists.
+func (e *Engine) AcceptSubmission(ctx context.Context, env events.Envelope) error {
+	created, ok := env.Payload.(events.RunCreated)
+	if env.Type != events.TypeRunCreated || env.Lane != events.RunLane || !ok {
+		return fmt.Errorf("%w: a submission must be a run-created event", events.ErrInvalid)
+	}
+	if err := env.Validate(); err != nil {
+		return err
+	}
+	if err := e.checkSubmitted(env.Run, created); err != nil {
+		return fmt.Errorf("%w: run %s: %v", events.ErrInvalid, env.Run, err)
+	}
+	_, err := e.cfg.Store.Append(ctx, env, 0)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, events.ErrConflict) {
+		return err
+	}
+	if first, lerr := e.cfg.Store.Load(ctx, env.Run, events.RunLane); lerr == nil && len(first) > 0 {
+		first[0].Seq, env.Seq = 0, 0
+		a, aerr := events.Encode(first[0])
+		b, berr := events.Encode(env)
+		if aerr == nil && berr == nil && bytes.Equal(a, b) {
+			return nil // a retry of a submission recorded before
+		}
+	}
+	return fmt.Errorf("run %s: %w", env.Run, events.ErrRunExists)
+}
+
+// checkSubmitted checks what a submitter could forge in run-created: the
+// lanes must be the frozen sheet's resolution, and the prompt the frozen
+// copy under this data directory with the recorded digest (never a file
+// elsewhere that attempts would then copy and send to a provider).
+func (e *Engine) checkSubmitted(run string, c events.RunCreated) error {
+	if d := replayCreated(c, e.cfg.Policy); d != nil {
+		return fmt.Errorf("its lanes are not its sheet's resolution (expected %s)", d.Expected)
+	}
+	if want := filepath.Join(e.runDir(run), frozenPrompt); c.PromptPath != want {
+		return fmt.Errorf("prompt path %q is not the run's frozen prompt %s", c.PromptPath, want)
+	}
+	prompt, err := readLimited(c.PromptPath, maxPromptBytes, promptLimit)
+	if err != nil {
+		return fmt.Errorf("read the frozen prompt: %v", err)
+	}
+	if events.Digest(prompt) != c.PromptDigest {
+		return errors.New("the frozen prompt does not match the recorded digest")
+	}
+	return nil
 }
 
 // prepareRun checks everything about req that does not touch the data

@@ -59,6 +59,14 @@ type EmbeddedConfig struct {
 	LogFile string
 	// ReadyTimeout bounds start-up. Default 10s.
 	ReadyTimeout time.Duration
+	// Auth, when set, makes the server accept only connections of a
+	// role's user with its secret (see Credentials), each with its role's
+	// permissions; the in-process connections (Conn, Connect) are the
+	// engine's. Nil: no authentication (tests of other concerns).
+	Auth *Credentials
+	// OnRefused, when set, is told the peer address of a refused
+	// connection, once an hour per peer host at most.
+	OnRefused func(peer string)
 }
 
 // ClusterConfig makes an embedded server one node of a JetStream cluster.
@@ -148,6 +156,13 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 		NoLog:              c.LogFile == "",
 		LogFile:            c.LogFile,
 	}
+	if c.Auth != nil {
+		a, err := newAuthenticator(c.Auth, c.OnRefused)
+		if err != nil {
+			return nil, err
+		}
+		o.CustomClientAuthentication = a
+	}
 	if c.Listen != "" {
 		host, port, err := splitHostPort(c.Listen)
 		if err != nil {
@@ -228,9 +243,19 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 // about 2.5x faster than TCP loopback).
 func (e *Embedded) Conn() *nats.Conn { return e.nc }
 
-// Connect opens another in-process connection; the caller closes it.
+// Connect opens another in-process connection, as the engine when the
+// server authenticates; the caller closes it.
 func (e *Embedded) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	return e.ConnectAs(RoleEngine, opts...)
+}
+
+// ConnectAs opens another in-process connection as role r (the role
+// matters only when the server authenticates); the caller closes it.
+func (e *Embedded) ConnectAs(r Role, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{nats.InProcessServer(e.srv), nats.Name("switchyard-embedded"), nats.MaxReconnects(-1)}
+	if e.cfg.Auth != nil {
+		base = append(base, e.cfg.Auth.ClientOptions(r)...)
+	}
 	nc, err := nats.Connect("", append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: connect in-process: %w", err)

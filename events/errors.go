@@ -3,6 +3,9 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Sentinels. Every error the seams return that a caller may act on wraps
@@ -38,6 +41,11 @@ var (
 	// duplicate key, trailing data, wrong JSON type) and validation failures
 	// (missing field, bad id, wrong scope). Decoding errors are *DecodeError.
 	ErrInvalid = errors.New("events: invalid")
+
+	// ErrPermissionDenied: the server refused the connection's role the
+	// subject (a worker publishing a control, a reader a report). The
+	// command connected with a role that cannot do this.
+	ErrPermissionDenied = errors.New("events: permission denied")
 
 	// ErrSchemaVersion: a record carries a schema version this build does not
 	// read. It is also ErrInvalid.
@@ -94,4 +102,23 @@ func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
 // invalidf builds a validation error that matches ErrInvalid.
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// IsPermissionDenied reports whether err is a server's refusal of a subject
+// to the connection's role.
+func IsPermissionDenied(err error) bool { return errors.Is(err, ErrPermissionDenied) }
+
+// permissionDenied reports whether nc's last error is the server's refusal
+// to let it publish to subject: the server answers a denied publish with
+// an error to the connection, not to the request, which would otherwise
+// only time out.
+func permissionDenied(nc *nats.Conn, subject string) bool {
+	err := nc.LastError()
+	return err != nil && errors.Is(err, nats.ErrPermissionViolation) &&
+		strings.Contains(err.Error(), `Publish to "`+subject+`"`)
+}
+
+// deniedError is the error of a publish to subject the server refused.
+func deniedError(subject string) error {
+	return fmt.Errorf("publish to %s: %w: this connection's role may not publish there", subject, ErrPermissionDenied)
 }

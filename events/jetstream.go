@@ -306,6 +306,9 @@ func (j *JetStream) publish(ctx context.Context, subject string, data []byte, op
 		if err == nil {
 			return ack, nil
 		}
+		if permissionDenied(j.nc, subject) {
+			return nil, deniedError(subject)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 		}

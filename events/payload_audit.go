@@ -16,6 +16,9 @@ const (
 	// AuditRedeliveredJob: a job was delivered again after its attempt was
 	// claimed or finished, and was not executed again.
 	AuditRedeliveredJob AuditReason = "redelivered-job"
+	// AuditRefusedJob: a worker refused a job that did not match the
+	// execution's recorded launch (Report.Refusal says how); nothing ran.
+	AuditRefusedJob AuditReason = "refused-job"
 	// AuditMalformedReport: bytes on a report subject failed to decode.
 	AuditMalformedReport AuditReason = "malformed-report"
 	// AuditUnknownQuotaOverride: the eligibility gate let an attempt
@@ -51,7 +54,7 @@ func (Audit) EventType() Type { return TypeAudit }
 
 func (p Audit) validate() error {
 	switch p.Reason {
-	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet:
+	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet:
 	default:
 		return invalidf("reason %q is not an audit reason", p.Reason)
 	}

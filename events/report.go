@@ -26,6 +26,28 @@ const (
 	// without starting anything. The engine records it as an audit event,
 	// even after the run is final.
 	ReportRedelivered ReportKind = "redelivered"
+	// ReportRefused: the worker refused a job that does not match what the
+	// engine prepared and recorded for its execution (a forged or
+	// corrupted job); nothing was claimed or run. Refusal says why. The
+	// engine records it as an audit event.
+	ReportRefused ReportKind = "refused"
+)
+
+// Refusal is why a worker refused a job (ReportRefused): a closed set, so
+// a refused report carries no job text.
+type Refusal string
+
+// Refusals.
+const (
+	// RefusalNoLaunch: the lane's log records no launch of the execution.
+	RefusalNoLaunch Refusal = "no-launch"
+	// RefusalMismatch: the job differs from the recorded launch (paths,
+	// descriptor, attempt, route, queue, or the run's mode, parent or
+	// contract).
+	RefusalMismatch Refusal = "job-mismatch"
+	// RefusalOutsideDataDir: a path of the job lies outside the data
+	// directory's area for that execution.
+	RefusalOutsideDataDir Refusal = "outside-data-dir"
 )
 
 // Report is a worker's (or, for native lanes, the parent's) statement about
@@ -55,6 +77,8 @@ type Report struct {
 	// Stall is the metadata of a response_stalled attempt; finished
 	// reports only.
 	Stall *Stall `json:"stall,omitempty"`
+	// Refusal is why the job was refused; refused reports only.
+	Refusal Refusal `json:"refusal,omitempty"`
 	// JobSeq is the jobs-stream sequence of the job message and Delivery
 	// its delivery count (both at least 1); redelivered reports only.
 	JobSeq   uint64 `json:"jobSeq,omitempty"`
@@ -96,6 +120,9 @@ func (r Report) Validate() error {
 		return invalidf("report time is required")
 	}
 	hasReceipt := r.ReceiptPath != "" || r.ReceiptDigest != ""
+	if (r.Refusal != "") != (r.Kind == ReportRefused) {
+		return invalidf("%s report: a refusal reason goes with, and only with, a refused report", r.Kind)
+	}
 	if (r.JobSeq != 0 || r.Delivery != 0) && r.Kind != ReportRedelivered {
 		return invalidf("%s report carries no job sequence or delivery count", r.Kind)
 	}
@@ -134,6 +161,15 @@ func (r Report) Validate() error {
 			return invalidf("abandoned report carries no lease, receipt or host metadata")
 		}
 		return nil
+	case ReportRefused:
+		if hasReceipt || r.Host != nil || r.Lease != nil {
+			return invalidf("refused report carries no lease, receipt or host metadata")
+		}
+		switch r.Refusal {
+		case RefusalNoLaunch, RefusalMismatch, RefusalOutsideDataDir:
+			return nil
+		}
+		return invalidf("refusal %q: want no-launch, job-mismatch or outside-data-dir", r.Refusal)
 	case ReportRedelivered:
 		if hasReceipt || r.Host != nil || r.Lease != nil {
 			return invalidf("redelivered report carries no lease, receipt or host metadata")

@@ -30,6 +30,9 @@ type engineFlags struct {
 	dataDir  string
 	replicas int
 	fsync    string
+	// cmd is the command the flags belong to; its name decides the role
+	// the command connects as (commandRole).
+	cmd *cobra.Command
 }
 
 // fsyncHelp is --fsync's help: the durability trade must be stated where
@@ -43,6 +46,7 @@ throughput: acknowledged events can be lost on an OS crash or power loss
 // true (the command may start the data directory's embedded server),
 // --fsync.
 func addEngineFlags(c *cobra.Command, f *engineFlags, embed bool) {
+	f.cmd = c
 	fl := c.Flags()
 	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
@@ -115,6 +119,10 @@ type connectOptions struct {
 	// link, when set, is told when a client connection (to a serve or to
 	// --nats) is lost and when it is back.
 	link linkEvents
+	// refused, when set, is told the peer address of a connection the
+	// embedded server refused for want of valid credentials (once an hour
+	// per peer host); by default it is logged to stderr.
+	refused func(peer string)
 }
 
 // engineConn is an open connection to the events: the JetStream seams and
@@ -131,6 +139,9 @@ type engineConn struct {
 	holder serveInfo
 	// wroteInfo: this process wrote serve.json and removes it on Close.
 	wroteInfo bool
+	// wroteAuth: this process wrote the credentials file and removes it
+	// on Close.
+	wroteAuth bool
 	// defaultDir: the data directory is the built-in default (neither
 	// --data-dir nor SWITCHYARD_DATA_DIR), which any shell finds unaided.
 	defaultDir bool
@@ -173,7 +184,8 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 		}
 	}
 	watch := &linkWatch{settling: 10 * time.Second}
-	nc, err := events.Connect(urls, append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))...)
+	opts := append(linkOptions(o.link, watch), nats.Timeout(5*time.Second), nats.CustomInboxPrefix(events.InboxPrefix(f.role())))
+	nc, err := events.Connect(urls, opts...)
 	if err != nil {
 		return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
 	}
@@ -251,7 +263,7 @@ func dataDirConn(ctx context.Context, dir string, f engineFlags, o connectOption
 			lock.Unlock()
 			return nil, holdRefusal(d.reason, dir, facts.info)
 		case holdConnect:
-			c, err := connectHolder(ctx, dir, *facts.info, o.link)
+			c, err := connectHolder(ctx, dir, *facts.info, o.link, f.role())
 			if err == nil {
 				c.defaultDir, c.query = isBuiltinDataDir(dir), o.query
 				return c, nil
@@ -298,8 +310,22 @@ func holdRefusal(r holdReason, dir string, info *serveInfo) error {
 func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOptions, lock *dirLock) (*engineConn, error) {
 	// A serve.json left by a holder that died names no one now.
 	os.Remove(filepath.Join(dir, serveInfoName))
-	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: events.FsyncPolicy(f.fsync)}
+	os.Remove(filepath.Join(dir, authFileName))
+	// Every start draws fresh secrets: the server admits only role users
+	// holding them, and other processes read them from a file only this
+	// user can read.
+	creds, err := events.NewCredentials()
+	if err != nil {
+		return nil, failf("%v", err)
+	}
+	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: events.FsyncPolicy(f.fsync), Auth: creds, OnRefused: o.refused}
 	cfg.Fsync = cmp.Or(cfg.Fsync, events.FsyncAlways)
+	if cfg.OnRefused == nil {
+		cfg.OnRefused = func(peer string) {
+			fmt.Fprintf(os.Stderr, "switchyard: refused a connection from %s to the server of %s: it did not present this start's credentials (%s); only processes of the user that started it can connect\n",
+				peer, dir, filepath.Join(dir, authFileName))
+		}
+	}
 	if o.serveKind != "" {
 		cfg.Listen = o.listen
 		cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
@@ -319,7 +345,6 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 		}
 	}
 	var emb *events.Embedded
-	var err error
 	if recorded != "" {
 		rcfg := cfg
 		rcfg.Listen = recorded
@@ -345,6 +370,13 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 	c := &engineConn{mode: connEmbedded, dataDir: dir, emb: emb, js: js, lock: lock}
 	if u := emb.ClientURL(); u != "" {
 		c.urls = []string{u}
+		// The credentials first: a client that finds serve.json finds
+		// them too.
+		if err := events.WriteCredentials(filepath.Join(dir, authFileName), creds); err != nil {
+			c.Close()
+			return nil, failf("%v", err)
+		}
+		c.wroteAuth = true
 		info := serveInfo{PID: os.Getpid(), URL: u, Kind: o.serveKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC()}
 		if err := writeServeInfo(dir, info); err != nil {
 			c.Close()
@@ -377,15 +409,25 @@ func portFree(addr string) error {
 	return l.Close()
 }
 
-// connectHolder connects to the process serving dir.
-func connectHolder(ctx context.Context, dir string, info serveInfo, link linkEvents) (*engineConn, error) {
+// connectHolder connects to the process serving dir as role, with the
+// secret of the holder's credentials file (read again at every reconnect).
+func connectHolder(ctx context.Context, dir string, info serveInfo, link linkEvents, role events.Role) (*engineConn, error) {
 	d := &dataDirDialer{dir: dir, timeout: 2 * time.Second}
 	watch := &linkWatch{settling: 10 * time.Second}
+	authPath := filepath.Join(dir, authFileName)
 	opts := append(linkOptions(link, watch), nats.Timeout(2*time.Second), nats.SetCustomDialer(d))
+	opts = append(opts, events.FileClientOptions(authPath, role)...)
 	// The URL only seeds the client's server pool; d dials whatever
 	// serve.json names at each attempt.
 	nc, err := events.Connect([]string{info.URL}, opts...)
 	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) {
+			if _, rerr := events.ReadCredentials(authPath); rerr != nil {
+				return nil, failf("the %s of data directory %s (pid %d) refused this connection: %v; it writes its credentials there at start, readable only by the user that started it: run switchyard as that user",
+					info.Kind, dir, info.PID, rerr)
+			}
+			return nil, failf("the %s of data directory %s (pid %d) refused the credentials in %s; if it was just restarted, try again", info.Kind, dir, info.PID, authPath)
+		}
 		return nil, failf("cannot reach the %s of data directory %s (pid %d, %s): %v; is it still running?", info.Kind, dir, info.PID, info.URL, err)
 	}
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: 1, SetupTimeout: 10 * time.Second})
@@ -413,6 +455,9 @@ func (c *engineConn) Close() {
 	}
 	if c.wroteInfo {
 		removeServeInfo(c.dataDir, os.Getpid())
+	}
+	if c.wroteAuth {
+		os.Remove(filepath.Join(c.dataDir, authFileName))
 	}
 	c.lock.Unlock()
 }
@@ -465,16 +510,30 @@ func (c *engineConn) newEngine(f engineFlags, logger *slog.Logger) (*engine.Engi
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	e, err := engine.New(engine.Config{
+	cfg := engine.Config{
 		Store: c.store(), Queue: c.queue(), Claims: c.claims(),
 		DataDir: dir, Policy: policy.DefaultOptions(), Now: time.Now, Logger: logger,
 		Capacity: c.capacity(), CapacityMaxAge: capacityMaxAge,
-	})
+	}
+	if c.mode != connEmbedded && f.role() != events.RoleEngine {
+		// Only the engine writes events: a client's runs go to the
+		// engine serving the store, which records them.
+		cfg.SubmitVia = func(ctx context.Context, env events.Envelope) error {
+			ctx, cancel := context.WithTimeout(ctx, submitWait)
+			defer cancel()
+			return c.js.Submit(ctx, env)
+		}
+	}
+	e, err := engine.New(cfg)
 	if err != nil {
 		return nil, failf("start the engine: %v", err)
 	}
 	return e, nil
 }
+
+// submitWait bounds how long a client's submission waits for an engine
+// to answer (a serve that is restarting answers well within it).
+const submitWait = 30 * time.Second
 
 // connFlags renders the options that reach the same events from another
 // shell (--nats or a non-default --data-dir), for the commands run prints.

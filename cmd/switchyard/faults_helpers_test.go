@@ -325,6 +325,8 @@ type seenReport struct {
 // recording.
 func connectFaultClient(t *testing.T, url, dataDir string, opts ...nats.Option) *faultClient {
 	t.Helper()
+	// The test observes as the engine would: with this start's secret.
+	opts = append(opts, events.FileClientOptions(filepath.Join(dataDir, authFileName), events.RoleEngine)...)
 	nc, err := events.Connect([]string{url}, opts...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -469,7 +469,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 			bgFail("the engine", eng.Run(driveCtx))
 		}()
 		if len(in.providers) > 0 {
-			w, err := newWorker(conn, in.providers, workerOptions{concurrency: maxCap(in.caps, in.providers), quotaRefresh: rf.quotaRefresh}, logger)
+			w, err := newWorker(conn, in.providers, workerOptions{concurrency: maxCap(in.caps, in.providers), quotaRefresh: rf.quotaRefresh, dataDir: conn.dataDir}, logger)
 			if err != nil {
 				return err
 			}
@@ -491,6 +491,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 			return usagef("--run-id %s: run %s already exists in %s; pass a new id, or leave --run-id out for a fresh one", in.req.RunID, in.req.RunID, conn.describe())
 		case errors.Is(err, engine.ErrInvalidRequest):
 			return usagef("%s", invalidReason(err))
+		case errors.Is(err, events.ErrNoEngine):
+			return failf("no engine answered the submission on %s within %v; start `switchyard serve%s` (it records and drives runs), then run again", conn.describe(), submitWait, conn.connFlags(f))
 		}
 		return failf("submit the run to %s: %v", conn.describe(), err)
 	}

@@ -107,7 +107,7 @@ func checkLoopback(listen string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return usagef("--listen %q is not a loopback address; serve has no authentication, so use 127.0.0.1 or ::1 (for several hosts run a NATS cluster and pass --nats)", listen)
+		return usagef("--listen %q is not a loopback address; its credentials reach clients through a file in the data directory, on this host only, so use 127.0.0.1 or ::1 (for several hosts run a NATS cluster with TLS and per-role users, docs/DEPLOY.md, and pass --nats)", listen)
 	}
 	return nil
 }
@@ -116,7 +116,11 @@ func checkLoopback(listen string) error {
 // The caps are set before the engine starts, so no job of this serve's
 // runs is handed out under older caps.
 func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, logger *slog.Logger) error {
-	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true})
+	refused := func(peer string) {
+		logger.Warn("refused a connection without this start's credentials; only processes of the user that started serve can connect",
+			"peer", peer, "credentials", authFileName)
+	}
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true, refused: refused})
 	if err != nil {
 		return err
 	}
@@ -132,6 +136,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 	if err != nil {
 		return err
 	}
+	// Parents submit runs through the engine, which alone writes events.
+	stopSubmissions, err := conn.js.ServeSubmissions(ctx, eng.AcceptSubmission)
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer stopSubmissions()
 	switch conn.mode {
 	case connEmbedded:
 		fsync := f.fsync

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func usageOf(t *testing.T, out usageOutput, p policy.Provider) providerUsage {
 // serveJetStream connects the test to the data directory's serve.
 func serveJetStream(t *testing.T, info serveInfo) *events.JetStream {
 	t.Helper()
-	nc, err := events.Connect([]string{info.URL})
+	nc, err := events.Connect([]string{info.URL}, events.FileClientOptions(filepath.Join(info.DataDir, authFileName), events.RoleEngine)...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -152,6 +152,9 @@ type workerOptions struct {
 	quotaRefresh time.Duration // 0: activities.DefaultQuotaRefresh
 	// binaries are --bin's checked overrides: provider → absolute path.
 	binaries map[policy.Provider]string
+	// dataDir, when set, is where jobs' files must lie
+	// (activities.WorkerConfig.DataDir).
+	dataDir string
 }
 
 // parseBinOverrides parses --bin P=/path values: P one of the worker's
@@ -227,6 +230,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
 		Commands: conn.js.Conn(),
 		Env:      workerEnv(o.binaries),
+		DataDir:  o.dataDir,
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -255,6 +259,16 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	}
 	defer conn.Close()
 	connected.Store(conn)
+	// A job's files must lie where the engine prepares them: in the data
+	// directory served, or with --nats the one --data-dir names (the
+	// deployment's shared directory; without it the recorded launch is
+	// still checked).
+	o.dataDir = conn.dataDir
+	if f.nats != "" && f.dataDir != "" {
+		if o.dataDir, err = resolveDataDir(f.dataDir); err != nil {
+			return usagef("%v", err)
+		}
+	}
 	w, err := newWorker(conn, provs, o, logger)
 	if err != nil {
 		return err

@@ -1,0 +1,240 @@
+package events
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Credentials are an embedded server's per-start secrets: one per role.
+// The server accepts a connection only as a role's user with that role's
+// secret, and grants it the role's permissions (RolePermissions).
+//
+// The secrets reach other processes only through a file the owner alone
+// can read (WriteCredentials: 0600, in the 0700 data directory), never on
+// a command line, in an environment variable or in a log.
+type Credentials struct {
+	secrets map[Role]string
+}
+
+// credentialsVersion is the file format's version.
+const credentialsVersion = 1
+
+// credentialsFile is the file's JSON.
+type credentialsFile struct {
+	Version int             `json:"version"`
+	Secrets map[Role]string `json:"secrets"`
+}
+
+// NewCredentials draws a fresh 256-bit secret for every role.
+func NewCredentials() (*Credentials, error) {
+	c := &Credentials{secrets: map[Role]string{}}
+	for _, r := range Roles {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		c.secrets[r] = base64.RawURLEncoding.EncodeToString(b[:])
+	}
+	return c, nil
+}
+
+// MaxCredentialsBytes bounds a credentials file.
+const MaxCredentialsBytes = 4096
+
+// WriteCredentials writes c to path, readable by the owner only. It
+// replaces any earlier file atomically (a client never reads half a file),
+// and refuses a path whose directory others can enter.
+func WriteCredentials(path string, c *Credentials) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("credentials: directory %s is open to other users (mode %04o); make it private with chmod 700 %s", dir, st.Mode().Perm(), dir)
+	}
+	data, err := json.Marshal(credentialsFile{Version: credentialsVersion, Secrets: c.secrets})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".auth-*")
+	if err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("credentials: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	return nil
+}
+
+// ErrNoCredentials: the credentials file does not exist.
+var ErrNoCredentials = errors.New("no credentials file")
+
+// ReadCredentials reads a file WriteCredentials wrote. It refuses a file
+// another user could read or write, or one that is not exactly the format;
+// its errors never contain a secret.
+func ReadCredentials(path string) (*Credentials, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("credentials %s: %w", path, ErrNoCredentials)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("credentials %s: mode %v is open to other users; it must be a regular file of mode 0600 (the server that wrote it is compromised or the file was replaced)", path, st.Mode())
+	}
+	if st.Size() > MaxCredentialsBytes {
+		return nil, fmt.Errorf("credentials %s: %d bytes, more than %d", path, st.Size(), MaxCredentialsBytes)
+	}
+	var cf credentialsFile
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cf); err != nil {
+		return nil, fmt.Errorf("credentials %s: not a Switchyard credentials file", path)
+	}
+	if cf.Version != credentialsVersion {
+		return nil, fmt.Errorf("credentials %s: version %d, want %d", path, cf.Version, credentialsVersion)
+	}
+	for _, r := range Roles {
+		if len(cf.Secrets[r]) < 32 {
+			return nil, fmt.Errorf("credentials %s: no valid secret for role %s", path, r)
+		}
+	}
+	if len(cf.Secrets) != len(Roles) {
+		return nil, fmt.Errorf("credentials %s: unknown role in file", path)
+	}
+	return &Credentials{secrets: cf.Secrets}, nil
+}
+
+// ClientOptions are the options of a connection as role r with c.
+func (c *Credentials) ClientOptions(r Role) []nats.Option {
+	return []nats.Option{nats.UserInfo(roleUser(r), c.secrets[r]), nats.CustomInboxPrefix(InboxPrefix(r))}
+}
+
+// FileClientOptions connect as role r with the secret in the credentials
+// file at path, read again at every (re)connect: a server restarted with
+// fresh secrets is reached without restarting the client. A file that
+// cannot be read gives an empty secret, which the server refuses.
+func FileClientOptions(path string, r Role) []nats.Option {
+	return []nats.Option{
+		nats.UserInfoHandler(func() (string, string) {
+			c, err := ReadCredentials(path)
+			if err != nil {
+				return roleUser(r), ""
+			}
+			return roleUser(r), c.secrets[r]
+		}),
+		nats.CustomInboxPrefix(InboxPrefix(r)),
+	}
+}
+
+// authenticator is the embedded server's client authentication: a role's
+// user and secret, compared in constant time; a refused connection is
+// logged once per peer host.
+type authenticator struct {
+	creds   *Credentials
+	perms   map[Role]*server.Permissions
+	refused func(peer string)
+
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func newAuthenticator(c *Credentials, refused func(peer string)) (*authenticator, error) {
+	a := &authenticator{creds: c, perms: map[Role]*server.Permissions{}, refused: refused, seen: map[string]time.Time{}}
+	for _, r := range Roles {
+		p, err := RolePermissions(r)
+		if err != nil {
+			return nil, err
+		}
+		a.perms[r] = serverPermissions(p)
+	}
+	return a, nil
+}
+
+// serverPermissions converts p for the server.
+func serverPermissions(p Permissions) *server.Permissions {
+	sp := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: p.PublishAllow, Deny: p.PublishDeny},
+		Subscribe: &server.SubjectPermission{Allow: p.SubscribeAllow, Deny: p.SubscribeDeny},
+	}
+	if p.Responses {
+		sp.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
+	}
+	return sp
+}
+
+// Check implements server.Authentication.
+func (a *authenticator) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	for _, r := range Roles {
+		if o.Username != roleUser(r) {
+			continue
+		}
+		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(a.creds.secrets[r])) == 1 {
+			c.RegisterUser(&server.User{Username: o.Username, Permissions: a.perms[r]})
+			return true
+		}
+		break
+	}
+	a.refuse(c.RemoteAddress())
+	return false
+}
+
+// refuse reports a refused peer host once an hour at most.
+func (a *authenticator) refuse(addr net.Addr) {
+	peer := "in-process"
+	if addr != nil {
+		peer = addr.String()
+	}
+	host := peer
+	if h, _, err := net.SplitHostPort(peer); err == nil {
+		host = h
+	}
+	a.mu.Lock()
+	last, ok := a.seen[host]
+	now := time.Now()
+	report := !ok || now.Sub(last) > time.Hour
+	if report {
+		a.seen[host] = now
+	}
+	a.mu.Unlock()
+	if report && a.refused != nil {
+		a.refused(peer)
+	}
+}
