@@ -172,8 +172,14 @@ func TestNativeJobOfCancelledLaneIsNotHandedOut(t *testing.T) {
 // the worker contract contract.
 func (h *harness) submitNative(sheetBytes []byte, role string, mode policy.Access, contract policy.Contract) string {
 	h.t.Helper()
+	return h.submitParent(sheetBytes, role, policy.ParentClaude, mode, contract)
+}
+
+// submitParent is submitNative for parent.
+func (h *harness) submitParent(sheetBytes []byte, role string, parent policy.Parent, mode policy.Access, contract policy.Contract) string {
+	h.t.Helper()
 	id, err := h.eng.Submit(context.Background(), engine.RunRequest{
-		Sheet: sheetBytes, Role: role, Parent: policy.ParentClaude, Mode: mode, Contract: contract,
+		Sheet: sheetBytes, Role: role, Parent: parent, Mode: mode, Contract: contract,
 		Prompt: []byte("Summarize README.md in one sentence.\n"), Cwd: h.repo, Timeout: time.Minute,
 	})
 	require.NoError(h.t, err)
@@ -192,24 +198,29 @@ func TestNativeJobPromptIsPreparedContractThenTask(t *testing.T) {
 		name, row, model string
 		mode             policy.Access
 		agent            string
+		parent           policy.Parent
 	}{
-		{"read-only opus@max", "claude:opus@max", "opus", policy.ReadOnly, "pstack-opus-max"},
-		{"read-only versioned pin", "claude:claude-opus-4-5@xhigh", "opus", policy.ReadOnly, "pstack-opus-xhigh"},
-		{"writer sonnet@high", "claude:sonnet@high", "sonnet", policy.IsolatedWrite, "pstack-sonnet-high"},
-		{"alias", "inherit-parent", "", policy.ReadOnly, ""},
+		{"read-only opus@max", "claude:opus@max", "opus", policy.ReadOnly, "pstack-opus-max", policy.ParentClaude},
+		{"read-only versioned pin", "claude:claude-opus-4-5@xhigh", "opus", policy.ReadOnly, "pstack-opus-xhigh", policy.ParentClaude},
+		{"writer sonnet@high", "claude:sonnet@high", "sonnet", policy.IsolatedWrite, "pstack-sonnet-high", policy.ParentClaude},
+		{"alias", "inherit-parent", "", policy.ReadOnly, "", policy.ParentClaude},
+		{"codex parent spawn_agent", "codex:gpt-5.6-sol@high", "gpt-5.6-sol", policy.ReadOnly, "", policy.ParentCodex},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			h := newHarness(t, memory)
 			h.run()
-			run := h.submitNative(sheet("", "judgment and prose: "+tc.row), "judgment and prose", tc.mode, "")
+			run := h.submitParent(sheet("", "judgment and prose: "+tc.row), "judgment and prose", tc.parent, tc.mode, "")
 			h.waitLane(run, 0, machines.StateLaunching)
-			job, err := h.eng.NativeNext(ctx, policy.ParentClaude, false)
+			job, err := h.eng.NativeNext(ctx, tc.parent, false)
 			require.NoError(t, err)
 			require.NotNil(t, job)
 			require.Equal(t, tc.agent, job.Agent)
 			require.Equal(t, tc.model, job.Model)
+			if tc.model != "" {
+				require.NotEmpty(t, job.Effort)
+			}
 			require.Equal(t, policy.ContractLegacy, job.Contract)
 
 			prompt, err := os.ReadFile(job.Paths.Prompt)
