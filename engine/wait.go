@@ -205,6 +205,14 @@ func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch eve
 		verb = "launches"
 	}
 	fmt.Fprintf(&b, "%s %s", verb, launch.Descriptor)
+	if base := launch.WorktreeBase; base != nil && fin != nil {
+		// A fallback writer: say what its fresh worktree is built on.
+		if base.Source == events.BaseReviewed {
+			fmt.Fprintf(&b, ", in a worktree of the reviewed state %s (commit %s)", base.Ref, base.Commit)
+		} else {
+			fmt.Fprintf(&b, ", in a worktree of the checkout's HEAD (commit %s)", base.Commit)
+		}
+	}
 	return b.String()
 }
 
