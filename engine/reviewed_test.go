@@ -89,6 +89,36 @@ func TestFallbackWriterStartsFromReviewedState(t *testing.T) {
 	v := verdicts[0].Payload.(events.Verdict)
 	require.Equal(t, snap, v.FromCommit)
 
+	// replay --verify holds the base to the verdict: a launch that claims
+	// another base than the reviewed state, or a reviewed state no verdict
+	// named, diverges.
+	launches := []int{}
+	for k, env := range envs {
+		if env.Type == events.TypeLaunch {
+			launches = append(launches, k)
+		}
+	}
+	require.Len(t, launches, 2)
+	for name, tc := range map[string]struct {
+		at   int
+		base events.WorktreeBase
+	}{
+		"fallback from HEAD despite the reviewed state": {launches[1], events.WorktreeBase{Source: events.BaseCheckoutHead, Ref: "HEAD", Commit: head}},
+		"first writer from an unreviewed state":         {launches[0], events.WorktreeBase{Source: events.BaseReviewed, Ref: "refs/snapshots/lane0", Commit: snap}},
+	} {
+		altered := renumberedLog(t, envs, tc.at, func(p events.Payload) events.Payload {
+			l := p.(events.Launch)
+			b := tc.base
+			l.WorktreeBase = &b
+			return l
+		})
+		res, err := engine.Replay(ctx, altered, reviewed, policy.DefaultOptions())
+		require.NoError(t, err, name)
+		require.False(t, res.Verified, name)
+		require.Equal(t, engine.FieldWorktreeBase, res.Divergence.Field, name)
+		require.Equal(t, events.TypeLaunch, res.Divergence.Type, name)
+	}
+
 	rep, _ = h.wait(plain)
 	a = rep.Lanes[0].Attempts
 	require.Len(t, a, 2)
@@ -98,4 +128,21 @@ func TestFallbackWriterStartsFromReviewedState(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(a[1].Worktree, "reviewed.txt"))
 	h.verifyReplay(reviewed)
 	h.verifyReplay(plain)
+}
+
+// renumberedLog is copyLog for a log whose sequences are not 1..n (a
+// JetStream stream shared by several runs): the copy is numbered afresh.
+func renumberedLog(t *testing.T, envs []events.Envelope, at int, alter func(events.Payload) events.Payload) events.Store {
+	t.Helper()
+	s := events.NewMemoryStore()
+	last := map[string]uint64{}
+	for i, e := range envs {
+		if i == at {
+			e.Payload = alter(e.Payload)
+		}
+		seq, err := s.Append(context.Background(), e, last[e.Subject()])
+		require.NoError(t, err)
+		last[e.Subject()] = seq
+	}
+	return s
 }
