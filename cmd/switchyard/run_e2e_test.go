@@ -302,6 +302,11 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	require.Contains(t, out, "lane 0 bug-fix#1: complete via devin:swe-2@high;")
 	require.Contains(t, out, "       worktree from the reviewed state refs/snapshots/lane0 (commit "+snap+") the parent's clear verdict named\n")
 	require.Contains(t, out, "falls back to devin:swe-2@high, in a worktree of the reviewed state refs/snapshots/lane0 (commit "+snap+")\n", "the live notice says it too")
+	hv := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "writer", "--lane", "0")
+	require.Equal(t, 0, hv.code, hv.stderr)
+	require.Contains(t, hv.stdout, "verdict clear, evidence notes/review.md; the next writer starts from refs/snapshots/lane0 (commit "+snap+")")
+	require.Contains(t, hv.stdout, "devin:swe-2@high, execution ")
+	require.Contains(t, hv.stdout, ", worktree from the reviewed state refs/snapshots/lane0 (commit "+snap+")\n")
 
 	h := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "writer", "--lane", "run", "--type", "run-created", "--json")
 	require.Equal(t, 0, h.code, h.stderr)
