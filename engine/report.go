@@ -105,6 +105,9 @@ type AttemptReport struct {
 	Output   string `json:"output,omitempty"`
 	Receipt  string `json:"receipt,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
+	// Artifact is a read-only native attempt's distinct output artifact,
+	// named only once its subagent wrote something there.
+	Artifact string `json:"artifact,omitempty"`
 	// WorktreeBase is the commit a writer's fresh worktree started from
 	// and why; StartedFrom says it in words (the reviewed state the
 	// parent's clear verdict named, or the checkout's HEAD, and for a
@@ -147,15 +150,21 @@ func withOutputs(rep RunReport) RunReport {
 	for i := range rep.Lanes {
 		for j := range rep.Lanes[i].Attempts {
 			a := &rep.Lanes[i].Attempts[j]
-			if a.Output == "" {
-				continue
-			}
-			if fi, err := os.Stat(a.Output); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
-				a.Output = ""
-			}
+			a.Output, a.Artifact = written(a.Output), written(a.Artifact)
 		}
 	}
 	return rep
+}
+
+// written is path when it names a non-empty regular file, else "".
+func written(path string) string {
+	if path == "" {
+		return ""
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return ""
+	}
+	return path
 }
 
 // buildReport walks the log in order, so each skip is explained by the
@@ -268,7 +277,7 @@ func (b *reportBuilder) launch(i int, p events.Launch, at time.Time) {
 	ap := b.r.Lanes[i].Policy.Attempts[p.AttemptIndex]
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
-		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
+		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree, Artifact: p.Paths.Artifact,
 		Override: b.override[i], WorktreeBase: p.WorktreeBase, StartedFrom: startedFrom(p.WorktreeBase, b.cleared[i]),
 	})
 	delete(b.override, i)
@@ -604,6 +613,9 @@ func attemptDetails(a AttemptReport) string {
 		parts = append(parts, "output "+a.Output)
 	} else {
 		parts = append(parts, "no output")
+	}
+	if a.Artifact != "" {
+		parts = append(parts, "artifact "+a.Artifact)
 	}
 	return strings.Join(parts, ", ")
 }
