@@ -214,6 +214,9 @@ func resolveCommit(ctx context.Context, dir, ref string) (string, error) {
 	if strings.TrimSpace(ref) == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\x00\n\r") {
 		return "", invalidf("--from %q is not a commit or snapshot ref; name the reviewed commit (a full or short id) or a ref such as refs/snapshots/lane0", ref)
 	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", invalidf("--from %q cannot be resolved here: the run's repository %s is not a directory on this host; run inspect where the checkout is", ref, dir)
+	}
 	out, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil {
 		return "", invalidf("--from %q names no commit in %s (git rev-parse --verify %s^{commit} fails); name the commit or snapshot ref you reviewed, as it exists in that repository", ref, dir, ref)
