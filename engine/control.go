@@ -66,27 +66,11 @@ func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events
 	})
 }
 
-// OperationDone sends the result of the parent operation lane's handoff
-// asked for (see RunStatus: WaitingFor operation and LaneStatus.Operation).
-// ref points at its product (a commit, a check log). The lane must be
-// awaiting the operation.
+// OperationDone settles lane's pending operation as complete with result
+// (see OperationSettle): the operation must have been validated and begun.
+// ref points at its product (a commit, a check log).
 func (e *Engine) OperationDone(ctx context.Context, run string, lane int, result events.OperationResult, ref string) error {
-	if result != events.OperationSucceeded && result != events.OperationFailed {
-		return invalidf("operation result %q: want succeeded or failed", result)
-	}
-	l, err := e.waitingLane(ctx, run, lane, machines.StateAwaitingOperation)
-	if err != nil {
-		return err
-	}
-	if l.Request == nil || l.Request.Decision.Operation == nil {
-		return fmt.Errorf("run %s lane %d: awaiting an operation that is not recorded: %w", run, lane, ErrInconsistentLog)
-	}
-	op := l.Request.Decision.Operation
-	done := events.OperationDone{Result: result, Ref: ref}
-	done.Operation.Kind, done.Operation.TaskID, done.Operation.CheckpointID = op.Kind, op.TaskID, op.CheckpointID
-	return e.sendControl(ctx, events.Control{
-		Kind: events.ControlOperationDone, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID, Operation: &done,
-	})
+	return e.OperationSettle(ctx, run, lane, result, false, ref, "")
 }
 
 // Cancel sends a cancellation of one lane, or of the whole run when lane is
@@ -194,7 +178,25 @@ func (d *driver) control(ctx context.Context, c events.Control) error {
 		if op.Kind != want.Kind || op.TaskID != want.TaskID || op.CheckpointID != want.CheckpointID {
 			return drop("operation does not match the request")
 		}
+		if l.Pending == nil || c.Operation.Digest != l.Pending.Digest || c.Operation.Head != l.Pending.Head {
+			return drop("no pending operation with this digest and HEAD")
+		}
 		return d.appendEvent(ctx, c.Lane, *c.Operation)
+	case events.ControlOperationStep:
+		if l.State != machines.StateAwaitingOperation || l.Dispatch.ExecutionID != c.ExecutionID || l.Request == nil || l.Request.Decision.Operation == nil {
+			return drop("lane is not awaiting an operation of this execution")
+		}
+		op, want := c.Step.Operation, l.Request.Decision.Operation
+		if op.Kind != want.Kind || op.TaskID != want.TaskID || op.CheckpointID != want.CheckpointID {
+			return drop("operation does not match the request")
+		}
+		if l.Pending != nil {
+			return drop("the operation is already begun")
+		}
+		if c.Step.Step == events.OperationBegun && (l.Validated == nil || l.Validated.Digest != c.Step.Digest || l.Validated.Head != c.Step.Head) {
+			return drop("begin of a digest that is not the last validated")
+		}
+		return d.appendEvent(ctx, c.Lane, *c.Step)
 	case events.ControlRecover:
 		if l.Dispatch == nil || l.Dispatch.ExecutionID != c.ExecutionID || !awaitsRecovery(d.r, c.Lane) {
 			return drop("lane is not awaiting a recovery of this execution")

@@ -95,7 +95,7 @@ func TestOperationDoneAnswersHandoff(t *testing.T) {
 	require.Equal(t, engine.WaitOperation, st.Lanes[0].WaitingFor)
 	require.Equal(t, &policy.Operation{Kind: policy.OpCommitCheckpoint, TaskID: "T-1", CheckpointID: "C-1", Ref: "Updated the README heading."}, st.Lanes[0].Operation)
 
-	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "c0ffee"))
+	commit := h.operate(run, 0)
 	r, envs := h.waitFinal(run)
 	done := ofType(envs, events.TypeOperationDone)
 	require.Len(t, done, 1)
@@ -104,7 +104,7 @@ func TestOperationDoneAnswersHandoff(t *testing.T) {
 	require.Equal(t, string(policy.DenyNoContinuation), r.Lanes[0].Reason)
 	rep, err := h.eng.Report(ctx, run)
 	require.NoError(t, err)
-	require.Contains(t, rep.Lanes[0].Attempts[0].Operation, "succeeded (c0ffee)")
+	require.Contains(t, rep.Lanes[0].Attempts[0].Operation, "succeeded ("+commit+")")
 	h.verifyReplay(run)
 }
 

@@ -219,13 +219,12 @@ func TestE2EStartedWriterWaitsForVerdict(t *testing.T) {
 // parent operation; its result is recorded and decided on.
 func TestE2EHandoffWaitsForParentOperation(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	h := newHarness(t, jetstream)
 	h.run()
 	h.startWorker(map[string]string{"claude": "handoff"})
 	run := h.submit(sheet("", "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
 	h.waitLane(run, 0, machines.StateAwaitingOperation)
-	require.NoError(t, h.eng.OperationDone(ctx, run, 0, events.OperationSucceeded, "commit c0ffee"))
+	h.operate(run, 0)
 	rep, _ := h.wait(run)
 	require.Equal(t, machines.StateStopped, rep.Lanes[0].State)
 	require.Equal(t, string(policy.DenyNoContinuation), rep.Lanes[0].Reason)

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // Files on disk. Directories are 0700 and files 0600; every file and
@@ -78,6 +78,8 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 // the commit a writer's worktree starts from ("" for the checkout's HEAD).
 type launchSpec struct {
 	route policy.Route
+	// provider is the attempt's provider (the parent's own for an alias).
+	provider policy.Provider
 	// reviewed is the lane's latest clear verdict when it names the
 	// reviewed state the next writer starts from; nil otherwise.
 	reviewed *events.Verdict
@@ -93,7 +95,7 @@ type launchSpec struct {
 // correction and the snapshot it continues from (continuationNote).
 //
 // A native attempt has no runner to prepend the worker contract, so its
-// prompt copy is the prepared contract (runner.NativeContract: route
+// prompt copy is the prepared contract (providers.PrepareContract: route
 // native, the run's mode, contract legacy), the assignment (working
 // directory and, for a read-only lane, its distinct output artifact), then
 // the task. An external attempt's copy is the task alone: the runner
@@ -149,7 +151,9 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
 	}
 	if spec.route == policy.RouteNative {
-		prompt = nativePrompt(c.Access, p, prompt)
+		if prompt, err = nativePrompt(c, spec.provider, p, prompt); err != nil {
+			return events.Paths{}, nil, err
+		}
 	}
 	if err := writeExclusive(p.Prompt, prompt); err != nil {
 		return events.Paths{}, nil, err
@@ -174,23 +178,34 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 }
 
 // nativePrompt is a native attempt's prompt: the prepared worker contract
-// for mode, the assignment the parent passes in the Agent prompt (the
-// seed: access mode, working directory, and the unique output location),
-// then the task.
-func nativePrompt(mode policy.Access, p events.Paths, task []byte) []byte {
-	var b strings.Builder
-	b.WriteString(runner.NativeContract(mode))
-	b.WriteString("\nAssignment:\n")
-	b.WriteString("- Access mode: " + string(mode) + "\n")
-	if mode == policy.IsolatedWrite {
-		b.WriteString("- Working directory: " + p.Cwd + " (your dedicated worktree; edit files only here)\n")
-	} else {
-		b.WriteString("- Checkout to inspect (do not modify it): " + p.Cwd + "\n")
-		b.WriteString("- Output artifact (the only file you may write): " + p.Artifact + "\n")
+// (providers.PrepareContract, route native: the one source `switchyard
+// contract prepare` prints, ending with "Assigned task:"), then the
+// assignment the parent passes in the Agent prompt (the seed: access mode,
+// working directory, and the unique output location), then the task. A
+// strict contract has no native text (the lane ends unsupported and is
+// never handed out), so its copy is the task alone.
+func nativePrompt(c *events.RunCreated, provider policy.Provider, p events.Paths, task []byte) ([]byte, error) {
+	contract, err := providers.PrepareContract(providers.ContractRequest{
+		Parent: c.Parent, Provider: provider, Route: providers.RouteNative, Mode: c.Access, Contract: c.Options.Contract,
+	})
+	if errors.Is(err, providers.ErrStrictUnsupported) {
+		return task, nil
 	}
-	b.WriteString("\n" + runner.AssignedTaskHeading + "\n")
+	if err != nil {
+		return nil, fmt.Errorf("prepare the native worker contract: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString(contract)
+	b.WriteString("Access mode: " + string(c.Access) + "\n")
+	if c.Access == policy.IsolatedWrite {
+		b.WriteString("Working directory: " + p.Cwd + " (your dedicated worktree; edit files only here)\n")
+	} else {
+		b.WriteString("Checkout to inspect (do not modify it): " + p.Cwd + "\n")
+		b.WriteString("Output artifact (the only file you may write): " + p.Artifact + "\n")
+	}
+	b.WriteString("\n")
 	b.Write(task)
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
 // addWorktreeAt adds a fresh detached git worktree of repo's commit rev at

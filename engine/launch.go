@@ -37,7 +37,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
 	ap := *dec.Attempt
-	paths, base, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route, reviewed: d.reviewed[i]})
+	paths, base, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route, provider: attemptProvider(ap), reviewed: d.reviewed[i]})
 	if err != nil {
 		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
 	}
@@ -98,10 +98,7 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		return events.Job{}, fmt.Errorf("lane %d has no dispatch", l.Index)
 	}
 	ap := l.Policy.Attempts[disp.AttemptIndex]
-	provider := ap.Attempt.Provider
-	if provider == "" { // a parent alias: the parent's own group
-		provider = ap.ExhaustionGroup
-	}
+	provider := attemptProvider(ap)
 	c := r.Created
 	return events.Job{
 		ExecutionID: disp.ExecutionID, Run: r.ID, Lane: l.Index, AttemptIndex: disp.AttemptIndex,
@@ -145,4 +142,13 @@ func unsupportedFinish(l machines.LaneRecord) events.Finish {
 	notStarted := false
 	return events.Finish{ExecutionID: l.Dispatch.ExecutionID, Unsupported: strictNativeUnsupported,
 		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed, ProcessStarted: &notStarted}}
+}
+
+// attemptProvider is the provider that runs ap: its descriptor's, or for a
+// parent alias the parent's own group.
+func attemptProvider(ap policy.AttemptPolicy) policy.Provider {
+	if ap.Attempt.Provider == "" {
+		return ap.ExhaustionGroup
+	}
+	return ap.Attempt.Provider
 }

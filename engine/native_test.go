@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // nativeSheet has one seat whose only attempt runs natively for a claude
@@ -193,8 +193,8 @@ func (h *harness) submitParent(sheetBytes []byte, role string, parent policy.Par
 
 // TestNativeJobPromptIsPreparedContractThenTask proves a native job's
 // prompt is the prepared worker contract (route native, the lane's mode,
-// contract legacy: the runner's one text) followed by the assignment and
-// the task; that the job names the shipped Claude agent covering its
+// contract legacy: providers.PrepareContract, the one text `switchyard
+// contract prepare` prints) followed by the assignment and the task; that the job names the shipped Claude agent covering its
 // descriptor (a versioned pin normalized first); and that a read-only lane
 // gets a distinct output artifact while a writer works in its worktree.
 func TestNativeJobPromptIsPreparedContractThenTask(t *testing.T) {
@@ -231,26 +231,31 @@ func TestNativeJobPromptIsPreparedContractThenTask(t *testing.T) {
 			prompt, err := os.ReadFile(job.Paths.Prompt)
 			require.NoError(t, err)
 			text := string(prompt)
-			contract := runner.NativeContract(tc.mode)
+			provider := policy.Provider(tc.parent) // a native lane runs on the parent's own provider
+			contract, err := providers.PrepareContract(providers.ContractRequest{Parent: tc.parent, Provider: provider,
+				Route: providers.RouteNative, Mode: tc.mode, Contract: policy.ContractLegacy})
+			require.NoError(t, err)
 			require.True(t, strings.HasPrefix(text, contract), "the prompt starts with the prepared contract:\n%s", text)
-			require.True(t, strings.HasSuffix(text, "\n"+runner.AssignedTaskHeading+"\nSummarize README.md in one sentence.\n"), "the task follows:\n%s", text)
+			require.True(t, strings.HasSuffix(contract, "\n"+providers.AssignedTaskHeading+"\n"), "the contract ends with the task heading")
+			require.True(t, strings.HasSuffix(text, "\n\nSummarize README.md in one sentence.\n"), "the task follows:\n%s", text)
 			require.Contains(t, contract, "The parent owns the\nrepository", "the runner's ownership rules")
 			require.Contains(t, contract, "pstack-handoff")
 			assignment := text[len(contract):]
-			require.Contains(t, assignment, "- Access mode: "+string(tc.mode)+"\n")
+			require.True(t, strings.HasPrefix(assignment, "Access mode: "+string(tc.mode)+"\n"), assignment)
 			if tc.mode == policy.ReadOnly {
-				require.Contains(t, contract, "you may create and write that file and nothing else")
+				require.Contains(t, contract, "you may write\nthat artifact and nothing else")
 				require.NotEmpty(t, job.Paths.Artifact)
 				require.NotEqual(t, job.Paths.Output, job.Paths.Artifact)
 				require.Equal(t, filepath.Dir(job.Paths.Prompt), filepath.Dir(job.Paths.Artifact), "private to the execution")
 				require.NoFileExists(t, job.Paths.Artifact, "named, not created: the subagent writes it")
-				require.Contains(t, assignment, "- Output artifact (the only file you may write): "+job.Paths.Artifact+"\n")
-				require.Contains(t, assignment, "- Checkout to inspect (do not modify it): "+h.repo+"\n")
+				require.Contains(t, assignment, "Output artifact (the only file you may write): "+job.Paths.Artifact+"\n")
+				require.Contains(t, assignment, "Checkout to inspect (do not modify it): "+h.repo+"\n")
 			} else {
 				require.Contains(t, contract, "run the local checks that fit the change")
+				require.Contains(t, contract, "nothing in this contract is enforced for you")
 				require.Empty(t, job.Paths.Artifact, "a writer delivers in its worktree")
 				require.NotEmpty(t, job.Paths.Worktree)
-				require.Contains(t, assignment, "- Working directory: "+job.Paths.Worktree+" (your dedicated worktree")
+				require.Contains(t, assignment, "Working directory: "+job.Paths.Worktree+" (your dedicated worktree")
 			}
 			// The launch event records the artifact, so history shows it.
 			r, err := h.eng.Status(ctx, run)

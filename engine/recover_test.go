@@ -55,7 +55,7 @@ func (h *harness) handoffAwaitingRecovery() (string, engine.RunStatus) {
 	h.startWorkerConfig(handoffThenSuccess)
 	run := h.submit(sheet(continuation, "judgment and prose: claude:sonnet@low"), "judgment and prose", policy.ReadOnly)
 	h.waitLane(run, 0, machines.StateAwaitingOperation)
-	require.NoError(h.t, h.eng.OperationDone(context.Background(), run, 0, events.OperationSucceeded, "commit c0ffee"))
+	h.operate(run, 0)
 	return run, h.waitWaiting(run, 0, engine.WaitRecovery)
 }
 

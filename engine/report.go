@@ -334,7 +334,11 @@ func (b *reportBuilder) requestOperation(i int, p events.RequestOperation) {
 
 func (b *reportBuilder) operationDone(i int, p events.OperationDone) {
 	if a := b.current(i); a != nil {
-		a.Operation = fmt.Sprintf("%s task %s checkpoint %s: %s", p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, p.Result)
+		result := string(p.Result)
+		if p.Ledger == events.LedgerRejected {
+			result = "rejected by the parent"
+		}
+		a.Operation = fmt.Sprintf("%s task %s checkpoint %s: %s", p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, result)
 		if p.Ref != "" {
 			a.Operation += " (" + p.Ref + ")"
 		}

@@ -63,6 +63,11 @@ type LaneStatus struct {
 	Stall *events.Stall `json:"stall,omitempty"`
 	// Operation is the parent operation the lane awaits.
 	Operation *policy.Operation `json:"operation,omitempty"`
+	// Validated is the operation's last validated scope and digest
+	// (operation validate); Pending its begun step, the pending record a
+	// parent that crashed must reconcile before anything else.
+	Validated *events.OperationStep `json:"validated,omitempty"`
+	Pending   *events.OperationStep `json:"pending,omitempty"`
 	// Reason says why a final lane ended: the stop, denial or cancel
 	// reason, with an unauthorized stop's authorization reason and a
 	// chain-exhausted stop's exclusions (see RunReport).
@@ -217,6 +222,7 @@ func laneStatus(r *machines.Run, l machines.LaneRecord) LaneStatus {
 	}
 	if l.State == machines.StateAwaitingOperation && l.Request != nil {
 		ls.Operation = l.Request.Decision.Operation
+		ls.Validated, ls.Pending = l.Validated, l.Pending
 	}
 	if l.State.Final() {
 		ls.Reason = l.Reason

@@ -43,13 +43,17 @@ const (
 	// continuation could resume (switchyard recover). Recover is set,
 	// without nextExecution.
 	ControlRecover ControlKind = "recover"
+	// ControlOperationStep: a step of the parent's operation (switchyard
+	// operation validate, begin). Step is set; the lane must await the
+	// operation after ExecutionID.
+	ControlOperationStep ControlKind = "operation-step"
 )
 
 // Control is one control input for a run, published by any process
 // (PublishControl) and applied by the engine that drives the run.
 //
 // JSON keys: schema, id, kind, run, lane, executionId, verdict, operation,
-// cancel, recover, time.
+// cancel, recover, step, time.
 type Control struct {
 	// Schema is JobSchemaVersion; 0 means current when encoding.
 	Schema int `json:"schema"`
@@ -70,6 +74,7 @@ type Control struct {
 	Operation *OperationDone `json:"operation,omitempty"`
 	Cancel    *Cancel        `json:"cancel,omitempty"`
 	Recover   *Recover       `json:"recover,omitempty"`
+	Step      *OperationStep `json:"step,omitempty"`
 	// Time is when the sender sent it, by its own clock.
 	Time time.Time `json:"time"`
 }
@@ -95,7 +100,7 @@ func (c Control) Validate() error {
 		return invalidf("control time is required")
 	}
 	payloads := 0
-	for _, set := range []bool{c.Verdict != nil, c.Operation != nil, c.Cancel != nil, c.Recover != nil} {
+	for _, set := range []bool{c.Verdict != nil, c.Operation != nil, c.Cancel != nil, c.Recover != nil, c.Step != nil} {
 		if set {
 			payloads++
 		}
@@ -135,6 +140,20 @@ func (c Control) Validate() error {
 			return invalidf("operation-done control needs operation")
 		}
 		return c.Operation.validate()
+	case ControlOperationStep:
+		if c.Lane == RunLane {
+			return invalidf("operation-step control needs a lane")
+		}
+		if err := ValidateExecutionID(c.ExecutionID); err != nil {
+			return err
+		}
+		if c.Step == nil {
+			return invalidf("operation-step control needs step")
+		}
+		if c.Step.ExecutionID != c.ExecutionID {
+			return invalidf("operation-step control for execution %s carries a step of %s", c.ExecutionID, c.Step.ExecutionID)
+		}
+		return c.Step.validate()
 	case ControlCancel:
 		if c.Cancel == nil {
 			return invalidf("cancel control needs cancel")
@@ -144,7 +163,7 @@ func (c Control) Validate() error {
 		}
 		return c.Cancel.validate()
 	}
-	return invalidf("control kind %q: want verdict, operation-done, cancel or recover", c.Kind)
+	return invalidf("control kind %q: want verdict, operation-done, operation-step, cancel or recover", c.Kind)
 }
 
 // EncodeControl validates c and returns its JSON form (schema filled in,

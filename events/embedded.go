@@ -63,10 +63,10 @@ type EmbeddedConfig struct {
 	// role's user with its secret (see Credentials), each with its role's
 	// permissions; the in-process connections (Conn, Connect) are the
 	// engine's. Nil: no authentication (tests of other concerns).
-	Auth *Credentials
+	Auth *Credentials `json:"-"`
 	// OnRefused, when set, is told the peer address of a refused
 	// connection, once an hour per peer host at most.
-	OnRefused func(peer string)
+	OnRefused func(peer string) `json:"-"`
 }
 
 // ClusterConfig makes an embedded server one node of a JetStream cluster.

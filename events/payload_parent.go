@@ -114,6 +114,12 @@ type OperationDone struct {
 	Ref string `json:"ref,omitempty"`
 	// Detail is a human explanation, for failures.
 	Detail string `json:"detail,omitempty"`
+	// Digest, Head and Ledger settle the operation's pending record (an
+	// operation-step begun): its checkpoint digest, the HEAD it was begun
+	// at, and complete or rejected. Empty in logs from before the ledger.
+	Digest string `json:"digest,omitempty"`
+	Head   string `json:"head,omitempty"`
+	Ledger string `json:"ledger,omitempty"`
 }
 
 // EventType returns TypeOperationDone.
@@ -126,7 +132,7 @@ func (p OperationDone) validate() error {
 	if p.Result != OperationSucceeded && p.Result != OperationFailed {
 		return invalidf("result %q: want succeeded or failed", p.Result)
 	}
-	return nil
+	return p.validateSettlement()
 }
 
 // Cancel records a cancellation (lane-level: any non-final state →

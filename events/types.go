@@ -44,6 +44,10 @@ const (
 	// TypeOperationDone records the parent operation's result
 	// (OperationDone): awaiting-operation → terminal.
 	TypeOperationDone Type = "operation-done"
+	// TypeOperationStep records a step of the parent's operation before it
+	// ends: validated (the handoff's scope and digest) or begun (pending)
+	// (OperationStep): awaiting-operation, no transition.
+	TypeOperationStep Type = "operation-step"
 	// TypeComplete records a stop decision whose reason is complete
 	// (Complete): terminal or created → complete (final).
 	TypeComplete Type = "complete"
@@ -73,6 +77,7 @@ var Types = []Type{
 	TypeRunCreated, TypeGroupExhausted, TypeRunFinal,
 	TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
 	TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeCancel, TypeAudit, TypeRecover, TypeExclude,
+	TypeOperationStep,
 }
 
 // Scope says on which subjects an event type may appear.
@@ -91,7 +96,7 @@ func (t Type) Scope() Scope {
 	case TypeRunCreated, TypeGroupExhausted, TypeRunFinal:
 		return ScopeRun
 	case TypeLaunch, TypeContinue, TypeClaim, TypeFinish, TypeInspect, TypeVerdict,
-		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeRecover, TypeExclude:
+		TypeRequestOperation, TypeOperationDone, TypeComplete, TypeStop, TypeRecover, TypeExclude, TypeOperationStep:
 		return ScopeLane
 	case TypeCancel, TypeAudit:
 		return ScopeAny
@@ -150,6 +155,8 @@ func decodePayload(t Type, raw []byte, strict bool) (Payload, error) {
 		return decodeAs[Recover](raw, strict)
 	case TypeExclude:
 		return decodeAs[Exclude](raw, strict)
+	case TypeOperationStep:
+		return decodeAs[OperationStep](raw, strict)
 	}
 	return nil, invalidf("unknown event type %q", t)
 }

@@ -32,7 +32,8 @@ func EventOf(t events.Type) (Event, bool) {
 	case events.TypeCancel:
 		return EventCancel, true
 
-	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit, events.TypeRecover, events.TypeExclude:
+	case events.TypeRunCreated, events.TypeGroupExhausted, events.TypeRunFinal, events.TypeAudit, events.TypeRecover, events.TypeExclude,
+		events.TypeOperationStep:
 		return "", false
 	}
 	return "", false
@@ -54,6 +55,12 @@ func RebuildLane(envs []events.Envelope) (State, error) {
 				"%s of run %q lane %d in the log of run %q lane %d", env.Type, env.Run, env.Lane, envs[0].Run, envs[0].Lane)}
 		}
 		if env.Type == events.TypeAudit || env.Type == events.TypeRecover {
+			continue
+		}
+		if env.Type == events.TypeOperationStep {
+			if s != StateAwaitingOperation {
+				return s, &FoldError{Index: i, Seq: env.Seq, Err: inconsistent("operation-step while the lane is %s; only a lane awaiting an operation takes one", s)}
+			}
 			continue
 		}
 		if env.Type == events.TypeExclude {

@@ -20,7 +20,7 @@ func TestEventOfSharesNames(t *testing.T) {
 	for _, typ := range events.Types {
 		ev, ok := machines.EventOf(typ)
 		switch {
-		case typ == events.TypeAudit || typ == events.TypeRecover || typ == events.TypeExclude || typ.Scope() == events.ScopeRun: // recover and exclude are no transition
+		case typ == events.TypeAudit || typ == events.TypeRecover || typ == events.TypeExclude || typ == events.TypeOperationStep || typ.Scope() == events.ScopeRun: // recover, exclude and operation-step are no transition
 			assert.False(t, ok, typ)
 		default:
 			require.True(t, ok, typ)

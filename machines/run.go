@@ -103,6 +103,16 @@ type LaneRecord struct {
 	// Request is the operation a request-operation asked for, while the
 	// lane awaits it; nil otherwise.
 	Request *events.RequestOperation
+	// Handoff is the handoff the lane's last execution delivered (its
+	// receipt's pstack-handoff block): the scope a parent operation may
+	// cover. nil when the last finish carried none.
+	Handoff *policy.ReceiptHandoff
+	// Validated is the last validated scope of the operation the lane
+	// awaits (operation-step validated); Pending its begun step, the
+	// ledger's pending record, until operation-done settles it. Both are
+	// nil while the lane awaits nothing.
+	Validated *events.OperationStep
+	Pending   *events.OperationStep
 	// Excluded are the attempts the eligibility gate kept from launching,
 	// in order of exclusion; LaneState adds their groups to the run's
 	// exhausted groups for this lane.

@@ -51,6 +51,20 @@ func (r *Run) applyLane(env events.Envelope) error {
 		*cur = next
 		return nil
 	}
+	if env.Type == events.TypeOperationStep {
+		// Not a transition: the parent validated or began the operation
+		// the lane awaits.
+		if cur.State != StateAwaitingOperation {
+			return inconsistent("operation-step while the lane is %s; only a lane awaiting an operation takes one", cur.State)
+		}
+		next, err := laneEffect(*cur, env.Payload, r.Created)
+		if err != nil {
+			return err
+		}
+		next.Seq = max(cur.Seq, env.Seq)
+		*cur = next
+		return nil
+	}
 	if env.Type == events.TypeExclude {
 		// Not a transition: the gate kept an attempt from launching, and
 		// the lane stays where the next decision is made.
@@ -130,6 +144,14 @@ func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecor
 			ev.Execution = executionIdentity(l, c)
 		}
 		l.History = append(cloneHistory(l.History), ev)
+		l.Handoff = nil
+		if p.Receipt != nil && p.Receipt.Handoff != nil {
+			h := *p.Receipt.Handoff
+			h.Files, h.Checks = slices.Clone(h.Files), slices.Clone(h.Checks)
+			l.Handoff = &h
+		}
+	case events.OperationStep:
+		return operationStep(l, p)
 	case events.Recover:
 		a := policy.Anchor(l.History)
 		if a < 0 {
@@ -177,9 +199,15 @@ func laneEffect(l LaneRecord, p events.Payload, c *events.RunCreated) (LaneRecor
 		if p.Result == events.OperationSucceeded {
 			status = policy.OutcomeComplete
 		}
+		if l.Pending != nil && p.Digest != l.Pending.Digest {
+			return l, inconsistent("operation-done settles digest %q; the pending operation was begun with %s", p.Digest, l.Pending.Digest)
+		}
+		if l.Pending == nil && p.Ledger != "" {
+			return l, inconsistent("operation-done settles a %s ledger record, but no operation was begun", p.Ledger)
+		}
 		op := p.Operation
 		l.History = append(cloneHistory(l.History), policy.Event{AttemptIndex: attempt, Status: status, ParentOperation: &op})
-		l.Request = nil
+		l.Request, l.Validated, l.Pending = nil, nil, nil
 	case events.Exclude:
 		return exclude(l, p)
 	case events.Inspect:
@@ -204,6 +232,40 @@ func dispatch(l LaneRecord, p events.Launch, continued bool) (LaneRecord, error)
 	}
 	d := p
 	l.Dispatch, l.Continued, l.Claim = &d, continued, nil
+	l.Handoff, l.Validated, l.Pending = nil, nil, nil
+	return l, nil
+}
+
+// operationStep records a validated or begun step of the operation the
+// lane awaits: it must answer the lane's current execution and request; a
+// begun step needs the same scope validated before it and no pending
+// operation; nothing is validated again once begun.
+func operationStep(l LaneRecord, p events.OperationStep) (LaneRecord, error) {
+	if err := sameExecution(l, "operation-step", p.ExecutionID); err != nil {
+		return l, err
+	}
+	if l.Request == nil || l.Request.Decision.Operation == nil {
+		return l, inconsistent("operation-step with no requested operation")
+	}
+	want := l.Request.Decision.Operation
+	if p.Operation.Kind != want.Kind || p.Operation.TaskID != want.TaskID || p.Operation.CheckpointID != want.CheckpointID {
+		return l, inconsistent("operation-step for %s %s/%s; the lane awaits %s %s/%s",
+			p.Operation.Kind, p.Operation.TaskID, p.Operation.CheckpointID, want.Kind, want.TaskID, want.CheckpointID)
+	}
+	if l.Pending != nil {
+		return l, inconsistent("operation-step %s after the operation was begun (pending %s)", p.Step, l.Pending.Digest)
+	}
+	step := p
+	step.Files, step.Checks = slices.Clone(p.Files), slices.Clone(p.Checks)
+	switch p.Step {
+	case events.OperationValidated:
+		l.Validated = &step
+	case events.OperationBegun:
+		if l.Validated == nil || l.Validated.Digest != p.Digest || l.Validated.Head != p.Head {
+			return l, inconsistent("operation begun with digest %s at %s that was not the last validated", p.Digest, p.Head)
+		}
+		l.Pending = &step
+	}
 	return l, nil
 }
 

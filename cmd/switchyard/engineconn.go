@@ -185,7 +185,12 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 	}
 	watch := &linkWatch{settling: 10 * time.Second}
 	opts := append(linkOptions(o.link, watch), nats.Timeout(5*time.Second), nats.CustomInboxPrefix(events.InboxPrefix(f.role())))
+	opts = append(opts, serveCredentials(f, urls)...)
 	nc, err := events.Connect(urls, opts...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		return nil, failf("--nats %s refused this connection's credentials (%v); pass the credentials of a user allowed the %s role (--creds, --nkey, --context, or NATS_USER/NATS_PASSWORD/NATS_TOKEN; see docs/DEPLOY.md), or, for a switchyard serve's own server, its --data-dir (its credentials are there)",
+			f.nats, err, f.role())
+	}
 	if err != nil {
 		return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
 	}

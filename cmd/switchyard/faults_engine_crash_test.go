@@ -289,7 +289,7 @@ func checkCrashOutcome(t *testing.T, h *crashHarness) crashCounts {
 			require.Equal(t, 1, finals[i], "run %s lane %d: exactly one final transition", run, i)
 		}
 
-		code, stdout, stderr := h.w.cli(60*time.Second, "replay", "--nats", h.w.url, "--run", run, "--verify")
+		code, stdout, stderr := h.w.cli(60*time.Second, "replay", "--nats", h.w.url, "--data-dir", h.w.data, "--run", run, "--verify")
 		require.Zero(t, code, "replay --verify %s:\n%s%s", run, stdout, stderr)
 		require.Contains(t, stdout, "verified")
 	}

@@ -180,6 +180,16 @@ func eventDetail(p events.Payload) string {
 		if p.Ref != "" {
 			d += ", ref " + p.Ref
 		}
+		if p.Ledger != "" {
+			d += fmt.Sprintf("; ledger %s, digest %s", p.Ledger, shortDigest(p.Digest))
+		}
+		return d
+	case events.OperationStep:
+		d := fmt.Sprintf("%s %s (task %s, checkpoint %s): digest %s at HEAD %s, %s, %s", p.Operation.Kind, p.Step,
+			p.Operation.TaskID, p.Operation.CheckpointID, shortDigest(p.Digest), shortHead(p.Head), plural(len(p.Files), "file"), plural(len(p.Checks), "check"))
+		if p.Step == events.OperationBegun {
+			d += "; pending until operation done or reject"
+		}
 		return d
 	case events.Recover:
 		if p.Recovery == nil {
@@ -254,4 +264,12 @@ func shortDigest(d string) string {
 		hex = hex[:12]
 	}
 	return strings.TrimSuffix(d, strings.TrimPrefix(d, events.DigestPrefix)) + hex
+}
+
+// shortHead is a commit id's first 12 digits.
+func shortHead(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

@@ -70,9 +70,13 @@ func TestNativeNextNamesAgentAndPreparedPrompt(t *testing.T) {
 	require.NotNil(t, m2, r.stdout)
 	prompt, err := os.ReadFile(m2[1])
 	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(string(prompt), "## Worker contract\n"), string(prompt))
-	require.Contains(t, string(prompt), "- Output artifact (the only file you may write): "+m[1]+"\n")
-	require.True(t, strings.HasSuffix(string(prompt), "Assigned task:\nSummarize README.md in one sentence.\n"), string(prompt))
+	prep := s.run(t, 30*time.Second, "contract", "prepare", "--parent", "claude", "--provider", "claude", "--route", "native",
+		"--mode", "read-only", "--contract", "legacy")
+	require.Equal(t, 0, prep.code, prep.stderr)
+	require.True(t, strings.HasPrefix(string(prompt), prep.stdout), "the job's prompt starts with what contract prepare prints:\n%s", prompt)
+	require.Contains(t, string(prompt), "\nAssigned task:\nAccess mode: read-only\n")
+	require.Contains(t, string(prompt), "Output artifact (the only file you may write): "+m[1]+"\n")
+	require.True(t, strings.HasSuffix(string(prompt), "\n\nSummarize README.md in one sentence.\n"), string(prompt))
 }
 
 // TestRunStrictNativeLaneEndsUnsupported: `switchyard run --contract

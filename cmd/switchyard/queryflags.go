@@ -9,6 +9,7 @@ import "github.com/spf13/cobra"
 // commands neither show nor accept them. An embedded server such a command
 // starts for its own read uses the defaults.
 func addQueryEngineFlags(c *cobra.Command, f *engineFlags) {
+	f.cmd = c
 	fl := c.Flags()
 	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)

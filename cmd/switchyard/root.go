@@ -36,6 +36,7 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newCancelCmd(stdout, stderr))
 	root.AddCommand(newNativeCmd(stdout, stderr))
 	root.AddCommand(newOperationCmd(stdout, stderr))
+	root.AddCommand(newContractCmd(stdout, stderr))
 	root.AddCommand(newRecoverCmd(stdout, stderr))
 	root.AddCommand(newUsageCmd(stdout, stderr))
 	root.AddCommand(newDoctorCmd(stdout, stderr))

@@ -92,7 +92,7 @@ While it waits it prints one line per lane change. When a lane needs the
 parent it prints the exact command to run:
   a native attempt:       switchyard native next --parent P
   a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF [--from COMMIT|REF]
-  a handoff operation:    switchyard operation done --run R --lane N --result succeeded|failed
+  a handoff operation:    switchyard operation validate --run R --lane N --expected-head SHA --file PATH, then begin and done
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
 Before every launch the engine checks the provider's eligibility (its

@@ -394,11 +394,12 @@ bug-fix: claude:opus@high
 	require.Equal(t, 1, r.code, "no operation before the writer's verdict: %s", r.stdout)
 	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
 	require.Equal(t, 0, r.code, r.stderr)
-	waitOutput(t, p, "waiting for the parent: switchyard operation done --run handoff --lane 0 --result succeeded|failed --ref REF --data-dir "+s.data+"\n")
+	waitOutput(t, p, "waiting for the parent: switchyard operation validate --run handoff --lane 0 --expected-head SHA --file PATH --check ID --data-dir "+s.data+", then operation begin and operation done\n")
 
 	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "operation succeeded recorded for run handoff lane 0\n", r.stdout)
+	require.Equal(t, 65, r.code, "done without a pending operation is refused: %s", r.stdout)
+	require.Contains(t, r.stderr, "has no pending operation")
+	commit := s.operateCLI(t, "handoff", 0)
 
 	select {
 	case <-p.done:
@@ -408,7 +409,7 @@ bug-fix: claude:opus@high
 	out, errOut := p.output()
 	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Contains(t, out, "bug-fix#1 (lane 0): awaiting-operation claude:opus@high\n")
-	require.Contains(t, out, ": succeeded (3f9e2c1)")
+	require.Contains(t, out, ": succeeded ("+commit+")")
 
 	// The lane waits for nothing now: a second answer says so.
 	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "failed")
@@ -441,9 +442,8 @@ bug-fix: claude:opus@high
 	waitOutput(t, p, "waiting for the parent: switchyard inspect --run resume --lane 0")
 	r := s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
 	require.Equal(t, 0, r.code, r.stderr)
-	waitOutput(t, p, "waiting for the parent: switchyard operation done --run resume --lane 0")
-	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "resume", "--lane", "0", "--result", "succeeded", "--ref", snapshot)
-	require.Equal(t, 0, r.code, r.stderr)
+	waitOutput(t, p, "waiting for the parent: switchyard operation validate --run resume --lane 0")
+	snapshot = s.operateCLI(t, "resume", 0)
 	waitOutput(t, p, "waiting for the parent: switchyard recover --run resume --lane 0 --evidence REF --clear")
 
 	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "resume", "--json")

@@ -110,7 +110,7 @@ func parentCommand(w engine.WaitKind, run string, lane int, parent policy.Parent
 	case engine.WaitVerdict:
 		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF [--from COMMIT|REF]%s", run, lane, conn)
 	case engine.WaitOperation:
-		return fmt.Sprintf("switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF%s", run, lane, conn)
+		return fmt.Sprintf("switchyard operation validate --run %s --lane %d --expected-head SHA --file PATH --check ID%s, then operation begin and operation done", run, lane, conn)
 	case engine.WaitNative:
 		return fmt.Sprintf("switchyard native next --parent %s%s", parent, conn)
 	case engine.WaitRecovery:

@@ -67,7 +67,7 @@ func TestServeWorkerRunInSeparateProcesses(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stdout)
 	require.Contains(t, r.stderr, "run served lane 0 is "+string(machines.StateComplete))
 
-	r = s.run(t, 30*time.Second, "replay", "--nats", info.URL, "--run", "served", "--verify")
+	r = s.run(t, 30*time.Second, "replay", "--nats", info.URL, "--data-dir", s.data, "--run", "served", "--verify")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 
 	require.Equal(t, 0, worker.stop(t))

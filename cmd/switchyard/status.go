@@ -308,6 +308,13 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		return err
 	}
 	for _, l := range st.Lanes {
+		if p := l.Pending; p != nil {
+			fmt.Fprintf(s.w, "  lane %d: operation %s PENDING since it was begun: digest %s at HEAD %s in %s; it may or may not have happened: inspect the worktree, then settle it with switchyard operation done --run %s --lane %d --result succeeded|failed [--ref COMMIT] or operation reject\n",
+				l.Lane, p.Operation.Kind, p.Digest, p.Head, p.Repo, st.Run, l.Lane)
+		} else if v := l.Validated; v != nil {
+			fmt.Fprintf(s.w, "  lane %d: operation %s validated: digest %s at HEAD %s; next: switchyard operation begin --run %s --lane %d --digest %s\n",
+				l.Lane, v.Operation.Kind, v.Digest, v.Head, st.Run, l.Lane, v.Digest)
+		}
 		if l.Stall != nil {
 			fmt.Fprintf(s.w, "  lane %d: %s stalled: %s\n", l.Lane, l.Descriptor, engine.StallCause(*l.Stall))
 		}

@@ -146,6 +146,12 @@ func SamplePayload(t events.Type) events.Payload {
 					Descriptor: sampleAttempt.Descriptor, APISpend: sampleAttempt.APISpend, Access: policy.ReadOnly,
 					Contract: policy.ContractLegacy},
 			}}
+	case events.TypeOperationStep:
+		return events.OperationStep{ExecutionID: "x1", Step: events.OperationBegun, Nonce: "n1",
+			Operation: policy.ParentOperation{Kind: policy.OpCommitCheckpoint, TaskID: "t1", CheckpointID: "c1"},
+			Repo:      "/data/worktrees/R/L0/x1", Head: "0f848e97e8437ab55e133a19a5587045a9daaaa8",
+			Digest: "becbe687a36ce14a227fcf92ec2c3b5694d17f49ddb900a3e26a86c6b576e9a7",
+			Files:  []string{"run.sh", "src/a.txt"}, Checks: []string{"unit"}, By: "claude"}
 	case events.TypeExclude:
 		report := SampleExcludedReport()
 		return events.Exclude{
