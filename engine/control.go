@@ -29,13 +29,22 @@ import (
 // inspected; it is the parent's attestation, not something the engine
 // verifies. The lane must be inspecting.
 //
+// Verdict names no reviewed state: the next writer starts from the
+// checkout's HEAD, and its launch and the run report say so. VerdictFrom
+// names one.
+func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef string) error {
+	return e.VerdictFrom(ctx, run, lane, state, evidenceRef, "")
+}
+
+// VerdictFrom is Verdict naming the reviewed state.
+//
 // from, with a clear verdict, names the reviewed state the lane's next
 // writer starts from: a commit or snapshot ref that must resolve to a
 // commit in the run's repository (git rev-parse --verify <from>^{commit});
 // the verdict records the commit it resolved to, so the ref cannot move
 // afterwards. Without it the next writer starts from the checkout's HEAD,
 // and its launch and the run report say so.
-func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef, from string) error {
+func (e *Engine) VerdictFrom(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef, from string) error {
 	if state != events.VerdictClear && state != events.VerdictUnsafe {
 		return invalidf("verdict state %q: want clear or unsafe", state)
 	}

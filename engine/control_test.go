@@ -43,7 +43,7 @@ func TestVerdictGatesStartedWriter(t *testing.T) {
 			require.True(t, strings.HasPrefix(job.Paths.Worktree, filepath.Join(h.data, "worktrees")))
 			require.FileExists(t, filepath.Join(job.Paths.Worktree, "README.md"))
 
-			err := h.eng.Verdict(ctx, run, 0, tc.state, "diff reviewed", "")
+			err := h.eng.Verdict(ctx, run, 0, tc.state, "diff reviewed")
 			require.ErrorIs(t, err, engine.ErrNotWaiting, "no verdict before the lane inspects")
 
 			h.execute(job, "usage-exhausted")
@@ -54,7 +54,7 @@ func TestVerdictGatesStartedWriter(t *testing.T) {
 			require.Equal(t, engine.WaitVerdict, st.Lanes[0].WaitingFor)
 			h.noJob(run, events.JobSubject("cursor"))
 
-			require.NoError(t, h.eng.Verdict(ctx, run, 0, tc.state, "diff reviewed", ""))
+			require.NoError(t, h.eng.Verdict(ctx, run, 0, tc.state, "diff reviewed"))
 			if tc.state == events.VerdictClear {
 				next := h.nextJob(events.JobSubject("cursor"))
 				require.NotEqual(t, job.Paths.Worktree, next.Paths.Worktree, "each writer attempt gets a fresh worktree")
@@ -161,7 +161,7 @@ func TestCancelRunCancelsEveryLane(t *testing.T) {
 	}
 	require.Len(t, ofType(envs, events.TypeCancel), 3, "one run-level and one per lane")
 	require.ErrorIs(t, h.eng.Cancel(ctx, run, events.RunLane, "again"), engine.ErrFinal)
-	require.ErrorIs(t, h.eng.Verdict(ctx, run, 0, events.VerdictClear, "x", ""), engine.ErrFinal)
+	require.ErrorIs(t, h.eng.Verdict(ctx, run, 0, events.VerdictClear, "x"), engine.ErrFinal)
 	h.verifyReplay(run)
 }
 

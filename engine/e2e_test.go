@@ -192,8 +192,8 @@ func TestE2EStartedWriterWaitsForVerdict(t *testing.T) {
 	for _, run := range []string{clear, unsafe} {
 		h.waitLane(run, 0, machines.StateInspecting)
 	}
-	require.NoError(t, h.eng.Verdict(ctx, clear, 0, events.VerdictClear, "diff and tool log reviewed", ""))
-	require.NoError(t, h.eng.Verdict(ctx, unsafe, 0, events.VerdictUnsafe, "wrote outside the worktree", ""))
+	require.NoError(t, h.eng.Verdict(ctx, clear, 0, events.VerdictClear, "diff and tool log reviewed"))
+	require.NoError(t, h.eng.Verdict(ctx, unsafe, 0, events.VerdictUnsafe, "wrote outside the worktree"))
 
 	rep, changes := h.wait(clear)
 	require.Equal(t, machines.StateComplete, rep.Lanes[0].State)

@@ -63,13 +63,13 @@ func TestFallbackWriterStartsFromReviewedState(t *testing.T) {
 		h.waitLane(run, 0, machines.StateInspecting)
 	}
 
-	err := h.eng.Verdict(ctx, reviewed, 0, events.VerdictClear, "diff reviewed", "refs/snapshots/nope")
+	err := h.eng.VerdictFrom(ctx, reviewed, 0, events.VerdictClear, "diff reviewed", "refs/snapshots/nope")
 	require.ErrorIs(t, err, engine.ErrInvalidRequest)
 	require.ErrorContains(t, err, `--from "refs/snapshots/nope" names no commit in `+h.repo)
-	err = h.eng.Verdict(ctx, reviewed, 0, events.VerdictUnsafe, "diff reviewed", "refs/snapshots/lane0")
+	err = h.eng.VerdictFrom(ctx, reviewed, 0, events.VerdictUnsafe, "diff reviewed", "refs/snapshots/lane0")
 	require.ErrorIs(t, err, engine.ErrInvalidRequest, "an unsafe verdict names no state to start from")
-	require.NoError(t, h.eng.Verdict(ctx, reviewed, 0, events.VerdictClear, "diff reviewed", "refs/snapshots/lane0"))
-	require.NoError(t, h.eng.Verdict(ctx, plain, 0, events.VerdictClear, "diff reviewed", ""))
+	require.NoError(t, h.eng.VerdictFrom(ctx, reviewed, 0, events.VerdictClear, "diff reviewed", "refs/snapshots/lane0"))
+	require.NoError(t, h.eng.VerdictFrom(ctx, plain, 0, events.VerdictClear, "diff reviewed", ""))
 
 	rep, _ := h.wait(reviewed)
 	require.Equal(t, machines.StateComplete, rep.Lanes[0].State)

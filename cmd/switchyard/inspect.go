@@ -65,7 +65,7 @@ says so ("the clear verdict named no reviewed state").`,
 				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
 					return err
 				}
-				if err := eng.Verdict(ctx, run, lane, v, evidence, from); err != nil {
+				if err := eng.VerdictFrom(ctx, run, lane, v, evidence, from); err != nil {
 					return engineError(err, run, lane, f, conn)
 				}
 				start := ""
