@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,7 +33,30 @@ func Connect(urls []string, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{nats.Name("switchyard"), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	nc, err := nats.Connect(strings.Join(urls, ","), append(base, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", strings.Join(urls, ","), err)
+		return nil, fmt.Errorf("connect %s: %w", RedactURLs(strings.Join(urls, ",")), err)
 	}
 	return nc, nil
+}
+
+// RedactURLs hides the user info (user:password@ or token@) of every URL
+// in a comma-separated list, for messages and logs.
+func RedactURLs(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = redactURL(p)
+	}
+	return strings.Join(parts, ",")
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err == nil && u.User != nil {
+		u.User = url.User("REDACTED")
+		return u.String()
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		// Unparsable, or a bare host:port with user info.
+		return "REDACTED@" + s[at+1:]
+	}
+	return s
 }

@@ -55,6 +55,10 @@ type EmbeddedConfig struct {
 	Listen string
 	// Cluster joins a cluster of routed servers; nil runs standalone.
 	Cluster *ClusterConfig
+	// TLS, when set, requires TLS on client connections (the in-process
+	// ones aside) and, in a cluster, on routes, which always verify each
+	// other's certificate against TLS.CAFile.
+	TLS *TLSConfig
 	// LogFile receives the server's log; empty disables logging.
 	LogFile string
 	// ReadyTimeout bounds start-up. Default 10s.
@@ -77,6 +81,21 @@ type ClusterConfig struct {
 	Listen string
 	// Routes are the other nodes' route URLs (nats://host:port).
 	Routes []string
+}
+
+// TLSConfig is an embedded server's TLS: PEM files, so a configuration
+// stays plain data (it crosses processes as JSON).
+type TLSConfig struct {
+	// CertFile and KeyFile are the server's certificate and key. For a
+	// cluster node the certificate serves both ways (server and client
+	// authentication), since a route is dialled by either side.
+	CertFile, KeyFile string
+	// CAFile holds the CAs that sign client and route certificates.
+	// Required for a cluster or with VerifyClients.
+	CAFile string
+	// VerifyClients requires every TCP client to present a certificate the
+	// CA signed.
+	VerifyClients bool
 }
 
 // Defaults of EmbeddedConfig.
@@ -122,6 +141,14 @@ func (c EmbeddedConfig) Validate() error {
 		}
 		if _, _, err := splitHostPort(cl.Listen); err != nil {
 			return fmt.Errorf("embedded: Cluster.Listen: %w", err)
+		}
+	}
+	if t := c.TLS; t != nil {
+		if t.CertFile == "" || t.KeyFile == "" {
+			return errors.New("embedded: TLS needs CertFile and KeyFile")
+		}
+		if t.CAFile == "" && (t.VerifyClients || c.Cluster != nil) {
+			return errors.New("embedded: TLS.CAFile is required to verify clients or routes")
 		}
 	}
 	return nil
@@ -177,6 +204,23 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 		}
 		o.Cluster = server.ClusterOpts{Name: cl.Name, Host: host, Port: port}
 		o.Routes = server.RoutesFromStr(strings.Join(cl.Routes, ","))
+	}
+	if t := c.TLS; t != nil {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.CertFile, KeyFile: t.KeyFile, CaFile: t.CAFile, Verify: t.VerifyClients})
+		if err != nil {
+			return nil, fmt.Errorf("embedded: TLS: %w", err)
+		}
+		o.TLS, o.TLSConfig, o.TLSVerify, o.TLSTimeout = true, tc, t.VerifyClients, 5
+		if c.Cluster != nil {
+			rc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.CertFile, KeyFile: t.KeyFile, CaFile: t.CAFile, Verify: true})
+			if err != nil {
+				return nil, fmt.Errorf("embedded: route TLS: %w", err)
+			}
+			// A node dials routes too: it checks the others against the
+			// same CA (as nats-server's own cluster tls block does).
+			rc.RootCAs = rc.ClientCAs
+			o.Cluster.TLSConfig, o.Cluster.TLSTimeout = rc, 5
+		}
 	}
 	return o, nil
 }

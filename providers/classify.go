@@ -104,6 +104,13 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 		return fail(policy.StatusChildFailed, policy.PhasePostprocess, denialCode(p, "provider_error_result"),
 			fmt.Sprintf("%s reported a failed result", provider), true)
 	}
+	if success && p.ToolDenial != nil {
+		// A verified denial despite a conversational success (an
+		// Antigravity writer's approval hook denied a call): the lane
+		// ends, and the recorded terminal success still vetoes replay.
+		return fail(policy.StatusChildFailed, policy.PhasePostprocess, denialCode(p, "tool_denied"),
+			fmt.Sprintf("%s had a tool call denied; a denial ends the lane even after a successful result", provider), false)
+	}
 	if p.ProtocolError != nil {
 		return fail(policy.StatusMalformedOutput, policy.PhasePostprocess, denialCode(p, "protocol_violation"),
 			fmt.Sprintf("%s output was rejected: %s", provider, p.ProtocolError), false)

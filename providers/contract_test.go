@@ -58,6 +58,19 @@ func contractRequest(p policy.Provider, mode policy.Access, spend policy.APISpen
 	}
 }
 
+// contractAntigravityHost answers a writer's inspection for the goldens:
+// every user source absent, the hook run by /opt/bin/switchyard.
+var contractAntigravityHost = antigravityHost{
+	inspect: func(req Request) ([]antigravitySource, error) {
+		sources := antigravityUserSources(req.Home)
+		for i := range sources {
+			sources[i].Fingerprint = fingerprintAbsent
+		}
+		return sources, nil
+	},
+	self: func() (string, error) { return "/opt/bin/switchyard", nil },
+}
+
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.
 const contractUserCursorConfig = `{"version":1,"permissions":{"allow":["Shell(*)"],"deny":[]},` +
@@ -76,7 +89,7 @@ func contractSpec(t *testing.T, p policy.Provider) *Spec {
 			return nil, fs.ErrNotExist
 		})
 	case policy.Antigravity:
-		return antigravitySpec(func(string) ([]byte, error) { return nil, fs.ErrNotExist })
+		return antigravitySpecOn(func(string) ([]byte, error) { return nil, fs.ErrNotExist }, contractAntigravityHost)
 	}
 	return mustLookup(t, p)
 }
@@ -348,11 +361,19 @@ func TestInvocationsKeepThePromptOutOfArgv(t *testing.T) {
 						require.Equal(t, uint32(privateDirMode), f.Mode)
 						continue
 					}
-					require.Equal(t, uint32(privateFileMode), f.Mode)
+					// Antigravity's approval program is owner-executable (0700),
+					// in the writer's control directory under the real home.
+					control := p == policy.Antigravity && strings.HasPrefix(f.Path, AntigravityControlDir(req)+"/")
+					if control && filepath.Base(f.Path) == antigravityHookProgram {
+						require.Equal(t, uint32(0o700), f.Mode)
+					} else {
+						require.Equal(t, uint32(privateFileMode), f.Mode)
+					}
 					inPrivateDir := strings.HasPrefix(f.Path, req.PrivateDir+"/")
 					sidecar := strings.HasPrefix(f.Path, req.Receipt+".")
-					agentFile := p == policy.Antigravity && strings.HasPrefix(f.Path, req.Cwd+"/.agents/agents/")
-					require.True(t, inPrivateDir || sidecar || agentFile, "%s is outside the attempt's private paths", f.Path)
+					agentFile := p == policy.Antigravity && (strings.HasPrefix(f.Path, req.Cwd+"/.agents/agents/") ||
+						f.Path == req.Cwd+"/.agents/hooks.json")
+					require.True(t, inPrivateDir || sidecar || agentFile || control, "%s is outside the attempt's private paths", f.Path)
 					if bytes.Contains(f.Content, req.Prompt) {
 						carried = true
 						require.True(t, slices.ContainsFunc(cmd.Argv, func(a string) bool { return a == f.Path }),

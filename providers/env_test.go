@@ -87,7 +87,7 @@ func TestGuardNamesUnderDenyListExactlyTheProvidersRoutes(t *testing.T) {
 		{name: policy.Grok, want: []string{"GROK_CODE_XAI_API_KEY", "XAI_API_KEY"}},
 		{name: policy.Devin, want: []string{"DEVIN_API_KEY", "DEVIN_API_URL"}},
 		{name: policy.Cursor, want: []string{"CURSOR_API_ENDPOINT", "CURSOR_API_KEY"}},
-		{name: policy.Antigravity, want: []string{"AGY_ADC_AUTH", "AGY_GATEWAY_X", "AGY_LLM_GATEWAY_URL",
+		{name: policy.Antigravity, want: []string{"AGY_ADC_AUTH", "AGY_GATEWAY_OFF", "AGY_GATEWAY_X", "AGY_LLM_GATEWAY_URL",
 			"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"}},
 		{name: policy.OpenCode, want: []string{openCodeNativeAuth}, legacyTo: []string{openCodeNativeAuth}},
 		{name: policy.Gemini, want: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",

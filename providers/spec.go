@@ -64,6 +64,13 @@ type File struct {
 	// its place, reuses an existing real directory, and removes it after
 	// the attempt only when it created it. Directories precede their files.
 	Dir bool
+	// Guard marks a path outside the attempt's private directories that
+	// the worker could reach (Antigravity's generated agent and hooks in
+	// the worktree): after the attempt the runner removes a guarded file
+	// only when its content is unchanged, and a guarded directory only
+	// when it is empty; anything replaced or added is left in place and
+	// reported, never deleted.
+	Guard bool
 }
 
 // Command is one child process the runner starts: argv[0] is the resolved
@@ -79,6 +86,11 @@ type Command struct {
 	// Capture lists extra files the command writes that the parser reads
 	// (for example Devin's ATIF export), read after the child settles.
 	Capture []string
+	// Check, when set, runs immediately before the child starts (after
+	// Files exist); an error refuses the launch with nothing started (a
+	// *RefusedError carries its receipt status). Antigravity writers
+	// recheck their captured configuration fingerprints here.
+	Check func() error
 }
 
 // Capture is what a settled child produced. ExitCode is nil when the child

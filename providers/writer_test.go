@@ -23,13 +23,18 @@ func TestWriterToolsMatchTheConfiguration(t *testing.T) {
 		require.Equal(t, "deny", perm[i].Value)
 		require.False(t, mustLookup(t, policy.OpenCode).Writer.Shell)
 	})
-	t.Run("antigravity grants no command tool", func(t *testing.T) {
+	t.Run("antigravity grants sandboxed run_command and manage_task", func(t *testing.T) {
 		t.Parallel()
-		for _, tool := range antigravityTools(policy.IsolatedWrite) {
-			require.NotContains(t, tool, "command", "a command tool would make Writer.Shell true")
+		tools := antigravityTools(policy.IsolatedWrite)
+		for _, tool := range tools {
 			require.Contains(t, mustLookup(t, policy.Antigravity).Writer.Guidance, tool, "the guidance names every granted tool")
 		}
-		require.False(t, mustLookup(t, policy.Antigravity).Writer.Shell)
+		require.Contains(t, tools, "run_command")
+		require.Contains(t, tools, "manage_task")
+		require.Contains(t, string(antigravityAgent(contractRequest(policy.Antigravity, policy.IsolatedWrite, policy.APISpendApproved))),
+			"commandExecutionPolicy: sandbox", "commands run under the native sandbox policy")
+		require.True(t, mustLookup(t, policy.Antigravity).Writer.Shell)
+		require.NotContains(t, antigravityTools(policy.ReadOnly), "run_command", "read-only lanes get no command tool")
 	})
 	t.Run("gemini auto_edit approves edits only", func(t *testing.T) {
 		t.Parallel()

@@ -264,7 +264,7 @@ func (a *attempt) stages() {
 	a.req.PrivateDir = a.area.dir
 	files, overlay, err := a.spec.Prepare(a.req)
 	if err != nil {
-		a.launcherFailure("could not prepare the "+string(a.o.Provider)+" private configuration", err)
+		a.refusedOr(err, policy.PreflightNotRun, "could not prepare the "+string(a.o.Provider)+" private configuration")
 		return
 	}
 	for _, f := range files {
@@ -388,6 +388,12 @@ func (a *attempt) invoke(env []string) {
 		dir = a.req.Cwd
 	}
 	a.rc.Argv = append([]string{}, cmd.Argv...)
+	if cmd.Check != nil {
+		if err := cmd.Check(); err != nil {
+			a.refusedOr(err, "", "the "+string(a.o.Provider)+" pre-launch check failed")
+			return
+		}
+	}
 	if a.stopped() {
 		return
 	}
@@ -426,6 +432,18 @@ func (a *attempt) invoke(env []string) {
 	}
 	a.classify(parsed, res)
 	a.noteTruncation(res)
+}
+
+// refusedOr records a provider's refusal (*providers.RefusedError: the
+// user's configuration or CLI cannot run this attempt; nothing started)
+// with its own status, or else a launcher failure with note.
+func (a *attempt) refusedOr(err error, pre policy.PreflightStatus, note string) {
+	var refused *providers.RefusedError
+	if errors.As(err, &refused) {
+		a.failPreflight(refused.Status, pre, string(a.o.Provider)+" refused the attempt: "+refused.Reason, "diagnostic: provider_refused\n"+refused.Reason)
+		return
+	}
+	a.launcherFailure(note, err)
 }
 
 // joinEvidence joins evidence sentences of successive probes.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -252,6 +253,9 @@ type privateArea struct {
 	dir   string   // the attempt's private directory, "<receipt>.private" (0700)
 	dirs  []string // directories created, removed recursively
 	files []string // files created (or claimed for the child) outside them
+	// guarded are the Guard files (with their content digest) and
+	// directories: removed only when unchanged or empty.
+	guarded map[string]*[32]byte
 }
 
 // privateDirFor is the attempt's private directory beside its receipt.
@@ -313,6 +317,11 @@ func (a *privateArea) create(f providers.File) error {
 			}
 			return realDir(f.Path)
 		}
+		if f.Guard {
+			a.guard(f.Path, nil)
+			a.files = append(a.files, f.Path)
+			return os.Chmod(f.Path, mode)
+		}
 		if !a.owns(f.Path) {
 			a.dirs = append(a.dirs, f.Path)
 		}
@@ -329,8 +338,12 @@ func (a *privateArea) create(f providers.File) error {
 	if err != nil {
 		return fmt.Errorf("create private file: %w", err)
 	}
-	if !a.owns(f.Path) {
+	if !a.owns(f.Path) || f.Guard {
 		a.files = append(a.files, f.Path)
+	}
+	if f.Guard {
+		sum := sha256.Sum256(f.Content)
+		a.guard(f.Path, &sum)
 	}
 	_, werr := file.Write(f.Content)
 	cerr := file.Chmod(mode)
@@ -359,14 +372,67 @@ func (a *privateArea) claimCapture(p string) error {
 	return nil
 }
 
+// guard records a Guard path: a file with its content digest, or a
+// directory (sum nil).
+func (a *privateArea) guard(p string, sum *[32]byte) {
+	if a.guarded == nil {
+		a.guarded = map[string]*[32]byte{}
+	}
+	a.guarded[p] = sum
+}
+
+// errLeftInPlace reports guarded paths cleanup kept because the attempt
+// changed them.
+var errLeftInPlace = errors.New("left in place")
+
+// removeGuarded removes a guarded file only when it is still the regular
+// file with the content written, a guarded directory only when empty.
+func removeGuarded(p string, sum *[32]byte) error {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if sum == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%w: %s was replaced during the attempt", errLeftInPlace, p)
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("%w: %s is not empty after the attempt", errLeftInPlace, p)
+		}
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s was replaced during the attempt", errLeftInPlace, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if sha256.Sum256(data) != *sum {
+		return fmt.Errorf("%w: %s was changed during the attempt", errLeftInPlace, p)
+	}
+	return os.Remove(p)
+}
+
 // cleanup removes everything the area created, newest first. RemoveAll
-// never follows a symlink out of a directory.
+// never follows a symlink out of a directory. Guarded paths are removed
+// only when unchanged (files) or empty (directories); the error names the
+// ones left in place.
 func (a *privateArea) cleanup() error {
 	if a == nil {
 		return nil
 	}
 	var errs []error
 	for i := len(a.files) - 1; i >= 0; i-- {
+		if sum, ok := a.guarded[a.files[i]]; ok {
+			if err := removeGuarded(a.files[i], sum); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := os.Remove(a.files[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -87,9 +87,9 @@ func TestWorkerPrompt(t *testing.T) {
 }
 
 // TestWriterPromptMatchesGrantedTools: a writer whose spec grants no shell
-// (OpenCode denies bash, Antigravity's agent has no command tool, Gemini's
-// auto_edit refuses commands headless) is never told to run checks or use
-// a shell; one with a shell is told to run them.
+// (OpenCode denies bash, Gemini's auto_edit refuses commands headless) is
+// never told to run checks or use a shell; one with a shell (Antigravity's
+// writer now has a sandboxed run_command) is told to run them.
 func TestWriterPromptMatchesGrantedTools(t *testing.T) {
 	t.Parallel()
 	for _, p := range providers.Names() {
@@ -100,7 +100,7 @@ func TestWriterPromptMatchesGrantedTools(t *testing.T) {
 			require.Contains(t, wr, "\n"+spec.Writer.Guidance+"\n", p)
 		}
 		switch p {
-		case policy.OpenCode, policy.Antigravity, policy.Gemini:
+		case policy.OpenCode, policy.Gemini:
 			require.False(t, spec.Writer.Shell, p)
 			for _, s := range []string{"run the local checks", "run the affected check", "sandboxed shell", "sandboxed commands", "run checks with", "run checks as"} {
 				require.NotContains(t, wr, s, "%s: the prompt must not ask for a denied tool", p)

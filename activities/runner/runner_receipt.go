@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -192,7 +193,11 @@ func (a *attempt) finish() Result {
 		a.res.output.discard()
 	}
 	if err := a.area.cleanup(); err != nil && a.rc.Error != nil {
-		a.rc.Error.Evidence = providers.CapText(a.rc.Error.Evidence+"\nrunner: private cleanup incomplete", providers.EvidenceCap)
+		note := "runner: private cleanup incomplete"
+		if errors.Is(err, errLeftInPlace) {
+			note = "runner: " + err.Error()
+		}
+		a.rc.Error.Evidence = providers.CapText(a.rc.Error.Evidence+"\n"+note, providers.EvidenceCap)
 	}
 	end := a.r.cfg.Now()
 	a.rc.CompletedAt = iso(end)

@@ -30,6 +30,8 @@ type engineFlags struct {
 	dataDir  string
 	replicas int
 	fsync    string
+	// natsAuth: credentials and TLS for --nats (natsflags.go).
+	natsAuth natsFlags
 	// cmd is the command the flags belong to; its name decides the role
 	// the command connects as (commandRole).
 	cmd *cobra.Command
@@ -48,16 +50,20 @@ throughput: acknowledged events can be lost on an OS crash or power loss
 func addEngineFlags(c *cobra.Command, f *engineFlags, embed bool) {
 	f.cmd = c
 	fl := c.Flags()
-	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
+	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,tls://b:4222;\ndefault $NATS_URL); without it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
 	fl.IntVar(&f.replicas, "replicas", 0, "stream replicas with --nats: 3 for a three-node cluster. Without it, streams that exist keep\ntheirs and new ones get 3 when --nats lists three or more servers, else 1; with it, existing\nstreams are changed to it")
 	if embed {
 		fl.StringVar(&f.fsync, "fsync", string(events.FsyncAlways), fsyncHelp)
 	}
+	addNATSFlags(c, &f.natsAuth)
 }
 
 // validate checks the flags' own values, before anything connects.
-func (f engineFlags) validate(c *cobra.Command) error {
+func (f *engineFlags) validate(c *cobra.Command) error {
+	if err := f.natsAuth.resolve(c, &f.nats); err != nil {
+		return err
+	}
 	if c.Flags().Changed("nats") && len(events.SplitURLs(f.nats)) == 0 {
 		return usagef("--nats %q lists no URL; pass nats://host:port[,nats://host:port...]", f.nats)
 	}
@@ -183,24 +189,39 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 			replicas = 3
 		}
 	}
+	auth, err := f.natsAuth.options()
+	if err != nil {
+		return nil, err
+	}
 	watch := &linkWatch{settling: 10 * time.Second}
-	opts := append(linkOptions(o.link, watch), nats.Timeout(5*time.Second), nats.CustomInboxPrefix(events.InboxPrefix(f.role())))
-	opts = append(opts, serveCredentials(f, urls)...)
+	opts := append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))
+	if f.natsAuth.auth.Method() == "none" {
+		// --nats naming a serve's own server: its data directory's
+		// credentials, as the command's role.
+		opts = append(opts, serveCredentials(f, urls)...)
+	}
+	// The login and TLS given, and the role's reply subjects (or the
+	// context's inbox_prefix).
+	opts = append(opts, auth...)
 	nc, err := events.Connect(urls, opts...)
 	if errors.Is(err, nats.ErrAuthorization) {
-		return nil, failf("--nats %s refused this connection's credentials (%v); pass the credentials of a user allowed the %s role (--creds, --nkey, --context, or NATS_USER/NATS_PASSWORD/NATS_TOKEN; see docs/DEPLOY.md), or, for a switchyard serve's own server, its --data-dir (its credentials are there)",
-			f.nats, err, f.role())
+		return nil, failf("%s refused this connection's credentials (%s: %v); pass the credentials of a user allowed the %s role (--creds, --nkey, --context, or NATS_USER/NATS_PASSWORD/NATS_TOKEN; see docs/DEPLOY.md), or, for a switchyard serve's own server, its --data-dir (its credentials are there)",
+			f.natsAuth.source(f.nats), f.natsAuth.auth.Method(), err, f.role())
 	}
 	if err != nil {
-		return nil, failf("cannot reach --nats %s: %v; check the URLs and that the servers run with JetStream", f.nats, err)
+		return nil, failf("cannot reach %s: %v; check the URLs, the credentials (%s) and TLS options, and that the servers run with JetStream",
+			f.natsAuth.source(f.nats), err, f.natsAuth.auth.Method())
 	}
 	// Streams that exist keep their replicas unless --replicas asks
 	// for a change: a command pointed at one node of a cluster must
 	// not strip its replication.
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: f.replicas != 0})
 	if err != nil {
-		nc.Close()
-		return nil, failf("--nats %s: %v; check that JetStream is enabled and --replicas %d fits the cluster", f.nats, err, replicas)
+		defer nc.Close()
+		if rerr := f.natsAuth.refused(nc, f.nats); rerr != nil {
+			return nil, rerr
+		}
+		return nil, failf("%s: %v; check that JetStream is enabled, that the user may use it, and --replicas %d fits the cluster", f.natsAuth.source(f.nats), err, replicas)
 	}
 	return &engineConn{mode: connExternal, urls: urls, js: js, closeNC: nc.Close, watch: watch, query: o.query}, nil
 }
@@ -481,7 +502,7 @@ func (c *engineConn) capacity() events.Capacity { return c.js.Capacity() }
 func (c *engineConn) describe() string {
 	switch c.mode {
 	case connExternal:
-		return "NATS " + strings.Join(c.urls, ",")
+		return "NATS " + events.RedactURLs(strings.Join(c.urls, ","))
 	case connServe:
 		h := c.holder
 		if c.dialer != nil {
@@ -545,7 +566,7 @@ const submitWait = 30 * time.Second
 func (c *engineConn) connFlags(f engineFlags) string {
 	switch {
 	case f.nats != "":
-		return " --nats " + shellQuote(f.nats)
+		return f.natsAuth.render(f.nats)
 	case !c.defaultDir && c.dataDir != "":
 		return " --data-dir " + shellQuote(c.dataDir)
 	}

@@ -80,6 +80,9 @@ func runBinary(t *testing.T, args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	cmd.Dir = repoRoot
+	// The caller's NATS settings (NATS_URL is --nats's default) must not
+	// send a test's command to the developer's server.
+	cmd.Env = withoutNATSEnv(os.Environ())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -147,4 +150,15 @@ func TestRunInProcess(t *testing.T) {
 			require.True(t, strings.HasPrefix(stderr.String(), tt.wantStderr), "stderr: %s", stderr.String())
 		})
 	}
+}
+
+// withoutNATSEnv drops the NATS_* variables from env.
+func withoutNATSEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "NATS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import "github.com/spf13/cobra"
 func addQueryEngineFlags(c *cobra.Command, f *engineFlags) {
 	f.cmd = c
 	fl := c.Flags()
-	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,nats://b:4222);\nwithout it the data directory's serve (or embedded server) is used")
+	fl.StringVar(&f.nats, "nats", "", "comma-separated NATS URLs of an existing server or cluster (nats://a:4222,tls://b:4222;\ndefault $NATS_URL); without it the data directory's serve (or embedded server) is used")
 	fl.StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
+	addNATSFlags(c, &f.natsAuth)
 }

@@ -40,5 +40,8 @@ lane's next step from a frozen model sheet.`,
 	root.AddCommand(newRecoverCmd(stdout, stderr))
 	root.AddCommand(newUsageCmd(stdout, stderr))
 	root.AddCommand(newDoctorCmd(stdout, stderr))
+	root.AddCommand(newModelsCmd(stdout, stderr))
+	root.AddCommand(newSetupCmd(stdout, stderr))
+	root.AddCommand(newAntigravityHookCmd(hookStdin, stdout, stderr))
 	return root
 }

@@ -129,4 +129,15 @@ func TestSecurityServeAdmitsOnlyItsUser(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"the parent's cancel"}, reasons, "only the parent's cancel is recorded")
+
+	// The refusal is audited in the lane's log.
+	lane, err := reader.Store().Load(ctx, "sec", 0)
+	require.NoError(t, err)
+	var audited []string
+	for _, env := range lane {
+		if a, ok := env.Payload.(events.Audit); ok && a.Reason == events.AuditRefusedJob {
+			audited = append(audited, a.ExecutionID)
+		}
+	}
+	require.Equal(t, []string{forged.ExecutionID}, audited, "the engine records the worker's refusal")
 }

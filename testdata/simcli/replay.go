@@ -38,6 +38,10 @@ type replay struct {
 	// echoEnv names a variable holding a config path whose content is
 	// printed when the kind has no stdout file (OpenCode debug config).
 	echoEnv string
+	// hookCalls are agy PreToolUse inputs (JSONL, templated) an
+	// Antigravity writer replays through the workspace approval hook
+	// before its output (see agywriter.go).
+	hookCalls []byte
 }
 
 // maxBaseDepth bounds "base" chains.
@@ -105,6 +109,11 @@ func loadReplay(dir string) (*replay, error) {
 		return nil, err
 	} else if ok {
 		r.echoEnv = strings.TrimSpace(string(b))
+	}
+	if r.hookCalls, ok, err = read("hook_calls"); err != nil {
+		return nil, err
+	} else if !ok {
+		r.hookCalls = nil
 	}
 	return r, nil
 }

@@ -582,8 +582,11 @@ func TestMisconfigurationFailsLoudly(t *testing.T) {
 	assert.Equal(t, 125, got.code)
 	assert.Contains(t, got.stderr, `simcli: no scenario "no-such-scenario" for claude`)
 
-	// A probe no transcript answers.
-	simenv.Configure(t, bin, simenv.Config{})
+	// A probe no transcript answers (a transcript root whose opencode
+	// scenario has no models answer and no _preflight default).
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "opencode", "success"), 0o755))
+	simenv.Configure(t, bin, simenv.Config{Transcripts: root})
 	got = runSim(t, bin, call{provider: "opencode", args: []string{"models"}})
 	assert.Equal(t, 125, got.code)
 	assert.Contains(t, got.stderr, `simcli: no models transcript for opencode scenario "success"`)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,6 +103,12 @@ func (s *simulation) run() int {
 	}
 
 	t := s.templater(pc, inv.Cwd)
+	if kind == simlog.KindWorkload && s.prov.Name == "antigravity" && slices.Contains(s.args, "accept-edits") {
+		if code, msg := s.agyWriter(r, t, inv.Cwd); code != 0 {
+			fmt.Fprintln(s.stderr, msg)
+			return code
+		}
+	}
 	stdout, stderr := t.apply(r.stdout), t.apply(r.stderr)
 	if !r.hasStdout && r.echoEnv != "" {
 		b, err := readEchoed(r.echoEnv)

@@ -296,7 +296,7 @@ func TestLongRunningTranscriptsHangUntilSignalled(t *testing.T) {
 func TestTranscriptFilesAreWellFormed(t *testing.T) {
 	t.Parallel()
 	known := map[string]bool{"stdout": true, "stderr": true, "exit": true, "delay_ms": true, "chunk_ms": true,
-		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true,
+		"hang": true, "spawn_grandchild": true, "export.json": true, "echo_env": true, "base": true, "hook_calls": true,
 		"account.json": true, "rate-limits.json": true, "rate-limits-error.json": true, "notify.jsonl": true}
 	// App-server files are JSON once their reset placeholders are filled.
 	resets := strings.NewReplacer("{{reset_5h}}", "1", "{{reset_7d}}", "1", "{{reset_1h}}", "1", "{{now_unix}}", "1")
