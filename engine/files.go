@@ -74,8 +74,9 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 }
 
 // launchSpec is what prepare needs to know about the attempt beyond the
-// run: its route (a native prompt carries the prepared worker contract) and
-// the commit a writer's worktree starts from ("" for the checkout's HEAD).
+// run: its route and provider (a native prompt carries the prepared worker
+// contract) and the verdict whose reviewed state a writer's worktree
+// starts from (nil: the checkout's HEAD).
 type launchSpec struct {
 	route policy.Route
 	// provider is the attempt's provider (the parent's own for an alias).
