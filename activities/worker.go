@@ -118,6 +118,9 @@ type WorkerConfig struct {
 	// (tests shorten grace periods with it). The worker supplies Env and
 	// Now when they are unset.
 	RunnerConfig func(job events.Job) runner.Config
+	// Observer, when set, is told of claim and lease failures (the
+	// worker's Prometheus metrics). Optional.
+	Observer Observer
 	// Capacity, when set, is where the worker puts its providers' capacity
 	// reports: at start, every QuotaRefresh, on a refresh request, and
 	// right after an attempt ends usage-exhausted. Optional (a worker

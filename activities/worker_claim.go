@@ -80,10 +80,12 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 		w.claimedBefore(ctx, log, d)
 	case errors.Is(err, events.ErrInvalid):
 		log.Error("execution cannot be claimed; job removed", "err", err)
+		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
 		w.term(ctx, log, d, "unclaimable execution")
 	default:
 		if ctx.Err() == nil {
 			log.Warn("could not claim the execution; job returned", "err", err)
+			w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
 		}
 		w.nak(ctx, log, d, 0)
 		w.emit(evReturned, id)

@@ -80,6 +80,9 @@ func (w *Worker) beat(ctx context.Context, log *slog.Logger, d *events.Delivery,
 			next, err = now, nil
 		}
 	}
+	if err != nil && ctx.Err() == nil {
+		w.observe(func(o Observer) { o.LeaseFailed(d.Job.Provider) })
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {

@@ -25,8 +25,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var listen string
 	var lf logFlags
 	var capList []string
+	var hf httpFlags
 	c := &cobra.Command{
-		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--data-dir D | --nats URLS]",
+		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--http HOST:PORT] [--data-dir D | --nats URLS]",
 		Short: "Run the engine and the data directory's JetStream server until stopped",
 		Long: `Start the data directory's embedded NATS JetStream server, listening on a
 loopback address, and the engine that drives every run stored there (runs a
@@ -53,6 +54,12 @@ process. The caps are the deployment's whole setting: a provider --cap
 leaves out goes back to 2. "switchyard status" shows each provider's cap
 and the sessions running.
 
+--http HOST:PORT serves the web console (runs, lane timelines, the lane
+machine, events, answer forms), its JSON API (/api/v1/runs, the objects of
+status --json), /metrics (Prometheus), /healthz and /readyz. It listens on
+loopback only unless --http-token is set; then every request must carry the
+token (see docs/CONSOLE.md).
+
 SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
 shuts down (stepping down any leadership) before the process exits.`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
@@ -65,6 +72,9 @@ shuts down (stepping down any leadership) before the process exits.`,
   # At most four codex sessions and one grok session at once, across all
   # workers (every other provider: 2):
   switchyard serve --cap codex=4 --cap grok=1
+
+  # The web console and Prometheus metrics on http://127.0.0.1:8233/:
+  switchyard serve --http 127.0.0.1:8233
 
   # Drive runs stored on a three-node cluster:
   switchyard serve --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
@@ -85,11 +95,15 @@ shuts down (stepping down any leadership) before the process exits.`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), stdout, stderr, f, listen, caps, lf.logger(stderr))
+			if err := hf.validate(cmd); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), stdout, stderr, f, listen, caps, hf, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0: the port it had last time when free, else any free one)")
 	addCapFlag(c, &capList)
+	addHTTPFlags(c, &hf, "the web console, its JSON API (/api/v1), /metrics")
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, true)
 	return wireCommand(c, stderr)
@@ -115,7 +129,7 @@ func checkLoopback(listen string) error {
 // runServe serves until ctx ends.
 // The caps are set before the engine starts, so no job of this serve's
 // runs is handed out under older caps.
-func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, logger *slog.Logger) error {
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, hf httpFlags, logger *slog.Logger) error {
 	refused := func(peer string) {
 		logger.Warn("refused a connection without this start's credentials; only processes of the user that started serve can connect",
 			"peer", peer, "credentials", authFileName)
@@ -151,6 +165,11 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 		fmt.Fprintf(stdout, "switchyard serve: engine on %s (pid %d); stop with Ctrl-C\n", conn.describe(), os.Getpid())
 	}
 	fmt.Fprintf(stdout, "switchyard serve: provider caps (concurrent attempts across all workers): %s\n", describeCaps(caps))
+	web, err := serveHTTP(ctx, stdout, stderr, hf, f, conn, eng, logger)
+	if err != nil {
+		return err
+	}
+	defer web.stop()
 	err = eng.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("engine stopped: %v", err)

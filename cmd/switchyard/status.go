@@ -559,21 +559,7 @@ type holderStoppedError struct{ holder string }
 func (e *holderStoppedError) Error() string { return e.holder + " stopped" }
 
 // runState is a run's one-word state.
-func runState(r engine.RunStatus) string {
-	switch {
-	case r.Final && r.Cancelled:
-		return "cancelled"
-	case r.Final:
-		return "final"
-	}
-	for _, l := range r.Lanes {
-		switch l.WaitingFor {
-		case engine.WaitNative, engine.WaitVerdict, engine.WaitOperation, engine.WaitRecovery:
-			return "waiting-for-parent"
-		}
-	}
-	return "running"
-}
+func runState(r engine.RunStatus) string { return string(r.State()) }
 
 // laneCounts renders lanes by state: "2 complete, 1 running".
 func laneCounts(lanes []engine.LaneStatus) string {

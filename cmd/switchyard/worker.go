@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/activities"
 	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/events/metrics"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -33,8 +34,9 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var quotaRefresh time.Duration
 	var lf logFlags
 	var bins []string
+	var hf httpFlags
 	c := &cobra.Command{
-		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--data-dir D | --nats URLS]",
+		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--http HOST:PORT] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
 		Long: `Run provider CLI attempts from the job queues of the given providers, on this
 host, until SIGINT or SIGTERM. All workers of one provider share one durable
@@ -67,7 +69,11 @@ sessions running.
 Each provider's CLI is found as SWITCHYARD_<PROVIDER>_BIN says (an absolute
 path to an executable, for pinned installs), else on PATH. --bin P=/path
 (repeatable) sets that for this worker's attempts and quota measurements;
-the path is checked at start.`,
+the path is checked at start.
+
+--http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
+failures per provider, live workers, JetStream reachability), /healthz and
+/readyz; loopback only unless --http-token is set.`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
@@ -101,14 +107,18 @@ the path is checked at start.`,
 			if err != nil {
 				return err
 			}
+			if err := hf.validate(cmd); err != nil {
+				return err
+			}
 			return runWorker(cmd.Context(), stdout, stderr, f, provs,
-				workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh, binaries: binaries}, lf.logger(stderr))
+				workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh, binaries: binaries, http: hf}, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
 	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "most concurrent executions per provider in this worker (the deployment's cap, serve --cap, bounds all workers together)")
 	c.Flags().StringArrayVar(&bins, "bin", nil, "P=/path: run provider P's CLI from this absolute path (sets SWITCHYARD_<P>_BIN for this worker; repeatable)")
 	addQuotaRefreshFlag(c, &quotaRefresh)
+	addHTTPFlags(c, &hf, "/metrics")
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
 	return wireCommand(c, stderr)
@@ -155,6 +165,11 @@ type workerOptions struct {
 	// dataDir, when set, is where jobs' files must lie
 	// (activities.WorkerConfig.DataDir).
 	dataDir string
+	// http is --http and --http-token: the worker's /metrics.
+	http httpFlags
+	// observer receives claim and lease failures (the metrics; nil without
+	// --http).
+	observer activities.Observer
 }
 
 // parseBinOverrides parses --bin P=/path values: P one of the worker's
@@ -231,6 +246,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Commands: conn.js.Conn(),
 		Env:      workerEnv(o.binaries),
 		DataDir:  o.dataDir,
+		Observer: o.observer,
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -269,10 +285,20 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 			return usagef("%v", err)
 		}
 	}
+	m := metrics.New()
+	if o.http.addr != "" {
+		m.WatchProviders(provs)
+		o.observer = m
+	}
 	w, err := newWorker(conn, provs, o, logger)
 	if err != nil {
 		return err
 	}
+	web, err := workerHTTP(ctx, stdout, stderr, o.http, conn, m, logger)
+	if err != nil {
+		return err
+	}
+	defer web.stop()
 	for _, p := range provs {
 		if path, ok := o.binaries[p]; ok {
 			logger.Info("provider CLI pinned by --bin", "provider", string(p), "bin", path)

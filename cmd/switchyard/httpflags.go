@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchyard-dev/switchyard/activities"
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/engine/console"
+	"github.com/switchyard-dev/switchyard/events/metrics"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// The worker's metrics take its claim and lease failures.
+var _ activities.Observer = (*metrics.Metrics)(nil)
+
+// httpTokenEnv carries --http-token without putting it on the command line
+// (where ps shows it).
+const httpTokenEnv = "SWITCHYARD_HTTP_TOKEN"
+
+// httpFlags are --http and --http-token of serve and worker.
+type httpFlags struct {
+	addr  string
+	token string
+}
+
+// addHTTPFlags declares --http and --http-token; what names what the
+// address serves ("the web console, /metrics" or "/metrics").
+func addHTTPFlags(c *cobra.Command, h *httpFlags, what string) {
+	c.Flags().StringVar(&h.addr, "http", "", "HOST:PORT to serve "+what+", /healthz and /readyz on (off unless given; loopback unless --http-token is set)")
+	c.Flags().StringVar(&h.token, "http-token", "", "bearer token every HTTP request but /healthz and /readyz must carry; required for a non-loopback --http (or set "+httpTokenEnv+")")
+}
+
+// validate checks the flags: --http-token needs --http, and a non-loopback
+// --http needs a token (the console answers lanes).
+func (h *httpFlags) validate(cmd *cobra.Command) error {
+	if h.token == "" {
+		h.token = os.Getenv(httpTokenEnv)
+	}
+	if h.addr == "" {
+		if cmd.Flags().Changed("http-token") {
+			return usagef("--http-token applies to --http; add --http HOST:PORT (for example --http 127.0.0.1:8233) or drop --http-token")
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(h.addr)
+	if err != nil || port == "" {
+		return usagef("--http %q is not HOST:PORT; for example --http 127.0.0.1:8233", h.addr)
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	if !loopback && h.token == "" {
+		return usagef("--http %q is not a loopback address, and anyone who reaches it could answer lanes: add --http-token TOKEN (or set %s), or listen on 127.0.0.1", h.addr, httpTokenEnv)
+	}
+	return nil
+}
+
+// httpServer is a started --http listener.
+type httpServer struct {
+	srv  *http.Server
+	done chan struct{}
+	// bg, when set, is closed when the server's background loop (the
+	// console's watch) has returned; cancelBg stops it.
+	bg       chan struct{}
+	cancelBg context.CancelFunc
+}
+
+// startHTTP listens on h.addr and serves handler until ctx ends or stop.
+func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h httpFlags, handler http.Handler, logger *slog.Logger) (*httpServer, error) {
+	ln, err := net.Listen("tcp", h.addr)
+	if err != nil {
+		return nil, failf("--http %s: %v", h.addr, err)
+	}
+	// No write timeout: the event streams stay open.
+	s := &httpServer{srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server stopped", "err", err)
+		}
+	}()
+	if h.token != "" { // before the address line, which scripts wait for
+		fmt.Fprintf(stderr, "switchyard %s: warning: --http-token is set: every request must carry it (Authorization: Bearer, or open http://%s/?token=... once in a browser); the traffic is plain HTTP, so put TLS in front of it beyond this host\n", name, ln.Addr())
+	}
+	fmt.Fprintf(stdout, "switchyard %s: http on http://%s/\n", name, ln.Addr())
+	return s, nil
+}
+
+// stop closes the listener and every connection (event streams included),
+// then stops the background loop and waits for it.
+func (s *httpServer) stop() {
+	if s == nil {
+		return
+	}
+	_ = s.srv.Close()
+	<-s.done
+	if s.bg != nil {
+		s.cancelBg()
+		<-s.bg
+	}
+}
+
+// serveHTTP starts serve's console and metrics when --http is set; nil
+// (nothing to stop) otherwise. The console's Run feeds the metrics from
+// the event log until ctx ends.
+func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f engineFlags, conn *engineConn, eng *engine.Engine, logger *slog.Logger) (*httpServer, error) {
+	if h.addr == "" {
+		return nil, nil
+	}
+	dir, err := conn.engineDataDir(f) // the engine's, also with --nats
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	m := metrics.New()
+	var cs *console.Server
+	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, cs) })
+	cs, err = console.New(console.Options{
+		Engine: eng, Store: conn.store(), DataDir: dir, Token: h.token, Metrics: m, Logger: logger,
+		RunDoc: func(ctx context.Context, st engine.RunStatus) (any, error) {
+			el, err := runEligibility(ctx, conn, st.Run)
+			if err != nil {
+				return nil, err
+			}
+			return withCaps(ctx, conn, runStatusJSON{RunStatus: st, Eligibility: el})
+		},
+		Ready: func(ctx context.Context) error { return readyCheck(ctx, conn) },
+	})
+	if err != nil {
+		return nil, failf("start the console: %v", err)
+	}
+	web, err := startHTTP(ctx, stdout, stderr, "serve", h, cs, logger)
+	if err != nil {
+		return nil, err
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	web.bg, web.cancelBg = make(chan struct{}), cancel
+	go func() { defer close(web.bg); _ = cs.Run(bctx) }()
+	return web, nil
+}
+
+// workerHTTP starts a worker's /metrics, /healthz and /readyz when --http
+// is set.
+func workerHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, conn *engineConn, m *metrics.Metrics, logger *slog.Logger) (*httpServer, error) {
+	if h.addr == "" {
+		return nil, nil
+	}
+	m.SetSampler(func(ctx context.Context) metrics.Snapshot {
+		snap := metrics.Snapshot{WorkersLive: map[policy.Provider]int{}}
+		live, err := conn.js.Presence().Live(ctx)
+		if err == nil {
+			for p, ws := range liveByProvider(live) {
+				snap.WorkersLive[policy.Provider(p)] = len(ws)
+			}
+		}
+		snap.JetStreamUp = err == nil && readyCheck(ctx, conn) == nil
+		return snap
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := readyCheck(r.Context(), conn); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.Handle("GET /metrics", requireToken(h.token, m.Handler()))
+	return startHTTP(ctx, stdout, stderr, "worker", h, mux, logger)
+}
+
+// requireToken wraps next with the bearer token check (none when token is
+// "").
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <the --http-token value>", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readyCheck asks the event stream and the job queue's consumers.
+func readyCheck(ctx context.Context, conn *engineConn) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := conn.store().Runs(ctx); err != nil {
+		return fmt.Errorf("event stream: %w", err)
+	}
+	if _, err := conn.js.ProviderCaps(ctx); err != nil {
+		return fmt.Errorf("job queue: %w", err)
+	}
+	return nil
+}
+
+// sampleServe reads serve's gauges: lanes by state (as the console's watch
+// of the log has them), jobs queued per provider, live workers per
+// provider, and whether JetStream answered.
+func sampleServe(ctx context.Context, conn *engineConn, cs *console.Server) metrics.Snapshot {
+	snap := metrics.Snapshot{LanesByState: cs.LanesByState(), JobsWaiting: map[policy.Provider]int{}, WorkersLive: map[policy.Provider]int{}}
+	up := true
+	if caps, err := conn.js.ProviderCaps(ctx); err == nil {
+		for _, c := range caps {
+			snap.JobsWaiting[c.Provider] = c.Queued
+		}
+	} else {
+		up = false
+	}
+	if live, err := conn.js.Presence().Live(ctx); err == nil {
+		for _, p := range policy.Providers {
+			snap.WorkersLive[p] = 0
+		}
+		for p, ws := range liveByProvider(live) {
+			snap.WorkersLive[policy.Provider(p)] = len(ws)
+		}
+	} else {
+		up = false
+	}
+	snap.JetStreamUp = up
+	return snap
+}

@@ -1,0 +1,275 @@
+// Package console serves Switchyard's web console over HTTP: the runs list,
+// each run's lanes as timelines beside the lane machine's diagram, the
+// event history, attempt files, live updates (server-sent events fed by a
+// JetStream watch), answer forms that post through the same engine calls as
+// the CLI, the JSON API (/api/v1, the objects of `status --json`),
+// Prometheus metrics and health endpoints. Assets are embedded: the console
+// needs no network beyond its own address.
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/metrics"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configure a Server.
+type Options struct {
+	// Engine answers status, report and control calls. Required.
+	Engine *engine.Engine
+	// Store is the event log the engine uses; the console reads histories
+	// and watches it. Required.
+	Store events.Store
+	// DataDir is the data directory; attempt files are served only from
+	// under it. Required.
+	DataDir string
+	// Token, when set, is the bearer token every request but /healthz and
+	// /readyz must carry (Authorization: Bearer TOKEN, or the cookie a
+	// visit to /?token=TOKEN sets). "" requires none: the caller keeps the
+	// listener on loopback then.
+	Token string
+	// Metrics is served on /metrics and fed every event of the log. nil:
+	// no /metrics.
+	Metrics *metrics.Metrics
+	// RunDoc turns a run's status into the object `status --run ID --json`
+	// prints (which adds eligibility and caps). nil: the status itself.
+	RunDoc func(ctx context.Context, st engine.RunStatus) (any, error)
+	// Ready reports whether the NATS connection and streams are usable
+	// (/readyz). nil: a Store.Runs call must succeed.
+	Ready func(ctx context.Context) error
+	// Policy is what final runs are replayed with (as replay --verify
+	// does) to count divergences in the metrics. Default
+	// policy.DefaultOptions().
+	Policy *policy.Options
+	// Logger receives request errors. nil: discard.
+	Logger *slog.Logger
+}
+
+// Server is the console's http.Handler. Run must be active for the runs
+// list's live updates and for the event-derived metrics.
+type Server struct {
+	o     Options
+	mux   *http.ServeMux
+	csrf  string
+	hub   *hub
+	lanes *laneStates
+}
+
+// csrfCookie and csrfField carry the per-server CSRF token: the cookie
+// (SameSite=Strict) is set on every page, the field in every form, and a
+// POST must carry both, equal to the server's token.
+const (
+	csrfCookie  = "switchyard_csrf"
+	csrfField   = "csrf"
+	tokenCookie = "switchyard_token"
+)
+
+// New checks o and returns a Server.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.Engine == nil:
+		return nil, errors.New("console: Options.Engine is required")
+	case o.Store == nil:
+		return nil, errors.New("console: Options.Store is required")
+	case o.DataDir == "":
+		return nil, errors.New("console: Options.DataDir is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Ready == nil {
+		o.Ready = func(ctx context.Context) error { _, err := o.Store.Runs(ctx); return err }
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("console: csrf token: %w", err)
+	}
+	s := &Server{o: o, mux: http.NewServeMux(), csrf: hex.EncodeToString(b), hub: newHub(), lanes: newLaneStates()}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	static, _ := fs.Sub(assets, "assets")
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if s.o.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.auth(s.o.Metrics.Handler()))
+	}
+	s.mux.Handle("GET /{$}", s.auth(http.HandlerFunc(s.page("index.html"))))
+	s.mux.Handle("GET /runs/{id}", s.auth(http.HandlerFunc(s.page("run.html"))))
+	s.mux.Handle("GET /assets/", s.auth(http.StripPrefix("/assets/", http.FileServerFS(static))))
+	s.mux.Handle("GET /api/v1/runs", s.auth(http.HandlerFunc(s.apiRuns)))
+	s.mux.Handle("GET /api/v1/runs/{id}", s.auth(http.HandlerFunc(s.apiRun)))
+	s.mux.Handle("GET /api/v1/runs/{id}/report", s.auth(http.HandlerFunc(s.apiReport)))
+	s.mux.Handle("GET /api/v1/runs/{id}/timeline", s.auth(http.HandlerFunc(s.apiTimeline)))
+	s.mux.Handle("GET /api/v1/runs/{id}/events", s.auth(http.HandlerFunc(s.apiEvents)))
+	s.mux.Handle("GET /api/v1/runs/{id}/stream", s.auth(http.HandlerFunc(s.runStream)))
+	s.mux.Handle("GET /api/v1/runs/{id}/lanes/{lane}/executions/{exec}/{file}", s.auth(http.HandlerFunc(s.apiFile)))
+	s.mux.Handle("GET /api/v1/stream", s.auth(http.HandlerFunc(s.runsStream)))
+	s.mux.Handle("GET /api/v1/machine.svg", s.auth(http.HandlerFunc(s.machineSVG)))
+	s.mux.Handle("POST /runs/{id}/lanes/{lane}/answer", s.auth(http.HandlerFunc(s.answer)))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Run watches every run's events until ctx is done: each event feeds the
+// metrics (from the start of the log, so counters cover every run stored)
+// and the runs list's live updates; each run-final has its run replayed,
+// every decision recomputed, and a divergence counted and logged. A watch
+// that ends early is resumed after the last event it delivered.
+func (s *Server) Run(ctx context.Context) error {
+	final := make(chan string, 1024)
+	done := make(chan struct{})
+	go func() { defer close(done); s.replayFinal(ctx, final) }()
+	defer func() { <-done }()
+	var after uint64
+	for ctx.Err() == nil {
+		ch, err := s.o.Store.Watch(ctx, "", after)
+		if err != nil {
+			s.o.Logger.Warn("console: watch the event log", "err", err)
+		} else {
+			for env := range ch {
+				after = env.Seq
+				if s.o.Metrics != nil {
+					s.o.Metrics.Observe(env)
+				}
+				s.lanes.observe(env)
+				s.hub.publish(env)
+				if env.Type == events.TypeRunFinal && s.o.Metrics != nil {
+					select {
+					case final <- env.Run:
+					case <-ctx.Done():
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+// LanesByState counts the lanes of every run by state, as the events Run
+// has watched so far left them (for the switchyard_lanes gauge).
+func (s *Server) LanesByState() map[string]int { return s.lanes.counts() }
+
+// replayFinal replays each run named on final until ctx is done.
+func (s *Server) replayFinal(ctx context.Context, final <-chan string) {
+	opt := policy.DefaultOptions()
+	if s.o.Policy != nil {
+		opt = *s.o.Policy
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case run := <-final:
+			res, err := engine.Replay(ctx, s.o.Store, run, opt)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.o.Logger.Warn("console: replay a final run", "run", run, "err", err)
+				}
+				continue
+			}
+			s.o.Metrics.Replayed(res.Verified)
+			if !res.Verified {
+				s.o.Logger.Warn("console: replay diverged", "run", run, "result", res.Text())
+			}
+		}
+	}
+}
+
+// auth requires the bearer token when one is set.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.o.Token == "" {
+		return next
+	}
+	want := []byte(s.o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && subtle.ConstantTimeCompare([]byte(q), want) == 1 {
+			// A browser cannot send a header on navigation: remember the
+			// token in a cookie and drop it from the address bar.
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			u := *r.URL
+			q := u.Query()
+			q.Del("token")
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			return
+		}
+		got := ""
+		if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+			got = strings.TrimPrefix(h, "Bearer ")
+		} else if c, err := r.Cookie(tokenCookie); err == nil {
+			got = c.Value
+		}
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <the serve --http-token value>, or open /?token=<it> once in a browser", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// page serves an embedded HTML page with the CSRF cookie set and the CSRF
+// token in its <meta name="csrf">.
+func (s *Server) page(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			http.Error(w, "missing page", http.StatusInternalServerError)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: s.csrf, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(strings.ReplaceAll(string(b), "{{csrf}}", s.csrf)))
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 when the NATS connection and streams answer, 503
+// (with the error) otherwise.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.o.Ready(ctx); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: %v\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}

@@ -1,0 +1,211 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine/console"
+	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/events/metrics"
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+// TestToken: with a token every endpoint but /healthz and /readyz needs
+// it, as a bearer header or the cookie that /?token= sets (and then drops
+// from the address).
+func TestToken(t *testing.T) {
+	f := newFixture(t, "s3cret-token")
+	for _, path := range []string{"/", "/runs/alpha", "/api/v1/runs", "/api/v1/runs/alpha", "/metrics", "/assets/app.js", "/api/v1/machine.svg"} {
+		resp, body := f.get(path)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
+		require.Equal(t, `Bearer realm="switchyard"`, resp.Header.Get("WWW-Authenticate"))
+		require.NotContains(t, body, "s3cret-token")
+		resp, _ = f.get(path, "Authorization", "Bearer wrong")
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
+		resp, _ = f.get(path, "Authorization", "Bearer s3cret-token")
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, _ := f.get(path)
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+	resp, _ := f.get("/runs/alpha?token=s3cret-token")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/runs/alpha", resp.Header.Get("Location"))
+	var c *http.Cookie
+	for _, k := range resp.Cookies() {
+		if k.Name == "switchyard_token" {
+			c = k
+		}
+	}
+	require.NotNil(t, c)
+	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
+	require.True(t, c.HttpOnly)
+	resp, _ = f.get("/api/v1/runs", "Cookie", "switchyard_token="+c.Value)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = f.get("/runs/alpha?token=wrong")
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
+// TestHealth: /healthz answers while the process is up; /readyz asks
+// Options.Ready and reports its error with a 503.
+func TestHealth(t *testing.T) {
+	f := newFixture(t, "")
+	resp, body := f.get("/healthz")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "ok\n", body)
+	resp, body = f.get("/readyz")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "ready\n", body)
+
+	srv, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: f.data,
+		Ready: func(context.Context) error { return errors.New("job queue: nats: connection closed") }})
+	require.NoError(t, err)
+	rec := newRecorder()
+	srv.ServeHTTP(rec, mustRequest(t, http.MethodGet, "/readyz"))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, "not ready: job queue: nats: connection closed\n", rec.Body.String())
+	rec = newRecorder()
+	srv.ServeHTTP(rec, mustRequest(t, http.MethodGet, "/metrics"))
+	require.Equal(t, http.StatusNotFound, rec.Code, "no Metrics, no /metrics")
+}
+
+// TestMetrics: /metrics counts the log's events by type, attempts by
+// provider and outcome, and the sampler's gauges; no label carries a run
+// or execution id.
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, "")
+	f.metrics.SetSampler(func(context.Context) metrics.Snapshot {
+		return metrics.Snapshot{LanesByState: map[string]int{"inspecting": 1, "created": 1},
+			JobsWaiting: map[policy.Provider]int{"codex": 2}, WorkersLive: map[policy.Provider]int{"codex": 0}, JetStreamUp: true}
+	})
+	var body string
+	require.Eventually(t, func() bool { // scraping, as Prometheus does, until the watch caught up
+		_, body = f.get("/metrics")
+		return strings.Contains(body, `switchyard_lane_transitions_total{type="inspect"} 1`)
+	}, waitTimeout, 50*time.Millisecond)
+	for _, want := range []string{
+		`switchyard_lane_transitions_total{type="run-created"} 2`,
+		`switchyard_lane_transitions_total{type="launch"} 1`,
+		`switchyard_lane_transitions_total{type="claim"} 1`,
+		`switchyard_lane_transitions_total{type="finish"} 1`,
+		`switchyard_attempts_total{outcome="failed",provider="unknown"} 1`,
+		`switchyard_attempt_duration_seconds_sum{outcome="failed",provider="unknown"} 4`,
+		`switchyard_lanes{state="inspecting"} 1`,
+		`switchyard_jobs_waiting{provider="codex"} 2`,
+		`switchyard_workers_live{provider="codex"} 0`,
+		`switchyard_jetstream_up 1`,
+		`# TYPE switchyard_replay_divergences_total counter`,
+	} {
+		require.Contains(t, body, want)
+	}
+	// A new event is counted as it is appended.
+	f.append(eventstest.SampleEnvelope(events.TypeCancel, "alpha", 0, eventstest.T0.Add(time.Hour)))
+	require.Eventually(t, func() bool {
+		_, body = f.get("/metrics")
+		return strings.Contains(body, `switchyard_lane_transitions_total{type="cancel"} 1`)
+	}, waitTimeout, 50*time.Millisecond)
+	for _, id := range []string{"alpha", "beta", "x1"} {
+		require.NotRegexp(t, regexp.MustCompile(`\{[^}]*"`+id+`"`), body, "a label carries %s", id)
+	}
+}
+
+// TestRunStream: /api/v1/runs/{id}/stream sends the run's events after
+// ?after= as they are appended, each with its sequence as the event id.
+func TestRunStream(t *testing.T) {
+	f := newFixture(t, "")
+	last := f.last[events.EventSubject("alpha", 0)]
+	s := f.stream(fmt.Sprintf("/api/v1/runs/alpha/stream?after=%d", last))
+	seq := f.append(eventstest.SampleEnvelope(events.TypeCancel, "alpha", 0, eventstest.T0.Add(time.Hour)))
+	name, id, data := s.next(t)
+	require.Equal(t, "event", name)
+	require.Equal(t, fmt.Sprint(seq), id)
+	env, err := events.Decode([]byte(data))
+	require.NoError(t, err)
+	require.Equal(t, events.TypeCancel, env.Type)
+	require.Equal(t, "alpha", env.Run)
+
+	// Resuming with Last-Event-ID replays what came after it.
+	resp, body := f.get("/api/v1/runs/alpha/stream?after=x")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+}
+
+// TestRunsStream: /api/v1/stream tells the runs list about every event of
+// any run appended while it listens.
+func TestRunsStream(t *testing.T) {
+	f := newFixture(t, "")
+	s := f.stream("/api/v1/stream")
+	// The fixture's own events may arrive first (the shared watch starts
+	// with the log); wait for the new one.
+	seq := f.append(eventstest.SampleEnvelope(events.TypeCancel, "beta", 0, eventstest.T0.Add(time.Hour)))
+	for {
+		name, _, data := s.next(t)
+		require.Equal(t, "change", name)
+		var c struct {
+			Run  string      `json:"run"`
+			Lane int         `json:"lane"`
+			Type events.Type `json:"type"`
+			Seq  uint64      `json:"seq"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &c))
+		if c.Seq == seq {
+			require.Equal(t, "beta", c.Run)
+			require.Equal(t, events.TypeCancel, c.Type)
+			return
+		}
+	}
+}
+
+// TestReplayDivergence: when a run's run-final arrives, the console
+// replays the run; a log whose decision does not recompute (a complete
+// recorded from a policy input the run never had) is counted as a
+// divergence.
+func TestReplayDivergence(t *testing.T) {
+	f := newFixture(t, "")
+	t0 := eventstest.T0.Add(2 * time.Hour)
+	f.append(eventstest.SampleEnvelope(events.TypeRunCreated, "gamma", 0, t0))
+	f.append(eventstest.SampleEnvelope(events.TypeComplete, "gamma", 0, t0.Add(time.Second)))
+	f.append(eventstest.SampleEnvelope(events.TypeRunFinal, "gamma", 0, t0.Add(2*time.Second)))
+	var body string
+	require.Eventually(t, func() bool {
+		_, body = f.get("/metrics")
+		return strings.Contains(body, "switchyard_replays_total 1")
+	}, waitTimeout, 50*time.Millisecond, "no replay counted:\n%s", body)
+	require.Contains(t, body, "switchyard_replay_divergences_total 1")
+}
+
+// TestLanesByState: the lanes-by-state gauge follows the log through the
+// lane machine and agrees with the engine's fold.
+func TestLanesByState(t *testing.T) {
+	f := newFixture(t, "")
+	fromEngine := func() map[string]int {
+		runs, err := f.eng.Runs(context.Background())
+		require.NoError(t, err)
+		out := map[string]int{}
+		for _, r := range runs {
+			for _, l := range r.Lanes {
+				out[string(l.State)]++
+			}
+		}
+		return out
+	}
+	want := fromEngine()
+	require.Equal(t, map[string]int{"inspecting": 1, "created": 1}, want)
+	require.Eventually(t, func() bool { return fmt.Sprint(f.srv.LanesByState()) == fmt.Sprint(want) }, waitTimeout, 20*time.Millisecond,
+		"got %v", f.srv.LanesByState())
+	f.append(eventstest.SampleEnvelope(events.TypeCancel, "alpha", 0, eventstest.T0.Add(time.Hour)))
+	want = fromEngine()
+	require.Equal(t, map[string]int{"cancelled": 1, "created": 1}, want)
+	require.Eventually(t, func() bool { return fmt.Sprint(f.srv.LanesByState()) == fmt.Sprint(want) }, waitTimeout, 20*time.Millisecond,
+		"got %v", f.srv.LanesByState())
+}
