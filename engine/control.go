@@ -28,20 +28,50 @@ import (
 // attempt, unsafe stops it. evidenceRef (required) names what the parent
 // inspected; it is the parent's attestation, not something the engine
 // verifies. The lane must be inspecting.
+//
+// Verdict names no reviewed state: the next writer starts from the
+// checkout's HEAD, and its launch and the run report say so. VerdictFrom
+// names one.
 func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef string) error {
+	return e.VerdictFrom(ctx, run, lane, state, evidenceRef, "")
+}
+
+// VerdictFrom is Verdict naming the reviewed state.
+//
+// from, with a clear verdict, names the reviewed state the lane's next
+// writer starts from: a commit or snapshot ref that must resolve to a
+// commit in the run's repository (git rev-parse --verify <from>^{commit});
+// the verdict records the commit it resolved to, so the ref cannot move
+// afterwards. Without it the next writer starts from the checkout's HEAD,
+// and its launch and the run report say so.
+func (e *Engine) VerdictFrom(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef, from string) error {
 	if state != events.VerdictClear && state != events.VerdictUnsafe {
 		return invalidf("verdict state %q: want clear or unsafe", state)
 	}
 	if strings.TrimSpace(evidenceRef) == "" {
 		return invalidf("a verdict needs an evidence ref")
 	}
+	if from != "" && state != events.VerdictClear {
+		return invalidf("--from %q goes with a clear verdict only: an unsafe verdict stops the lane, so no writer starts from it", from)
+	}
 	l, err := e.waitingLane(ctx, run, lane, machines.StateInspecting)
 	if err != nil {
 		return err
 	}
+	v := &events.Verdict{State: state, EvidenceRef: evidenceRef, By: e.cfg.Actor}
+	if from != "" {
+		r, _, err := e.load(ctx, run)
+		if err != nil {
+			return err
+		}
+		commit, err := resolveCommit(ctx, r.Created.Cwd, from)
+		if err != nil {
+			return err
+		}
+		v.FromRef, v.FromCommit = from, commit
+	}
 	return e.sendControl(ctx, events.Control{
-		Kind: events.ControlVerdict, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID,
-		Verdict: &events.Verdict{State: state, EvidenceRef: evidenceRef, By: e.cfg.Actor},
+		Kind: events.ControlVerdict, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID, Verdict: v,
 	})
 }
 
@@ -140,6 +170,13 @@ func (d *driver) control(ctx context.Context, c events.Control) error {
 	case events.ControlVerdict:
 		if l.State != machines.StateInspecting || l.Dispatch.ExecutionID != c.ExecutionID {
 			return drop("lane is not inspecting this execution")
+		}
+		if v := c.Verdict; v.FromCommit != "" {
+			// The sender resolved it; the commit must still be there
+			// for the next writer's worktree.
+			if got, err := resolveCommit(ctx, d.r.Created.Cwd, v.FromCommit); err != nil || got != v.FromCommit {
+				return drop(fmt.Sprintf("the reviewed state %s (commit %s) is not a commit in %s", v.FromRef, v.FromCommit, d.r.Created.Cwd))
+			}
 		}
 		return d.appendEvent(ctx, c.Lane, *c.Verdict)
 	case events.ControlOperationDone:

@@ -41,6 +41,11 @@ type driver struct {
 	cancelledAt map[int]time.Time
 	// launched holds every execution a launch or continue recorded.
 	launched map[string]bool
+	// reviewed holds each lane's latest clear verdict since its latest
+	// launch: the reviewed state its next writer starts from.
+	reviewed map[int]*events.Verdict
+	// staleReported is set once the run's stale-sheet audit is recorded.
+	staleReported bool
 	// unanswered is when the eligibility gate last waited in vain for a
 	// provider's capacity report in this session.
 	unanswered map[policy.Provider]time.Time
@@ -180,6 +185,7 @@ func (d *driver) reload(ctx context.Context) error {
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
+	d.reviewed, d.staleReported = map[int]*events.Verdict{}, false
 	for _, env := range envs {
 		d.note(env)
 	}
@@ -192,11 +198,21 @@ func (d *driver) note(env events.Envelope) {
 	switch p := env.Payload.(type) {
 	case events.Launch:
 		d.launched[p.ExecutionID] = true
+		delete(d.reviewed, env.Lane)
 	case events.Continue:
 		d.launched[p.ExecutionID] = true
+		delete(d.reviewed, env.Lane)
+	case events.Verdict:
+		if p.State == events.VerdictClear {
+			v := p
+			d.reviewed[env.Lane] = &v
+		}
 	case events.Audit:
 		if p.Report != nil && p.Report.Kind != events.ReportClaimed {
 			d.settled[p.Report.ExecutionID] = true
+		}
+		if p.Reason == events.AuditStaleSheet {
+			d.staleReported = true
 		}
 	case events.Cancel:
 		if env.Lane != events.RunLane {
@@ -238,6 +254,8 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 // input is recorded, in this order, so a session resumed after a crash at
 // any point finishes what the previous one started:
 //
+//  0. a sheet with versioned Claude pins gets its stale-sheet audit, once
+//     per run;
 //  1. a usage-exhausted outcome whose group is not yet recorded as
 //     exhausted gets its group-exhausted event (before any decision reads
 //     the run's groups);
@@ -246,7 +264,8 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 //  4. every launching execution whose job this session has not published
 //     is published (again: the same execution id, so a job queued before
 //     a crash is deduplicated, and the worker's create-only claim keeps it
-//     from ever running twice);
+//     from ever running twice), except a strict-contract native one, which
+//     is finished unsupported and settled again;
 //  5. once every lane is final, and every cancelled lane's running
 //     attempt has reported or CancelGrace has passed since its cancel,
 //     the execution directories an engine prepared but died before
@@ -257,6 +276,9 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	if d.r.Closed != nil {
 		return 0, nil
+	}
+	if err := d.reportStaleSheet(ctx); err != nil {
+		return 0, err
 	}
 	for i := range d.r.Lanes {
 		if err := d.recordExhaustion(ctx, i); err != nil {
@@ -277,13 +299,26 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
+	ended := false
 	for i := range d.r.Lanes {
 		l := d.r.Lanes[i]
+		if d.unsupported(l) {
+			if err := d.appendEvent(ctx, i, unsupportedFinish(l)); err != nil {
+				return 0, err
+			}
+			ended = true
+			continue
+		}
 		if l.State == machines.StateLaunching && !d.published[l.Dispatch.ExecutionID] {
 			if err := d.publish(ctx, i); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if ended {
+		// The lane is terminal: decide it (stop) now, not at the next
+		// report, which may never come.
+		return d.settle(ctx)
 	}
 	if !d.r.Final() {
 		return 0, nil
@@ -338,4 +373,30 @@ func (d *driver) recordExhaustion(ctx context.Context, i int) error {
 		}
 	}
 	return d.appendEvent(ctx, events.RunLane, events.GroupExhausted{Provider: group, FromLane: i, ExecutionID: l.Dispatch.ExecutionID})
+}
+
+// reportStaleSheet records, once per run, that the run's sheet pins
+// versioned Claude IDs which read-time normalization replaced with their
+// family alias (the seed: "once per parent run, report that the persisted
+// sheet is stale"). The log is the once: a resumed session sees the audit
+// and records nothing.
+func (d *driver) reportStaleSheet(ctx context.Context) error {
+	if d.staleReported {
+		return nil
+	}
+	d.staleReported = true // a sheet that does not parse has nothing to report
+	sheet, err := policy.ParseSheet(d.r.Created.Sheet, d.e.cfg.Policy)
+	if err != nil {
+		return nil
+	}
+	notice := policy.StaleSheetNotice(sheet.VersionedClaudePins())
+	if notice == "" {
+		return nil
+	}
+	d.log.Warn("stale model sheet", "notice", notice)
+	if err := d.audit(ctx, events.RunLane, events.Audit{Reason: events.AuditStaleSheet, Detail: notice}); err != nil {
+		d.staleReported = false
+		return err
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // Files on disk. Directories are 0700 and files 0600; every file and
@@ -24,6 +25,7 @@ const (
 	runsDir      = "runs"
 	worktreesDir = "worktrees"
 	promptFile   = "prompt.md"
+	artifactFile = "artifact.md"
 	outputFile   = "output.md"
 	receiptFile  = "receipt.json"
 	progressFile = "progress.json"
@@ -71,6 +73,19 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 	return path, nil
 }
 
+// launchSpec is what prepare needs to know about the attempt beyond the
+// run: its route and provider (a native prompt carries the prepared worker
+// contract) and the verdict whose reviewed state a writer's worktree
+// starts from (nil: the checkout's HEAD).
+type launchSpec struct {
+	route policy.Route
+	// provider is the attempt's provider (the parent's own for an alias).
+	provider policy.Provider
+	// reviewed is the lane's latest clear verdict when it names the
+	// reviewed state the next writer starts from; nil otherwise.
+	reviewed *events.Verdict
+}
+
 // prepare creates execution id's private directory with a verified copy of
 // the run's frozen prompt, and for a writer its fresh worktree, and returns
 // the execution's paths. Output, receipt and progress are only named: the
@@ -79,10 +94,22 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 //
 // A continuation's prompt copy ends with a note naming the parent's
 // correction and the snapshot it continues from (continuationNote).
-func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string) (events.Paths, error) {
+//
+// A native attempt has no runner to prepend the worker contract, so its
+// prompt copy is the prepared contract (providers.PrepareContract: route
+// native, the run's mode, contract legacy), the assignment (working
+// directory and, for a read-only lane, its distinct output artifact), then
+// the task. An external attempt's copy is the task alone: the runner
+// prepends the same contract.
+//
+// A fresh writer worktree starts from the reviewed state the lane's clear
+// verdict named, else from the checkout's HEAD, resolved to its commit
+// first; the returned base says which (nil for read-only lanes and
+// continuations).
+func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, lane int, id string, prepared *policy.ExecutionIdentity, note string, spec launchSpec) (events.Paths, *events.WorktreeBase, error) {
 	dir := e.executionDir(run, lane, id)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return events.Paths{}, err
+		return events.Paths{}, nil, err
 	}
 	err := os.Mkdir(dir, 0o700)
 	if prepared != nil && errors.Is(err, fs.ErrExist) {
@@ -95,50 +122,95 @@ func (e *Engine) prepare(ctx context.Context, c *events.RunCreated, run string, 
 		}
 	}
 	if err != nil {
-		return events.Paths{}, fmt.Errorf("execution directory: %w", err)
+		return events.Paths{}, nil, fmt.Errorf("execution directory: %w", err)
 	}
 	prompt, err := readLimited(c.PromptPath, maxPromptBytes, promptLimit)
 	if err != nil {
-		return events.Paths{}, fmt.Errorf("read frozen prompt: %w", err)
+		return events.Paths{}, nil, fmt.Errorf("read frozen prompt: %w", err)
 	}
 	if got := events.Digest(prompt); got != c.PromptDigest {
-		return events.Paths{}, fmt.Errorf("frozen prompt %s changed: digest %s, run-created recorded %s", c.PromptPath, got, c.PromptDigest)
+		return events.Paths{}, nil, fmt.Errorf("frozen prompt %s changed: digest %s, run-created recorded %s", c.PromptPath, got, c.PromptDigest)
 	}
 	p := events.Paths{
 		Prompt: filepath.Join(dir, promptFile), Output: filepath.Join(dir, outputFile),
 		Receipt: filepath.Join(dir, receiptFile), Progress: filepath.Join(dir, progressFile), Cwd: c.Cwd,
 	}
-	if note != "" {
-		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
-	}
-	if err := writeExclusive(p.Prompt, prompt); err != nil {
-		return events.Paths{}, err
-	}
-	if prepared != nil {
+	switch {
+	case prepared != nil:
 		p.Output, p.Receipt, p.Cwd = prepared.OutputPath, prepared.ReceiptPath, prepared.WorkspacePath
 		if c.Access == policy.IsolatedWrite {
 			p.Worktree = prepared.WorkspacePath // prepared by the recover
 		}
-		return p, nil
-	}
-	if c.Access == policy.IsolatedWrite {
+	case c.Access == policy.IsolatedWrite:
 		p.Worktree = e.worktreeDir(run, lane, id)
-		if err := e.addWorktree(ctx, c.Cwd, p.Worktree); err != nil {
-			return events.Paths{}, err
-		}
 		p.Cwd = p.Worktree
 	}
-	return p, nil
+	if spec.route == policy.RouteNative && c.Access == policy.ReadOnly {
+		p.Artifact = filepath.Join(dir, artifactFile)
+	}
+	if note != "" {
+		prompt = append(append(prompt[:len(prompt):len(prompt)], "\n\n"...), note...)
+	}
+	if spec.route == policy.RouteNative {
+		if prompt, err = nativePrompt(c, spec.provider, p, prompt); err != nil {
+			return events.Paths{}, nil, err
+		}
+	}
+	if err := writeExclusive(p.Prompt, prompt); err != nil {
+		return events.Paths{}, nil, err
+	}
+	if prepared != nil || c.Access != policy.IsolatedWrite {
+		return p, nil, nil
+	}
+	base := &events.WorktreeBase{Source: events.BaseCheckoutHead, Ref: "HEAD"}
+	if v := spec.reviewed; v != nil && v.FromCommit != "" {
+		base = &events.WorktreeBase{Source: events.BaseReviewed, Ref: v.FromRef, Commit: v.FromCommit}
+	} else {
+		head, err := resolveCommit(ctx, c.Cwd, "HEAD")
+		if err != nil {
+			return events.Paths{}, nil, fmt.Errorf("resolve the checkout's HEAD: %w", err)
+		}
+		base.Commit = head
+	}
+	if err := e.addWorktreeAt(ctx, c.Cwd, p.Worktree, base.Commit); err != nil {
+		return events.Paths{}, nil, err
+	}
+	return p, base, nil
 }
 
-// addWorktree adds a fresh detached git worktree of repo's HEAD at path.
-// Earlier attempts' worktrees are never touched.
-func (e *Engine) addWorktree(ctx context.Context, repo, path string) error {
-	return e.addWorktreeAt(ctx, repo, path, "HEAD")
+// nativePrompt is a native attempt's prompt: the prepared worker contract
+// (providers.PrepareContract, route native: the one source `switchyard
+// contract prepare` prints, ending with "Assigned task:"), then the
+// assignment the parent passes in the Agent prompt (the seed: access mode,
+// working directory, and the unique output location), then the task. A
+// strict contract has no native text (the lane ends unsupported and is
+// never handed out), so its copy is the task alone.
+func nativePrompt(c *events.RunCreated, provider policy.Provider, p events.Paths, task []byte) ([]byte, error) {
+	contract, err := providers.PrepareContract(providers.ContractRequest{
+		Parent: c.Parent, Provider: provider, Route: providers.RouteNative, Mode: c.Access, Contract: c.Options.Contract,
+	})
+	if errors.Is(err, providers.ErrStrictUnsupported) {
+		return task, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prepare the native worker contract: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString(contract)
+	b.WriteString("Access mode: " + string(c.Access) + "\n")
+	if c.Access == policy.IsolatedWrite {
+		b.WriteString("Working directory: " + p.Cwd + " (your dedicated worktree; edit files only here)\n")
+	} else {
+		b.WriteString("Checkout to inspect (do not modify it): " + p.Cwd + "\n")
+		b.WriteString("Output artifact (the only file you may write): " + p.Artifact + "\n")
+	}
+	b.WriteString("\n")
+	b.Write(task)
+	return []byte(b.String()), nil
 }
 
 // addWorktreeAt adds a fresh detached git worktree of repo's commit rev at
-// path.
+// path. Earlier attempts' worktrees are never touched.
 func (e *Engine) addWorktreeAt(ctx context.Context, repo, path, rev string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -149,6 +221,27 @@ func (e *Engine) addWorktreeAt(ctx context.Context, repo, path, rev string) erro
 		return fmt.Errorf("git worktree add %s %s: %w", path, rev, err)
 	}
 	return nil
+}
+
+// resolveCommit resolves ref to the full id of the commit it names in the
+// repository at dir (git rev-parse --verify <ref>^{commit}). A ref that
+// names no commit there is an invalid request naming it.
+func resolveCommit(ctx context.Context, dir, ref string) (string, error) {
+	if strings.TrimSpace(ref) == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\x00\n\r") {
+		return "", invalidf("--from %q is not a commit or snapshot ref; name the reviewed commit (a full or short id) or a ref such as refs/snapshots/lane0", ref)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", invalidf("--from %q cannot be resolved here: the run's repository %s is not a directory on this host; run inspect where the checkout is", ref, dir)
+	}
+	out, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return "", invalidf("--from %q names no commit in %s (git rev-parse --verify %s^{commit} fails); name the commit or snapshot ref you reviewed, as it exists in that repository", ref, dir, ref)
+	}
+	commit := strings.TrimSpace(out)
+	if events.ValidateCommit("commit", commit) != nil {
+		return "", fmt.Errorf("git rev-parse %s^{commit} in %s printed %q, not a commit id", ref, dir, commit)
+	}
+	return commit, nil
 }
 
 // checkWorkTree reports whether dir is inside a git work tree with a HEAD

@@ -36,11 +36,11 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	if dec.Kind == policy.DecideContinue {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
-	paths, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note)
+	ap := *dec.Attempt
+	paths, base, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route, provider: attemptProvider(ap), reviewed: d.reviewed[i]})
 	if err != nil {
 		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
 	}
-	ap := *dec.Attempt
 	subject := events.JobSubject(string(ap.Attempt.Provider))
 	if ap.Route == policy.RouteNative {
 		subject = events.NativeJobSubject(string(d.r.Created.Parent))
@@ -48,7 +48,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	ev := events.Launch{
 		Decision: dec, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
 		ExecutionID: id, AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor,
-		Route: ap.Route, JobSubject: subject, Paths: paths,
+		Route: ap.Route, JobSubject: subject, Paths: paths, WorktreeBase: base,
 	}
 	var p events.Payload = ev
 	if dec.Kind == policy.DecideContinue {
@@ -58,7 +58,21 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 		return err
 	}
 	d.log.Info("launch", "lane", i, "execution", id, "descriptor", ap.Descriptor, "route", ap.Route)
+	if d.unsupported(d.r.Lanes[i]) {
+		return nil // settle ends it, never published
+	}
 	return d.publish(ctx, i)
+}
+
+// unsupported says whether lane l's launching execution must never be
+// published: a native attempt under the strict contract. No native route
+// proves the strict boundary (the seed: a strict request returns
+// unsupported and ends the assignment without trying another provider), so
+// settle finishes it failed, unstarted and unsupported, and no parent ever
+// sees its job.
+func (d *driver) unsupported(l machines.LaneRecord) bool {
+	return l.State == machines.StateLaunching && l.Dispatch.Route == policy.RouteNative &&
+		d.r.Created.Options.Contract == policy.ContractStrict
 }
 
 // publish publishes lane i's dispatched execution as a job, with message id
@@ -84,10 +98,7 @@ func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
 		return events.Job{}, fmt.Errorf("lane %d has no dispatch", l.Index)
 	}
 	ap := l.Policy.Attempts[disp.AttemptIndex]
-	provider := ap.Attempt.Provider
-	if provider == "" { // a parent alias: the parent's own group
-		provider = ap.ExhaustionGroup
-	}
+	provider := attemptProvider(ap)
 	c := r.Created
 	return events.Job{
 		ExecutionID: disp.ExecutionID, Run: r.ID, Lane: l.Index, AttemptIndex: disp.AttemptIndex,
@@ -121,4 +132,25 @@ func effectiveStallTimeoutMs(o events.RunOptions, provider policy.Provider) int6
 		return events.DefaultStallTimeoutMs
 	}
 	return ms
+}
+
+// strictNativeUnsupported is the capability a strict-contract native lane
+// lacks.
+const strictNativeUnsupported = "unsupported-capability: the strict worker contract has no native route (no native route proves the strict boundary); the lane ends without being handed out and without trying another provider"
+
+// unsupportedFinish ends lane l's native strict-contract execution before
+// it is handed out.
+func unsupportedFinish(l machines.LaneRecord) events.Finish {
+	notStarted := false
+	return events.Finish{ExecutionID: l.Dispatch.ExecutionID, Unsupported: strictNativeUnsupported,
+		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed, ProcessStarted: &notStarted}}
+}
+
+// attemptProvider is the provider that runs ap: its descriptor's, or for a
+// parent alias the parent's own group.
+func attemptProvider(ap policy.AttemptPolicy) policy.Provider {
+	if ap.Attempt.Provider == "" {
+		return ap.ExhaustionGroup
+	}
+	return ap.Attempt.Provider
 }

@@ -23,10 +23,26 @@ type NativeJob struct {
 	Descriptor   string        `json:"descriptor"`
 	Parent       policy.Parent `json:"parent"`
 	Mode         policy.Access `json:"mode"`
-	// Paths: Prompt is the task prompt to hand the subagent, Output where
-	// its final response goes, Cwd where it works (a fresh worktree for
-	// writers). Receipt and Progress are reserved names; a native lane has
-	// no runner receipt.
+	// Agent is the shipped Claude agent that covers the descriptor,
+	// pstack-<stem>-<effort>, from the same coverage that routed it native
+	// (a claude parent's descriptor lane); dispatch through it. Unset for
+	// an alias (inherit-parent, auto: the parent's own model and effort)
+	// and on a codex parent (spawn_agent with Model and Effort).
+	Agent string `json:"agent,omitempty"`
+	// Model and Effort are the descriptor's, after read-time
+	// normalization (a versioned Claude pin becomes its family alias);
+	// unset for an alias.
+	Model  string        `json:"model,omitempty"`
+	Effort policy.Effort `json:"effort,omitempty"`
+	// Contract is the run's worker contract (always legacy: a strict
+	// native lane ends unsupported and is never handed out).
+	Contract policy.Contract `json:"contract"`
+	// Paths: Prompt is the prompt to hand the subagent (the prepared
+	// worker contract, the assignment, then the task), Output where its
+	// final response goes, Cwd where it works (a fresh worktree for
+	// writers), Artifact the distinct output artifact of a read-only lane
+	// (the one file its subagent may write). Receipt and Progress are
+	// reserved names; a native lane has no runner receipt.
 	Paths events.Paths `json:"paths"`
 	// TimeoutMs is the run's per-attempt deadline; 0 means none.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
@@ -119,12 +135,33 @@ func (e *Engine) NativeNext(ctx context.Context, parent policy.Parent, wait bool
 			return nil, fmt.Errorf("ack native job %s: %w", job.ExecutionID, err)
 		}
 		e.log.Info("native job handed out", "execution", job.ExecutionID, "run", job.Run, "lane", job.Lane)
-		return &NativeJob{
-			ExecutionID: job.ExecutionID, Run: job.Run, Lane: job.Lane, AttemptIndex: job.AttemptIndex,
-			Descriptor: job.Descriptor, Parent: job.Parent, Mode: job.Mode, Paths: job.Paths, TimeoutMs: job.TimeoutMs,
-			ReportCommand: fmt.Sprintf("switchyard native report --execution %s --status <outcome> [--process-started true|false] [--evidence REF]", job.ExecutionID),
-		}, nil
+		return e.nativeJob(job), nil
 	}
+}
+
+// nativeJob is what the parent needs of job to run it natively.
+func (e *Engine) nativeJob(job events.Job) *NativeJob {
+	nj := &NativeJob{
+		ExecutionID: job.ExecutionID, Run: job.Run, Lane: job.Lane, AttemptIndex: job.AttemptIndex,
+		Descriptor: job.Descriptor, Parent: job.Parent, Mode: job.Mode, Contract: job.Contract,
+		Paths: job.Paths, TimeoutMs: job.TimeoutMs,
+		ReportCommand: fmt.Sprintf("switchyard native report --execution %s --status <outcome> [--process-started true|false] [--evidence REF]", job.ExecutionID),
+	}
+	if nj.Contract == "" {
+		nj.Contract = policy.ContractLegacy
+	}
+	if job.Model != "" { // a descriptor, not an alias
+		nj.Model, nj.Effort = job.Model, job.Effort
+		if job.Provider == policy.Claude {
+			if alias, ok := policy.VersionedClaudeAlias(job.Model); ok {
+				nj.Model = alias
+			}
+			if job.Parent == policy.ParentClaude {
+				nj.Agent, _ = e.cfg.Policy.ClaudeNativeAgent(job.Model, job.Effort)
+			}
+		}
+	}
+	return nj
 }
 
 // nativeNotWanted says why job's lane no longer wants it ("" when it

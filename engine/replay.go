@@ -84,6 +84,10 @@ const (
 	// policy.EvaluateEligibility over its recorded report, evaluation time
 	// and the run's overrides, or is no exclusion at all.
 	FieldVerdict DivergenceField = "verdict"
+	// FieldWorktreeBase: a writer launch's worktree base is not the
+	// reviewed state the lane's clear verdict named (or names a reviewed
+	// state where no verdict named one).
+	FieldWorktreeBase DivergenceField = "worktreeBase"
 )
 
 // Text renders the result for people.
@@ -125,6 +129,9 @@ func (r ReplayResult) Text() string {
 //   - each finish: the recorded receipt is normalized again (or the host
 //     metadata, or the abandoned rule, applied again) and must give the
 //     recorded lane-state event;
+//   - each writer launch's worktree base: the reviewed state the lane's
+//     clear verdict named since its previous launch, else the checkout's
+//     HEAD;
 //   - every envelope must fold (machines.Run.Apply).
 func Replay(ctx context.Context, store events.Store, run string, opt policy.Options) (ReplayResult, error) {
 	if opt.Catalog == nil {
@@ -142,8 +149,21 @@ func Replay(ctx context.Context, store events.Store, run string, opt policy.Opti
 		return res, fmt.Errorf("run %s: %w", run, ErrUnknownRun)
 	}
 	r := &machines.Run{}
+	reviewed := map[int]*events.Verdict{} // each lane's clear verdict since its latest launch
 	for _, env := range envs {
-		if d := replayOne(r, env, opt, &res); d != nil {
+		d := replayOne(r, env, opt, &res)
+		if l, ok := env.Payload.(events.Launch); ok && d == nil {
+			d = replayBase(reviewed[env.Lane], l)
+		}
+		switch p := env.Payload.(type) {
+		case events.Launch, events.Continue:
+			delete(reviewed, env.Lane)
+		case events.Verdict:
+			if p.State == events.VerdictClear {
+				reviewed[env.Lane] = &p
+			}
+		}
+		if d != nil {
 			d.Seq, d.Type, d.Lane = env.Seq, env.Type, env.Lane
 			res.Divergence = d
 			return res, nil
@@ -311,6 +331,27 @@ func typeOfDecision(d policy.Decision) events.Type {
 	return ""
 }
 
+// replayBase checks a launch's worktree base against v, the lane's clear
+// verdict since its previous launch (nil: none): a verdict that named a
+// reviewed state must be the base, and only such a verdict can be.
+func replayBase(v *events.Verdict, l events.Launch) *Divergence {
+	if l.WorktreeBase == nil {
+		return nil
+	}
+	actual := jsonText(l.WorktreeBase)
+	if v != nil && v.FromCommit != "" {
+		want := events.WorktreeBase{Source: events.BaseReviewed, Ref: v.FromRef, Commit: v.FromCommit}
+		if e := jsonText(want); e != actual {
+			return &Divergence{Field: FieldWorktreeBase, Expected: e, Actual: actual}
+		}
+		return nil
+	}
+	if l.WorktreeBase.Source != events.BaseCheckoutHead {
+		return &Divergence{Field: FieldWorktreeBase, Expected: "the checkout's HEAD: no clear verdict named a reviewed state", Actual: actual}
+	}
+	return nil
+}
+
 // replayFinish recomputes a finish's lane-state event the way the engine
 // derived it.
 func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Divergence {
@@ -336,6 +377,11 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 		}
 	case p.Host != nil:
 		want = policy.Event{AttemptIndex: idx, Status: p.Host.Status, ProcessStarted: p.Host.ProcessStarted}
+	case p.Unsupported != "":
+		if l.Dispatch.Route != policy.RouteNative || r.Created.Options.Contract != policy.ContractStrict {
+			return &Divergence{Field: FieldEvent, Expected: "an unsupported finish only for a strict-contract native lane", Actual: jsonText(p)}
+		}
+		want = unsupportedFinish(l).Event
 	default:
 		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 	}

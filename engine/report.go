@@ -105,6 +105,15 @@ type AttemptReport struct {
 	Output   string `json:"output,omitempty"`
 	Receipt  string `json:"receipt,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
+	// Artifact is a read-only native attempt's distinct output artifact,
+	// named only once its subagent wrote something there.
+	Artifact string `json:"artifact,omitempty"`
+	// WorktreeBase is the commit a writer's fresh worktree started from
+	// and why; StartedFrom says it in words (the reviewed state the
+	// parent's clear verdict named, or the checkout's HEAD, and for a
+	// fallback writer whose verdict named none, that it named none).
+	WorktreeBase *events.WorktreeBase `json:"worktreeBase,omitempty"`
+	StartedFrom  string               `json:"startedFrom,omitempty"`
 	// Inspection is the parent's verdict on a started writer.
 	Inspection *policy.Inspection `json:"inspection,omitempty"`
 	// Operation describes the parent operation a handoff asked for and its
@@ -141,15 +150,21 @@ func withOutputs(rep RunReport) RunReport {
 	for i := range rep.Lanes {
 		for j := range rep.Lanes[i].Attempts {
 			a := &rep.Lanes[i].Attempts[j]
-			if a.Output == "" {
-				continue
-			}
-			if fi, err := os.Stat(a.Output); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
-				a.Output = ""
-			}
+			a.Output, a.Artifact = written(a.Output), written(a.Artifact)
 		}
 	}
 	return rep
+}
+
+// written is path when it names a non-empty regular file, else "".
+func written(path string) string {
+	if path == "" {
+		return ""
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return ""
+	}
+	return path
 }
 
 // buildReport walks the log in order, so each skip is explained by the
@@ -170,6 +185,7 @@ type reportBuilder struct {
 	next      []int                                     // first attempt index not yet reported, per lane
 	exhausted map[policy.Provider]events.GroupExhausted // first exhaustion of each group
 	claimed   map[string]bool                           // executions a worker claimed
+	cleared   map[int]bool                              // lanes whose latest verdict since their latest launch is clear
 	started   map[string]time.Time                      // launch, then claim, time of each execution
 	excl      map[int][]events.Exclude                  // each lane's exclusions, in order
 	override  map[int]string                            // an override audit awaiting its lane's launch
@@ -181,7 +197,7 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
 			Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
-		claimed: map[string]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
+		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
 	for i, l := range r.Lanes {
 		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -261,10 +277,11 @@ func (b *reportBuilder) launch(i int, p events.Launch, at time.Time) {
 	ap := b.r.Lanes[i].Policy.Attempts[p.AttemptIndex]
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: ap.ExhaustionGroup, Route: p.Route,
-		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree,
-		Override: b.override[i],
+		ExecutionID: p.ExecutionID, Output: p.Paths.Output, Receipt: p.Paths.Receipt, Worktree: p.Paths.Worktree, Artifact: p.Paths.Artifact,
+		Override: b.override[i], WorktreeBase: p.WorktreeBase, StartedFrom: startedFrom(p.WorktreeBase, b.cleared[i]),
 	})
 	delete(b.override, i)
+	delete(b.cleared, i)
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 	b.started[p.ExecutionID] = at
 }
@@ -289,6 +306,23 @@ func (b *reportBuilder) verdict(i int, p events.Verdict) {
 	if a := b.current(i); a != nil {
 		a.Inspection = &policy.Inspection{State: string(p.State), EvidenceRef: p.EvidenceRef}
 	}
+	b.cleared[i] = p.State == events.VerdictClear
+}
+
+// startedFrom says where a writer's worktree started: the reviewed state a
+// clear verdict named, or the checkout's HEAD; afterClear marks a fallback
+// writer launched after a clear verdict, whose verdict named no reviewed
+// state when base is the checkout's HEAD.
+func startedFrom(base *events.WorktreeBase, afterClear bool) string {
+	switch {
+	case base == nil:
+		return ""
+	case base.Source == events.BaseReviewed:
+		return fmt.Sprintf("worktree from the reviewed state %s (commit %s) the parent's clear verdict named", base.Ref, base.Commit)
+	case afterClear:
+		return fmt.Sprintf("worktree from the checkout's HEAD (commit %s): the clear verdict named no reviewed state (switchyard inspect --from REF)", base.Commit)
+	}
+	return fmt.Sprintf("worktree from the checkout's HEAD (commit %s)", base.Commit)
 }
 
 func (b *reportBuilder) requestOperation(i int, p events.RequestOperation) {
@@ -378,7 +412,7 @@ func (b *reportBuilder) finish() RunReport {
 	rep := b.rep
 	for i, l := range b.r.Lanes {
 		lr := &rep.Lanes[i]
-		lr.State, lr.WaitingFor = l.State, waitingFor(l)
+		lr.State, lr.WaitingFor = l.State, waitingFor(b.r, l)
 		if awaitsRecovery(b.r, i) {
 			lr.WaitingFor = WaitRecovery
 		}
@@ -422,6 +456,8 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		if p.Host.EvidenceRef != "" {
 			a.Cause += " (evidence " + p.Host.EvidenceRef + ")"
 		}
+	case p.Unsupported != "":
+		a.Cause = p.Unsupported
 	case p.Abandoned:
 		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
 	}
@@ -553,6 +589,9 @@ func (rep RunReport) Text() string {
 				fmt.Fprintf(&b, "; operation %s", a.Operation)
 			}
 			b.WriteString("\n")
+			if a.StartedFrom != "" {
+				fmt.Fprintf(&b, "       %s\n", a.StartedFrom)
+			}
 			if d := attemptDetails(a); d != "" {
 				fmt.Fprintf(&b, "       %s\n", d)
 			}
@@ -578,6 +617,9 @@ func attemptDetails(a AttemptReport) string {
 		parts = append(parts, "output "+a.Output)
 	} else {
 		parts = append(parts, "no output")
+	}
+	if a.Artifact != "" {
+		parts = append(parts, "artifact "+a.Artifact)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -124,6 +124,10 @@ type RunStatus struct {
 	// override, recorded as an audit too, is no delivery: the run report
 	// names it on its attempt.)
 	Audits map[events.AuditReason]int `json:"audits,omitempty"`
+	// StaleSheet is the run's stale-sheet notice (its sheet pins versioned
+	// Claude IDs that run as their family alias), from the stale-sheet
+	// audit recorded once per run; "" when the sheet is current.
+	StaleSheet string `json:"staleSheet,omitempty"`
 }
 
 // Status folds run's log into its status. ErrUnknownRun if the run has no
@@ -175,7 +179,7 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	}
 	excl := laneExclusions(envs)
 	for i, l := range r.Lanes {
-		st.Lanes[i] = laneStatus(l)
+		st.Lanes[i] = laneStatus(r, l)
 		if awaitsRecovery(r, i) {
 			st.Lanes[i].WaitingFor = WaitRecovery
 		}
@@ -192,7 +196,9 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 				ls.Stall = f.Stall
 			}
 		}
-		if a, ok := env.Payload.(events.Audit); ok && a.Reason != events.AuditUnknownQuotaOverride {
+		if a, ok := env.Payload.(events.Audit); ok && a.Reason == events.AuditStaleSheet {
+			st.StaleSheet = a.Detail
+		} else if ok && a.Reason != events.AuditUnknownQuotaOverride {
 			if st.Audits == nil {
 				st.Audits = map[events.AuditReason]int{}
 			}
@@ -202,8 +208,8 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	return st
 }
 
-func laneStatus(l machines.LaneRecord) LaneStatus {
-	ls := LaneStatus{Lane: l.Index, LaneID: l.Policy.ID, State: l.State, WaitingFor: waitingFor(l)}
+func laneStatus(r *machines.Run, l machines.LaneRecord) LaneStatus {
+	ls := LaneStatus{Lane: l.Index, LaneID: l.Policy.ID, State: l.State, WaitingFor: waitingFor(r, l)}
 	if d := l.Dispatch; d != nil {
 		idx, paths := d.AttemptIndex, d.Paths
 		ls.Attempt, ls.Descriptor, ls.Route, ls.ExecutionID, ls.Paths = &idx, d.Descriptor, d.Route, d.ExecutionID, &paths
@@ -224,13 +230,17 @@ func laneStatus(l machines.LaneRecord) LaneStatus {
 	return ls
 }
 
-// waitingFor says who must act next on lane l.
-func waitingFor(l machines.LaneRecord) WaitKind {
+// waitingFor says who must act next on lane l of run r. A strict-contract
+// native execution is never handed out: the engine ends it.
+func waitingFor(r *machines.Run, l machines.LaneRecord) WaitKind {
 	switch l.State {
 	case machines.StateCreated, machines.StateTerminal:
 		return WaitEngine
 	case machines.StateLaunching, machines.StateRunning:
 		if l.Dispatch != nil && l.Dispatch.Route == policy.RouteNative {
+			if r.Created != nil && r.Created.Options.Contract == policy.ContractStrict {
+				return WaitEngine
+			}
 			return WaitNative
 		}
 		return WaitWorker

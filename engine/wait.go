@@ -127,7 +127,7 @@ const (
 func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *events.Finish, excl []events.Exclude) LaneChange {
 	l := r.Lanes[env.Lane]
 	ch := LaneChange{Run: r.ID, Lane: env.Lane, LaneID: l.Policy.ID, From: from, To: l.State, Event: env.Type,
-		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(l)}
+		Seq: env.Seq, Time: env.Time, WaitingFor: waitingFor(r, l)}
 	if l.Dispatch != nil {
 		ch.Descriptor, ch.ExecutionID = l.Dispatch.Descriptor, l.Dispatch.ExecutionID
 	}
@@ -142,7 +142,7 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 	case events.Continue:
 		ch.Notice = replacementNotice(r, env.Lane, fin, events.Launch(p), excl)
 	case events.Inspect:
-		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF",
+		ch.Notice = fmt.Sprintf("lane %d: writer %s ended %s; its worktree and receipt are preserved and it pauses for inspection: switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF [--from COMMIT|REF]",
 			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
 	case events.RequestOperation:
 		if op := p.Decision.Operation; op != nil {
@@ -205,6 +205,14 @@ func replacementNotice(r *machines.Run, lane int, fin *events.Finish, launch eve
 		verb = "launches"
 	}
 	fmt.Fprintf(&b, "%s %s", verb, launch.Descriptor)
+	if base := launch.WorktreeBase; base != nil && fin != nil {
+		// A fallback writer: say what its fresh worktree is built on.
+		if base.Source == events.BaseReviewed {
+			fmt.Fprintf(&b, ", in a worktree of the reviewed state %s (commit %s)", base.Ref, base.Commit)
+		} else {
+			fmt.Fprintf(&b, ", in a worktree of the checkout's HEAD (commit %s)", base.Commit)
+		}
+	}
 	return b.String()
 }
 

@@ -27,6 +27,11 @@ const (
 	// recorded on the lane just before that launch, Detail saying which
 	// attempt and which code was overridden.
 	AuditUnknownQuotaOverride AuditReason = "unknown-quota-override"
+	// AuditStaleSheet: the run's model sheet pins versioned Claude IDs of a
+	// rolling family, which the run uses as their family alias (the seed's
+	// read-time normalization); recorded once per run on the run subject,
+	// Detail being the stale-sheet notice.
+	AuditStaleSheet AuditReason = "stale-sheet"
 )
 
 // Audit records a report or job that changes nothing (lane-level, or
@@ -49,7 +54,7 @@ func (Audit) EventType() Type { return TypeAudit }
 
 func (p Audit) validate() error {
 	switch p.Reason {
-	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride:
+	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet:
 	default:
 		return invalidf("reason %q is not an audit reason", p.Reason)
 	}

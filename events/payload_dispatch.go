@@ -15,6 +15,10 @@ type Paths struct {
 	Cwd string `json:"cwd"`
 	// Worktree is the attempt's fresh git worktree; isolated-write only.
 	Worktree string `json:"worktree,omitempty"`
+	// Artifact is the distinct output artifact the parent assigns a
+	// read-only native lane: the one file its subagent may write (the
+	// seed's "Native lanes"). Unset for every other lane.
+	Artifact string `json:"artifact,omitempty"`
 }
 
 func (p Paths) validate() error {
@@ -25,6 +29,9 @@ func (p Paths) validate() error {
 		if err := requireAbs(f.name, f.v); err != nil {
 			return err
 		}
+	}
+	if err := optionalAbs("paths.artifact", p.Artifact); err != nil {
+		return err
 	}
 	return optionalAbs("paths.worktree", p.Worktree)
 }
@@ -53,6 +60,10 @@ type Launch struct {
 	JobSubject string `json:"jobSubject"`
 	// Paths are the execution's files.
 	Paths Paths `json:"paths"`
+	// WorktreeBase is the commit a writer's fresh worktree started from
+	// and why (the reviewed state a clear verdict named, or the
+	// checkout's HEAD); unset for read-only lanes and continuations.
+	WorktreeBase *WorktreeBase `json:"worktreeBase,omitempty"`
 }
 
 // EventType returns TypeLaunch.
@@ -91,6 +102,11 @@ func validateDispatch(p Launch, kind policy.DecisionKind) error {
 	}
 	if err := ValidateJobSubject(p.JobSubject); err != nil {
 		return err
+	}
+	if p.WorktreeBase != nil {
+		if err := p.WorktreeBase.validate(); err != nil {
+			return err
+		}
 	}
 	return p.Paths.validate()
 }

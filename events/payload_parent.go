@@ -21,6 +21,13 @@ type Verdict struct {
 	EvidenceRef string `json:"evidenceRef"`
 	// By names who gave the verdict, when known.
 	By string `json:"by,omitempty"`
+	// FromRef is the reviewed state a clear verdict names (a commit or
+	// snapshot ref, as the parent gave it); FromCommit is the commit it
+	// resolved to in the run's repository when the verdict was given. The
+	// lane's next writer starts its fresh worktree there instead of at the
+	// checkout's HEAD. Both or neither; clear only.
+	FromRef    string `json:"fromRef,omitempty"`
+	FromCommit string `json:"fromCommit,omitempty"`
 }
 
 // EventType returns TypeVerdict.
@@ -30,7 +37,62 @@ func (p Verdict) validate() error {
 	if p.State != VerdictClear && p.State != VerdictUnsafe {
 		return invalidf("state %q: want clear or unsafe", p.State)
 	}
-	return requireText("evidenceRef", p.EvidenceRef)
+	if err := requireText("evidenceRef", p.EvidenceRef); err != nil {
+		return err
+	}
+	if p.FromRef == "" && p.FromCommit == "" {
+		return nil
+	}
+	if p.State != VerdictClear {
+		return invalidf("fromRef on an unsafe verdict: only a clear verdict names the state the next writer starts from")
+	}
+	if err := requireText("fromRef", p.FromRef); err != nil {
+		return err
+	}
+	return ValidateCommit("fromCommit", p.FromCommit)
+}
+
+// ValidateCommit reports whether v is a full git object name: 40 (SHA-1)
+// or 64 (SHA-256) lowercase hex digits.
+func ValidateCommit(field, v string) error {
+	if len(v) != 40 && len(v) != 64 {
+		return invalidf("%s %q: want a full commit id (40 or 64 lowercase hex digits)", field, v)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return invalidf("%s %q: want a full commit id (40 or 64 lowercase hex digits)", field, v)
+		}
+	}
+	return nil
+}
+
+// WorktreeBase is the commit a writer's fresh worktree started from, and
+// why: Source BaseReviewed (the reviewed state a clear verdict named, Ref
+// as the parent gave it) or BaseCheckoutHead (the checkout's HEAD when
+// the attempt launched).
+type WorktreeBase struct {
+	Source BaseSource `json:"source"`
+	Ref    string     `json:"ref"`
+	Commit string     `json:"commit"`
+}
+
+// BaseSource says where a writer's worktree base came from.
+type BaseSource string
+
+// Worktree base sources.
+const (
+	BaseCheckoutHead BaseSource = "checkout-head"
+	BaseReviewed     BaseSource = "reviewed"
+)
+
+func (b WorktreeBase) validate() error {
+	if b.Source != BaseCheckoutHead && b.Source != BaseReviewed {
+		return invalidf("worktreeBase.source %q: want checkout-head or reviewed", b.Source)
+	}
+	if err := requireText("worktreeBase.ref", b.Ref); err != nil {
+		return err
+	}
+	return ValidateCommit("worktreeBase.commit", b.Commit)
 }
 
 // OperationResult is how a parent operation ended.

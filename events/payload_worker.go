@@ -82,6 +82,10 @@ type Finish struct {
 	Event policy.Event `json:"event"`
 	// Abandoned marks an attempt whose worker lease went stale.
 	Abandoned bool `json:"abandoned,omitempty"`
+	// Unsupported names the capability the attempt's route lacks when the
+	// engine ended it without handing it out (a strict-contract native
+	// lane): failed, processStarted false, with no receipt and no host.
+	Unsupported string `json:"unsupported,omitempty"`
 	// ReportSeq is the reports-stream sequence of the report recorded here.
 	ReportSeq uint64 `json:"reportSeq,omitempty"`
 }
@@ -100,6 +104,13 @@ func (p Finish) validate() error {
 	}
 	hasReceipt := p.Receipt != nil || p.ReceiptDigest != ""
 	switch {
+	case p.Unsupported != "":
+		if hasReceipt || p.Host != nil || p.Abandoned || p.Stall != nil {
+			return invalidf("an unsupported finish carries no receipt, host metadata, stall or abandonment")
+		}
+		if p.Event.Status != policy.OutcomeFailed || p.Event.ProcessStarted == nil || *p.Event.ProcessStarted {
+			return invalidf("an unsupported finish is failed with processStarted false")
+		}
 	case hasReceipt && p.Host != nil:
 		return invalidf("finish carries both a receipt and host metadata")
 	case hasReceipt:

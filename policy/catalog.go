@@ -64,13 +64,33 @@ func (o Options) headerAt(line string) int {
 
 // nativeCovers reports whether a shipped Claude agent covers model@effort.
 func (o Options) nativeCovers(model string, effort Effort) bool {
-	if alias, ok := VersionedClaudeAlias(model); ok {
+	_, ok := o.ClaudeNativeAgent(model, effort)
+	return ok
+}
+
+// ClaudeNativeAgent names the shipped Claude agent that covers
+// model@effort, pstack-<stem>-<effort>, from the same coverage the route
+// decision uses (a versioned rolling-family pin is first normalized to its
+// alias). ok is false when no shipped agent covers it.
+func (o Options) ClaudeNativeAgent(model string, effort Effort) (agent string, ok bool) {
+	if alias, isPin := VersionedClaudeAlias(model); isPin {
 		model = alias
 	}
 	for _, a := range o.ClaudeNative {
 		if a.Model == model && a.Effort == effort {
-			return true
+			return "pstack-" + claudeStem(a.Model) + "-" + string(effort), true
 		}
 	}
-	return false
+	return "", false
+}
+
+// claudeStem is the agent stem of a Claude model alias: the matrix row's
+// ClaudeStem, or the alias itself for coverage outside the matrix.
+func claudeStem(model string) string {
+	for _, f := range ModelMatrix {
+		if f.Provider == Claude && f.Model == model && f.ClaudeStem != "" {
+			return f.ClaudeStem
+		}
+	}
+	return model
 }

@@ -455,3 +455,22 @@ func (s *Sheet) VersionedClaudePins() []string {
 	}
 	return out
 }
+
+// StaleSheetNotice is the once-per-run notice for a sheet whose versioned
+// Claude pins (VersionedClaudePins) read-time normalization replaced: which
+// pins run as which family alias, that the persisted sheet is stale, and
+// that /setup-pstack rewrites it. "" when pins is empty.
+func StaleSheetNotice(pins []string) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	pairs := make([]string, len(pins))
+	for i, p := range pins {
+		pairs[i] = p
+		if a, err := ParseAttempt(p); err == nil {
+			pairs[i] = p + " runs as " + NormalizeAttempt(a).String()
+		}
+	}
+	return "the model sheet is stale: it pins versioned Claude IDs that read-time normalization replaces with their family alias (" +
+		strings.Join(pairs, "; ") + "); the sheet file is not changed: /setup-pstack will rewrite it after its normal probes and confirmation"
+}

@@ -165,7 +165,11 @@ func eventDetail(p events.Payload) string {
 	case events.Inspect:
 		return "the started writer waits for the parent's verdict (" + p.Decision.Reason + ")"
 	case events.Verdict:
-		return fmt.Sprintf("verdict %s, evidence %s", p.State, p.EvidenceRef)
+		d := fmt.Sprintf("verdict %s, evidence %s", p.State, p.EvidenceRef)
+		if p.FromRef != "" {
+			d += fmt.Sprintf("; the next writer starts from %s (commit %s)", p.FromRef, p.FromCommit)
+		}
+		return d
 	case events.RequestOperation:
 		if op := p.Decision.Operation; op != nil {
 			return fmt.Sprintf("asks the parent for %s (task %s, checkpoint %s)", op.Kind, op.TaskID, op.CheckpointID)
@@ -220,7 +224,15 @@ func eventDetail(p events.Payload) string {
 }
 
 func dispatchDetail(p events.Launch) string {
-	return fmt.Sprintf("attempt %d %s, execution %s, %s", p.AttemptIndex, p.Descriptor, p.ExecutionID, p.Route)
+	d := fmt.Sprintf("attempt %d %s, execution %s, %s", p.AttemptIndex, p.Descriptor, p.ExecutionID, p.Route)
+	if b := p.WorktreeBase; b != nil {
+		if b.Source == events.BaseReviewed {
+			d += fmt.Sprintf(", worktree from the reviewed state %s (commit %s)", b.Ref, b.Commit)
+		} else {
+			d += fmt.Sprintf(", worktree from the checkout's HEAD (commit %s)", b.Commit)
+		}
+	}
+	return d
 }
 
 func finishDetail(p events.Finish) string {
@@ -235,6 +247,9 @@ func finishDetail(p events.Finish) string {
 	}
 	if p.Abandoned {
 		d += ", abandoned (its worker's lease went stale)"
+	}
+	if p.Unsupported != "" {
+		d += ", " + p.Unsupported
 	}
 	if p.WorkerID != "" {
 		d += ", reported by " + p.WorkerID

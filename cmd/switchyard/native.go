@@ -33,10 +33,17 @@ func newNativeNextCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "next --parent P [--wait] [--json]",
 		Short: "Take the next native job queued for a parent harness",
 		Long: `Take the next native job queued for the parent and print what the parent
-needs to run it: the execution id, the descriptor, the access mode, and the
-prompt, output and receipt paths. Each job is handed out once. Without
---wait it answers at once ("no native job", exit 0) when none is queued;
-with --wait it blocks until one is.`,
+needs to run it: the execution id, the descriptor, the Claude agent that
+covers it (pstack-<stem>-<effort>; a codex parent gets the model and
+effort for spawn_agent instead), the access mode, and the prompt, output and
+receipt paths. The prompt file is the prepared worker contract (the same
+rules the runner gives external workers), the assignment, then the task:
+hand it to the subagent whole. A read-only job also names a distinct output
+artifact, the one file its subagent may write. Each job is handed out once;
+a cancelled lane's job is never handed out, and a run with --contract
+strict never queues one (no native route proves the strict boundary: the
+lane ends unsupported). Without --wait it answers at once ("no native
+job", exit 0) when none is queued; with --wait it blocks until one is.`,
 		Example: `  switchyard native next --parent claude
   switchyard native next --parent codex --wait --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -37,8 +37,18 @@ func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, as
 	row("execution", job.ExecutionID)
 	row("run", fmt.Sprintf("%s lane %d, attempt %d", job.Run, job.Lane, job.AttemptIndex))
 	row("descriptor", job.Descriptor)
+	switch {
+	case job.Agent != "":
+		row("agent", job.Agent+" (dispatch through this shipped Claude agent)")
+	case job.Model != "":
+		row("model", job.Model+" (reasoning effort "+string(job.Effort)+")")
+	default:
+		row("model", "the parent's own model and effort")
+	}
 	row("mode", string(job.Mode))
-	row("prompt", job.Paths.Prompt)
+	row("contract", string(job.Contract))
+	row("prompt", job.Paths.Prompt+" (the worker contract, the assignment, then the task: hand it over whole)")
+	row("artifact", job.Paths.Artifact)
 	row("output", job.Paths.Output)
 	row("receipt", job.Paths.Receipt+" (reserved; a native attempt writes no runner receipt)")
 	row("cwd", job.Paths.Cwd)

@@ -54,9 +54,12 @@ type runFlags struct {
 // runInput is a run request checked before anything connects: the sheet
 // parsed and the role resolved, so sheet problems exit 65 at once.
 type runInput struct {
-	req       engine.RunRequest
-	lanes     []policy.LanePolicy
-	providers []policy.Provider // external providers the lanes may launch, in first-use order
+	req   engine.RunRequest
+	lanes []policy.LanePolicy
+	// staleSheet is the stale-sheet notice of a sheet with versioned
+	// Claude pins ("" when none).
+	staleSheet string
+	providers  []policy.Provider // external providers the lanes may launch, in first-use order
 	// allowUnknown are the providers whose UNKNOWN quota the run accepts
 	// (--allow-unknown-quota), recorded in the run.
 	allowUnknown []policy.Provider
@@ -90,7 +93,7 @@ with --nats, it submits the run there and waits; workers must be running.
 While it waits it prints one line per lane change. When a lane needs the
 parent it prints the exact command to run:
   a native attempt:       switchyard native next --parent P
-  a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF
+  a started writer:       switchyard inspect --run R --lane N --state clear|unsafe --evidence REF [--from COMMIT|REF]
   a handoff operation:    switchyard operation validate --run R --lane N --expected-head SHA --file PATH, then begin and done
   a continuation:         switchyard recover --run R --lane N --evidence REF --clear ... | --decline
 
@@ -315,6 +318,7 @@ func prepareRun(rf runFlags) (runInput, error) {
 		in.req.OpenCodeChatGPTSubscription = true
 	}
 	in.lanes = rp.Lanes
+	in.staleSheet = policy.StaleSheetNotice(sheet.VersionedClaudePins())
 	for _, l := range rp.Lanes {
 		for _, a := range l.Attempts {
 			if a.Route == policy.RouteExternal && a.Attempt.Provider != "" && !containsProvider(in.providers, a.Attempt.Provider) {
@@ -515,6 +519,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}
 	fmt.Fprintf(lines, "run %s: role %q, %s, parent %s, %s, on %s\n",
 		runID, in.req.Role, plural(len(in.lanes), "lane"), in.req.Parent, in.req.Mode, conn.describe())
+	if in.staleSheet != "" {
+		// Once per run, as the seed's read-time normalization asks; the
+		// engine records the same notice as the run's stale-sheet audit.
+		fmt.Fprintf(lines, "  notice: %s: %s (recorded in run %s as a stale-sheet audit)\n", rf.sheet, in.staleSheet, runID)
+	}
 	if len(in.allowUnknown) > 0 {
 		fmt.Fprintf(lines, "  warning: --allow-unknown-quota %s: attempts of %s launch even when their quota or eligibility is UNKNOWN (never when blocked, exhausted or signed out); run %s records the override\n",
 			joinProviders(in.allowUnknown), joinProviders(in.allowUnknown), runID)

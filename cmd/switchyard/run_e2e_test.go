@@ -268,16 +268,27 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	p := s.start(t, s.runArgs("bug-fix", "--run-id", "writer", "--mode", "isolated-write",
 		"--allow-unverified-containment", "grok", "--allow-unverified-containment", "devin")...)
 	waitOutput(t, p, "  warning: --allow-unverified-containment grok,devin: attempts of grok,devin launch without verified containment")
-	inspect := "switchyard inspect --run writer --lane 0 --state clear|unsafe --evidence REF --data-dir " + s.data
+	inspect := "switchyard inspect --run writer --lane 0 --state clear|unsafe --evidence REF [--from COMMIT|REF] --data-dir " + s.data
 	waitOutput(t, p, "waiting for the parent: "+inspect+"\n")
 
 	r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "writer")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "waiting for the parent:\n  lane 0: "+inspect+"\n")
 
-	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "writer", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
+	// A ref that names no commit in the run's repository is a usage
+	// error naming it; nothing is recorded.
+	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "writer", "--lane", "0", "--state", "clear",
+		"--evidence", "notes/review.md", "--from", "refs/snapshots/missing")
+	require.Equal(t, 64, r.code, r.stdout)
+	require.True(t, strings.HasPrefix(r.stderr, `error: --from "refs/snapshots/missing" names no commit in `+s.checkout+
+		` (git rev-parse --verify refs/snapshots/missing^{commit} fails)`), r.stderr)
+	// The parent snapshots what it reviewed; the fallback writer starts there.
+	snap := gitIn(t, s.checkout, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "reviewed partial work")
+	gitIn(t, s.checkout, "update-ref", "refs/snapshots/lane0", snap)
+	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "writer", "--lane", "0", "--state", "clear",
+		"--evidence", "notes/review.md", "--from", "refs/snapshots/lane0")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "verdict clear recorded for run writer lane 0\n", r.stdout)
+	require.Equal(t, "verdict clear recorded for run writer lane 0; the next writer starts from refs/snapshots/lane0\n", r.stdout)
 
 	select {
 	case <-p.done:
@@ -289,6 +300,13 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	require.Contains(t, out, "bug-fix#1 (lane 0): launching devin:swe-2@high\n")
 	require.Contains(t, out, "inspection clear (notes/review.md)")
 	require.Contains(t, out, "lane 0 bug-fix#1: complete via devin:swe-2@high;")
+	require.Contains(t, out, "       worktree from the reviewed state refs/snapshots/lane0 (commit "+snap+") the parent's clear verdict named\n")
+	require.Contains(t, out, "falls back to devin:swe-2@high, in a worktree of the reviewed state refs/snapshots/lane0 (commit "+snap+")\n", "the live notice says it too")
+	hv := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "writer", "--lane", "0")
+	require.Equal(t, 0, hv.code, hv.stderr)
+	require.Contains(t, hv.stdout, "verdict clear, evidence notes/review.md; the next writer starts from refs/snapshots/lane0 (commit "+snap+")")
+	require.Contains(t, hv.stdout, "devin:swe-2@high, execution ")
+	require.Contains(t, hv.stdout, ", worktree from the reviewed state refs/snapshots/lane0 (commit "+snap+")\n")
 
 	h := s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "writer", "--lane", "run", "--type", "run-created", "--json")
 	require.Equal(t, 0, h.code, h.stderr)
@@ -371,7 +389,7 @@ bug-fix: claude:opus@high
 	args := s.runArgs("bug-fix", "--run-id", "handoff", "--mode", "isolated-write", "--allow-unknown-quota", "claude")
 	args[slices.Index(args, "--parent")+1] = "codex" // a Claude parent would run opus natively
 	p := s.start(t, args...)
-	waitOutput(t, p, "waiting for the parent: switchyard inspect --run handoff --lane 0 --state clear|unsafe --evidence REF --data-dir "+s.data+"\n")
+	waitOutput(t, p, "waiting for the parent: switchyard inspect --run handoff --lane 0 --state clear|unsafe --evidence REF [--from COMMIT|REF] --data-dir "+s.data+"\n")
 	r := s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
 	require.Equal(t, 1, r.code, "no operation before the writer's verdict: %s", r.stdout)
 	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
@@ -465,6 +483,18 @@ bug-fix: claude:opus@high
 }
 
 // gitInit makes dir a git work tree with one commit.
+// gitIn runs git in dir (no user or system configuration) and returns its
+// trimmed stdout.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.email=test@example.com", "-c", "user.name=test"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.Output()
+	require.NoError(t, err, "git %v", args)
+	return strings.TrimSpace(string(out))
+}
+
 func gitInit(t *testing.T, dir string) {
 	t.Helper()
 	for _, args := range [][]string{

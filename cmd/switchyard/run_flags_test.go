@@ -106,6 +106,7 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "inspect-bad-state", args: []string{"inspect", "--run", "r1", "--lane", "0", "--state", "maybe", "--evidence", "notes.md"}},
 		{name: "inspect-missing-evidence", args: []string{"inspect", "--run", "r1", "--lane", "0", "--state", "clear"}},
 		{name: "inspect-negative-lane", args: []string{"inspect", "--run", "r1", "--lane", "-1", "--state", "clear", "--evidence", "x"}},
+		{name: "inspect-from-unsafe", args: []string{"inspect", "--run", "r1", "--lane", "0", "--state", "unsafe", "--evidence", "x", "--from", "HEAD"}},
 		{name: "cancel-help", args: []string{"cancel", "--help"}},
 		{name: "cancel-missing-run", args: []string{"cancel", "--lane", "1"}},
 		{name: "operation-no-command", args: []string{"operation"}},

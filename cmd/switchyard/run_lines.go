@@ -108,7 +108,7 @@ func noticeWithConn(notice, conn string) string {
 func parentCommand(w engine.WaitKind, run string, lane int, parent policy.Parent, conn string) string {
 	switch w {
 	case engine.WaitVerdict:
-		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF%s", run, lane, conn)
+		return fmt.Sprintf("switchyard inspect --run %s --lane %d --state clear|unsafe --evidence REF [--from COMMIT|REF]%s", run, lane, conn)
 	case engine.WaitOperation:
 		return fmt.Sprintf("switchyard operation validate --run %s --lane %d --expected-head SHA --file PATH --check ID%s, then operation begin and operation done", run, lane, conn)
 	case engine.WaitNative:

@@ -267,6 +267,9 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		}
 		fmt.Fprintf(s.w, "  unhealthy providers (a stall's health probe found them unavailable; excluded for the rest of the run): %s\n", strings.Join(names, ", "))
 	}
+	if st.StaleSheet != "" {
+		fmt.Fprintf(s.w, "  notice: %s\n", st.StaleSheet)
+	}
 	if len(st.Audits) > 0 {
 		var counts []string
 		for _, r := range slices.Sorted(maps.Keys(st.Audits)) {
