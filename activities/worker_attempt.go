@@ -231,6 +231,7 @@ func (w *Worker) abandonOwn(ctx context.Context, log *slog.Logger, d *events.Del
 // claim is then looked at to confirm.
 func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lease) error {
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
+	adopted := false
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		_, err := w.cfg.Claims.Release(actx, lease)
@@ -240,8 +241,16 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 		}
 		if errors.Is(err, events.ErrLeaseLost) {
 			cur, ierr := w.inspectOnce(ctx, lease.ExecutionID)
-			if ierr == nil && cur.State == events.LeaseReleased && cur.WorkerID == w.cfg.WorkerID {
+			switch {
+			case ierr == nil && cur.State == events.LeaseReleased && cur.WorkerID == w.cfg.WorkerID:
 				return nil
+			case !adopted && ierr == nil && cur.State == events.LeaseHeld && cur.WorkerID == w.cfg.WorkerID && cur.Revision != lease.Revision:
+				// The heartbeat's last renewal was stored, but its answer
+				// was lost when the heartbeat stopped: the claim is still
+				// this worker's, at a later revision. Release that one.
+				log.Info("the last renewal was stored after all; releasing at its revision")
+				lease, adopted = cur, true
+				continue
 			}
 			return err
 		}
