@@ -138,10 +138,10 @@ for sc in $scenarios; do
 		echo
 	} >"$d/bench.sheet"
 	export HOME="$work/home"
-	"$sy" serve --data-dir "$d/data" --listen 127.0.0.1:0 --fsync "$fsync" --cap "codex=$cap" --log-level warn >"$d/serve.log" 2>&1 &
+	"$sy" serve --data-dir "$d/data" --listen 127.0.0.1:0 --fsync "$fsync" --cap "codex=$cap" --log-level "${LOGLEVEL:-warn}" >"$d/serve.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do [[ -s "$d/data/serve.json" ]] && break; sleep 0.05; done
-	"$sy" worker --data-dir "$d/data" --provider codex --concurrency "$conc" --bin "codex=$work/bin/codex" --log-level warn >"$d/worker.log" 2>&1 &
+	"$sy" worker --data-dir "$d/data" --provider codex --concurrency "$conc" --bin "codex=$work/bin/codex" --log-level "${LOGLEVEL:-warn}" >"$d/worker.log" 2>&1 &
 	pids+=($!)
 	# One warm-up run: the worker's first quota session, the streams.
 	"$sy" run --data-dir "$d/data" --sheet "$d/bench.sheet" --role "arena runners" --parent claude \
