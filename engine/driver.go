@@ -23,6 +23,8 @@ type driver struct {
 	run  string
 	log  *slog.Logger
 	r    *machines.Run
+	// created is the time of the run's run-created (its index entry's).
+	created time.Time
 
 	// reportAfter is the highest reports-stream sequence recorded on any
 	// claim, finish or audit event: every report up to it was handled, so
@@ -117,6 +119,7 @@ func (d *driver) session(ctx context.Context) error {
 		return err
 	}
 	if d.r.Closed != nil {
+		d.e.indexFinal(ctx, d.r, d.created)
 		d.late.final(d.run)
 		return nil
 	}
@@ -133,6 +136,7 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		if d.r.Closed != nil {
 			d.log.Info("run final")
+			d.e.indexFinal(ctx, d.r, d.created)
 			d.late.final(d.run)
 			return nil
 		}
@@ -179,6 +183,7 @@ func (d *driver) reload(ctx context.Context) error {
 		return err
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
+	d.created = envs[0].Time
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
 	for _, env := range envs {
 		d.note(env)

@@ -226,6 +226,8 @@ func (l *lateReports) catchUpOnce(ctx context.Context, run string) error {
 		expected = seq
 		l.e.log.Info("report after run-final recorded for audit", "run", run, "reportSeq", rd.Seq)
 		if rd.Seq >= end {
+			// The index entry's mark moves on with the audits.
+			l.e.indexFinal(ctx, r, envs[0].Time)
 			return nil
 		}
 	}

@@ -127,15 +127,15 @@ anything else.`,
 				case watch:
 					return s.watchRuns(ctx, eng, conn)
 				}
-				runs, err := eng.Runs(ctx)
+				list, err := eng.ListRuns(ctx, s.match, s.limit)
 				if err != nil {
 					return failf("list runs in %s: %v", conn.describe(), err)
 				}
-				if err := s.runs(runs, conn); err != nil {
+				if err := s.list(list, conn); err != nil {
 					return err
 				}
 				if !s.json {
-					s.serving(ctx, conn, runs, false)
+					s.serving(ctx, conn, list.Open, false)
 				}
 				return nil
 			}
@@ -216,16 +216,32 @@ type statusPrinter struct {
 	states map[string]bool
 }
 
+// match says whether r is in the states --state selects (every run
+// without --state). It looks only at Final and Cancelled for a final run,
+// as engine.ListRuns requires.
+func (s statusPrinter) match(r engine.RunStatus) bool {
+	return s.states == nil || s.states[runState(r)]
+}
+
 // runs prints the run list: newest first, selected by --state and
 // --limit.
 func (s statusPrinter) runs(all []engine.RunStatus, conn *engineConn) error {
 	runs, matched := selectRuns(all, s.states, s.limit)
+	return s.list(engine.RunList{Runs: runs, Matched: matched, Total: len(all)}, conn)
+}
+
+// list prints a selected run list (engine.ListRuns, or runs).
+func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
+	runs, matched := l.Runs, l.Matched
 	if s.json {
+		if runs == nil {
+			runs = []engine.RunStatus{}
+		}
 		return writeJSON(s.w, runs)
 	}
 	if len(runs) == 0 {
-		if len(all) > 0 {
-			fmt.Fprintf(s.w, "no %s runs in %s (%d in other states)\n", strings.Join(slices.Sorted(maps.Keys(s.states)), " or "), conn.describe(), len(all))
+		if l.Total > 0 {
+			fmt.Fprintf(s.w, "no %s runs in %s (%d in other states)\n", strings.Join(slices.Sorted(maps.Keys(s.states)), " or "), conn.describe(), l.Total)
 			return nil
 		}
 		fmt.Fprintf(s.w, "no runs in %s\n", conn.describe())

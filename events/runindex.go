@@ -1,0 +1,234 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The run index: one small summary per final run, so that listing the
+// newest runs and an engine's start do not fold (or even touch) every final
+// run's log.
+//
+// The index is derived data. The event log stays the only truth: an entry
+// is written only by the engine, only from a run's own log, and only after
+// that log's run-final is stored. Final is permanent (nothing is appended
+// to a final run but audits), so an entry, once written, stays true; a run
+// the index does not know (an open run, a run finalized while the index
+// write failed, a store from before the index, a deleted or damaged
+// bucket) is read from its log as before, and the engine writes its entry
+// when it finds it final. An entry that does not decode, or names a
+// different run than its key, counts as missing.
+
+// RunsBucket is the KV bucket of the run index (key = run id).
+const RunsBucket = "sy_runs"
+
+// runsStream is the stream behind RunsBucket.
+const runsStream = "KV_" + RunsBucket
+
+// FinalRun is the index entry of one final run.
+type FinalRun struct {
+	// Run is the run id (the entry's key).
+	Run string `json:"run"`
+	// Created is the time of the run's run-created event.
+	Created time.Time `json:"created"`
+	// Updated is the time of its newest run-level event when the entry
+	// was written (run-final, or an audit after it).
+	Updated time.Time `json:"updated"`
+	// Cancelled: the run carries a run-level cancel.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Seq is the store sequence of that newest run-level event.
+	Seq uint64 `json:"seq"`
+	// ReportsThrough is how far the run's reports are handled: the
+	// largest ReportSeq of its run-level events then.
+	ReportsThrough uint64 `json:"reportsThrough,omitempty"`
+}
+
+// validate checks an entry before it is written or after it is read.
+func (f FinalRun) validate() error {
+	if err := ValidateRunID(f.Run); err != nil {
+		return err
+	}
+	if f.Created.IsZero() || f.Updated.IsZero() || f.Seq == 0 {
+		return fmt.Errorf("%w: run index entry of %s: created, updated and seq are required", ErrInvalid, f.Run)
+	}
+	return nil
+}
+
+// encodeFinalRun is f's stored form.
+func encodeFinalRun(f FinalRun) ([]byte, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(f)
+}
+
+// maxFinalRunBytes bounds a stored entry (they are about 200 bytes).
+const maxFinalRunBytes = 1024
+
+// decodeFinalRun parses a stored entry strictly: unknown fields, trailing
+// data, oversize input or missing fields are ErrInvalid.
+func decodeFinalRun(key string, b []byte) (FinalRun, error) {
+	var f FinalRun
+	if len(b) > maxFinalRunBytes {
+		return f, fmt.Errorf("%w: run index entry %s: %d bytes, over %d", ErrInvalid, key, len(b), maxFinalRunBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return FinalRun{}, fmt.Errorf("%w: run index entry %s: %v", ErrInvalid, key, err)
+	}
+	if dec.More() {
+		return FinalRun{}, fmt.Errorf("%w: run index entry %s: data after the object", ErrInvalid, key)
+	}
+	if err := f.validate(); err != nil {
+		return FinalRun{}, err
+	}
+	if f.Run != key {
+		return FinalRun{}, fmt.Errorf("%w: run index entry %s names run %s", ErrInvalid, key, f.Run)
+	}
+	return f, nil
+}
+
+// RunIndex is the run index. Both Store implementations provide it
+// (JetStreamStore on RunsBucket, MemoryStore in memory).
+type RunIndex interface {
+	// PutFinalRun writes (or replaces) run f.Run's entry.
+	PutFinalRun(ctx context.Context, f FinalRun) error
+	// FinalRuns returns every entry that decodes, by run id, and how many
+	// stored entries did not (they count as missing).
+	FinalRuns(ctx context.Context) (map[string]FinalRun, int, error)
+}
+
+var (
+	_ RunIndex = (*JetStreamStore)(nil)
+	_ RunIndex = (*MemoryStore)(nil)
+)
+
+// PutFinalRun implements RunIndex. A retry of a write that landed rewrites
+// the same value.
+func (s *JetStreamStore) PutFinalRun(ctx context.Context, f FinalRun) error {
+	b, err := encodeFinalRun(f)
+	if err != nil {
+		return err
+	}
+	retry := Backoff{Min: 25 * time.Millisecond, Max: time.Second}
+	for {
+		_, err := s.j.publish(ctx, "$KV."+RunsBucket+"."+f.Run, b, jetstream.WithExpectStream(runsStream))
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || !transient(err) {
+			return translate("put run index entry of "+f.Run, err)
+		}
+		if !retry.Wait(ctx) {
+			return translate("put run index entry of "+f.Run, fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
+		}
+	}
+}
+
+// FinalRuns implements RunIndex: one ordered read of the bucket's stream,
+// which holds one message (the current value) per run.
+func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, int, error) {
+	out := map[string]FinalRun{}
+	st, err := s.j.js.Stream(ctx, runsStream)
+	if err != nil {
+		return nil, 0, translate("run index", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, 0, translate("run index", err)
+	}
+	if info.State.Msgs == 0 {
+		return out, 0, nil
+	}
+	target := info.State.LastSeq
+	it, err := orderedMessages(ctx, s.j, runsStream, "$KV."+RunsBucket+".>", 0)
+	if err != nil {
+		return nil, 0, translate("run index", err)
+	}
+	defer it.Stop()
+	bad := 0
+	prefix := "$KV." + RunsBucket + "."
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return nil, 0, translate("run index", err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return nil, 0, translate("run index", err)
+		}
+		key := strings.TrimPrefix(m.Subject(), prefix)
+		if op := m.Headers().Get("KV-Operation"); op != "" {
+			delete(out, key) // a delete or purge marker
+		} else if f, err := decodeFinalRun(key, m.Data()); err == nil {
+			out[key] = f
+		} else {
+			bad++
+		}
+		if md.Sequence.Stream >= target {
+			return out, bad, nil
+		}
+	}
+}
+
+// runIndexMem is MemoryStore's run index.
+type runIndexMem struct {
+	mu      sync.Mutex
+	entries map[string][]byte
+}
+
+// PutFinalRun implements RunIndex.
+func (s *MemoryStore) PutFinalRun(_ context.Context, f FinalRun) error {
+	b, err := encodeFinalRun(f)
+	if err != nil {
+		return err
+	}
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	if s.index.entries == nil {
+		s.index.entries = map[string][]byte{}
+	}
+	s.index.entries[f.Run] = b
+	return nil
+}
+
+// FinalRuns implements RunIndex.
+func (s *MemoryStore) FinalRuns(context.Context) (map[string]FinalRun, int, error) {
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	out, bad := map[string]FinalRun{}, 0
+	for k, b := range s.index.entries {
+		if f, err := decodeFinalRun(k, b); err == nil {
+			out[k] = f
+		} else {
+			bad++
+		}
+	}
+	return out, bad, nil
+}
+
+// PutRawRunIndexEntry stores b as key's entry without any check: tests use
+// it to damage the index.
+func (s *MemoryStore) PutRawRunIndexEntry(key string, b []byte) {
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	if s.index.entries == nil {
+		s.index.entries = map[string][]byte{}
+	}
+	s.index.entries[key] = bytes.Clone(b)
+}
+
+// DropRunIndex forgets every entry, as a deleted bucket would.
+func (s *MemoryStore) DropRunIndex() {
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	s.index.entries = nil
+}
