@@ -144,6 +144,11 @@ func templateMessages(b *testing.B, d *benchDeployment, run string) []rawMsg {
 		m, err = ixs.GetLastMsgForSubject(ctx, "$KV."+events.RunsBucket+"."+run)
 		return err == nil
 	}, waitTimeout, 20*time.Millisecond, "the template run's index entry")
+	out = append(out, rawMsg{m.Subject, m.Data})
+	sts, err := d.js.Stream(ctx, "KV_"+events.RunStatusBucket)
+	require.NoError(b, err)
+	m, err = sts.GetLastMsgForSubject(ctx, "$KV."+events.RunStatusBucket+"."+run)
+	require.NoError(b, err, "the template run's status snapshot")
 	return append(out, rawMsg{m.Subject, m.Data})
 }
 
@@ -155,8 +160,13 @@ func seedRuns(b *testing.B, srv *events.Embedded, tmpl string, msgs []rawMsg, n 
 	js, err := natsjs.New(srv.Conn(), natsjs.WithPublishAsyncMaxPending(4096))
 	require.NoError(b, err)
 	var entry events.FinalRun
-	require.NoError(b, json.Unmarshal(msgs[len(msgs)-1].data, &entry))
-	evs := msgs[:len(msgs)-1]
+	require.NoError(b, json.Unmarshal(msgs[len(msgs)-2].data, &entry))
+	var snap struct {
+		Seq    uint64          `json:"seq"`
+		Status json.RawMessage `json:"status"`
+	}
+	require.NoError(b, json.Unmarshal(msgs[len(msgs)-1].data, &snap))
+	evs := msgs[:len(msgs)-2]
 	lastRunLevel := -1
 	for i, m := range evs {
 		if strings.HasSuffix(m.subject, ".run") {
@@ -185,6 +195,13 @@ func seedRuns(b *testing.B, srv *events.Embedded, tmpl string, msgs []rawMsg, n 
 		case ack := <-f.Ok():
 			e := entry
 			e.Run, e.Seq = fmt.Sprintf("%0*d", len(tmpl), i), ack.Sequence
+			sn := snap
+			sn.Seq, sn.Status = ack.Sequence, bytes.ReplaceAll(snap.Status, old, []byte(e.Run))
+			sdata, err := json.Marshal(sn)
+			require.NoError(b, err)
+			if _, err := js.PublishAsync("$KV."+events.RunStatusBucket+"."+e.Run, sdata); err != nil {
+				b.Fatal(err)
+			}
 			data, err := json.Marshal(e)
 			require.NoError(b, err)
 			if _, err := js.PublishAsync("$KV."+events.RunsBucket+"."+e.Run, data); err != nil {

@@ -23,8 +23,8 @@ type driver struct {
 	run  string
 	log  *slog.Logger
 	r    *machines.Run
-	// created is the time of the run's run-created (its index entry's).
-	created time.Time
+	// envs is the run's log as folded into r (for its run index entry).
+	envs []events.Envelope
 
 	// reportAfter is the highest reports-stream sequence recorded on any
 	// claim, finish or audit event: every report up to it was handled, so
@@ -119,7 +119,7 @@ func (d *driver) session(ctx context.Context) error {
 		return err
 	}
 	if d.r.Closed != nil {
-		d.e.indexFinal(ctx, d.r, d.created)
+		d.e.indexFinal(ctx, d.r, d.envs)
 		d.late.final(d.run)
 		return nil
 	}
@@ -136,7 +136,7 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		if d.r.Closed != nil {
 			d.log.Info("run final")
-			d.e.indexFinal(ctx, d.r, d.created)
+			d.e.indexFinal(ctx, d.r, d.envs)
 			d.late.final(d.run)
 			return nil
 		}
@@ -183,7 +183,7 @@ func (d *driver) reload(ctx context.Context) error {
 		return err
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
-	d.created = envs[0].Time
+	d.envs = envs
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
 	for _, env := range envs {
 		d.note(env)
@@ -233,6 +233,7 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 		// written by someone else. Reload to find out.
 		return fmt.Errorf("fold own %s: %w", env.Type, err)
 	}
+	d.envs = append(d.envs, env)
 	d.note(env)
 	d.progressed()
 	d.log.Debug("recorded", "type", env.Type, "lane", lane, "seq", seq)

@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -26,24 +27,26 @@ func (e *Engine) runIndex() events.RunIndex {
 	return ix
 }
 
-// finalRunEntry is the index entry of final run r: created is the time of
-// its run-created, last its newest run-level event.
-func finalRunEntry(r *machines.Run, created time.Time, last events.Envelope) events.FinalRun {
-	return events.FinalRun{Run: r.ID, Created: created, Updated: last.Time, Cancelled: r.Cancel != nil,
-		Seq: last.Seq, ReportsThrough: last.ReportSeq()}
-}
-
-// indexFinal writes the index entry of final run r. A failure is logged
-// and left: the run is then read from its log until the next start writes
-// its entry.
-func (e *Engine) indexFinal(ctx context.Context, r *machines.Run, created time.Time) {
+// indexFinal writes the index entry and status snapshot of final run r,
+// whose whole log as folded is envs. A failure is logged and left: the
+// run is then read from its log until the engine's next start writes it.
+func (e *Engine) indexFinal(ctx context.Context, r *machines.Run, envs []events.Envelope) {
 	ix := e.runIndex()
-	if ix == nil || r == nil || r.Closed == nil {
+	if ix == nil || r == nil || r.Closed == nil || len(envs) == 0 {
 		return
 	}
-	last, err := e.cfg.Store.Last(ctx, r.ID, events.RunLane)
+	f := events.FinalRun{Run: r.ID, Created: envs[0].Time, Cancelled: r.Cancel != nil, Seq: r.Seq, ReportsThrough: handledMark(envs)}
+	for _, env := range envs {
+		if env.Lane == events.RunLane && env.Seq == r.Seq {
+			f.Updated = env.Time
+		}
+	}
+	status, err := json.Marshal(statusOf(r, envs))
+	if err == nil && len(status) > events.MaxMessageBytes-64 {
+		status = nil // too large to keep: ListRuns folds its log
+	}
 	if err == nil {
-		err = ix.PutFinalRun(ctx, finalRunEntry(r, created, last))
+		err = ix.PutFinalRun(ctx, f, status)
 	}
 	if err != nil && ctx.Err() == nil {
 		e.log.Warn("run index entry not written; the run is read from its log until the engine's next start writes it", "run", r.ID, "err", err)
@@ -60,8 +63,29 @@ func (e *Engine) indexFromLog(ctx context.Context, run string) (bool, error) {
 	if r.Closed == nil {
 		return false, nil
 	}
-	e.indexFinal(ctx, r, envs[0].Time)
+	e.indexFinal(ctx, r, envs)
 	return true, nil
+}
+
+// indexedStatus is final run's status from its index snapshot, when the
+// snapshot is of the run's newest run-level event (nothing was appended
+// since: a final run's lanes take no more events). ok false: read the log.
+func (e *Engine) indexedStatus(ctx context.Context, ix events.RunIndex, run string) (RunStatus, bool) {
+	seq, raw, err := ix.FinalRunStatus(ctx, run)
+	if err != nil {
+		return RunStatus{}, false
+	}
+	last, err := e.cfg.Store.Last(ctx, run, events.RunLane)
+	if err != nil || last.Seq != seq {
+		return RunStatus{}, false
+	}
+	var st RunStatus
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil || dec.More() || st.Run != run || !st.Final {
+		return RunStatus{}, false
+	}
+	return st, true
 }
 
 // finalRuns reads the index for the engine's start and ListRuns: nil (read
@@ -99,9 +123,10 @@ type RunList struct {
 
 // ListRuns selects the stored runs that match (nil: all), newest first,
 // at most limit of them (0: no limit). Final runs the index knows are
-// matched and ordered by their entries and only the selected ones are
-// read from their logs; every other run (open, or not yet indexed) is
-// read from its log. So the statuses returned are always the logs', and
+// matched and ordered by their entries, and only the selected ones are
+// read: from their snapshot when their log has not moved since it was
+// taken, else from their log; every other run (open, or not yet indexed)
+// is read from its log. So the statuses returned are always the logs', and
 // a missing or stale index costs time, never a wrong answer: an entry
 // exists only for a run whose run-final is stored, and a final run stays
 // final.
@@ -155,8 +180,13 @@ func (e *Engine) ListRuns(ctx context.Context, match func(RunStatus) bool, limit
 		sel = sel[:limit]
 	}
 	out.Runs = make([]RunStatus, 0, len(sel))
+	ix := e.runIndex()
 	for _, c := range sel {
 		if !full[c.Run] {
+			if st, ok := e.indexedStatus(ctx, ix, c.Run); ok {
+				out.Runs = append(out.Runs, st)
+				continue
+			}
 			st, err := e.Status(ctx, c.Run)
 			if errors.Is(err, ErrInconsistentLog) {
 				e.log.Warn("run log does not fold", "run", c.Run, "err", err)

@@ -151,6 +151,16 @@ func TestRunIndexFollowsTheLog(t *testing.T) {
 				require.Equal(t, events.FinalRun{Run: run, Created: st.Created, Updated: last.Time, Cancelled: st.Cancelled,
 					Seq: last.Seq, ReportsThrough: last.ReportSeq()}, idx[run])
 			}
+			// The snapshot is the status the log folds to, at the entry's
+			// sequence.
+			for _, run := range []string{final, cancelled} {
+				seq, raw, err := h.store.(events.RunIndex).FinalRunStatus(ctx, run)
+				require.NoError(t, err)
+				require.Equal(t, idx[run].Seq, seq)
+				st, err := h.eng.Status(ctx, run)
+				require.NoError(t, err)
+				require.JSONEq(t, jsonOf(t, st), string(raw))
+			}
 			require.True(t, idx[cancelled].Cancelled)
 			require.False(t, idx[final].Cancelled)
 			requireListAgreesWithLog(t, h, h.eng)
@@ -167,6 +177,23 @@ func TestRunIndexFollowsTheLog(t *testing.T) {
 			require.Equal(t, 3, l.Matched)
 			require.Len(t, l.Runs, 1)
 			require.Equal(t, open, l.Runs[0].Run, "the newest")
+
+			// A snapshot of an older sequence than the log's newest
+			// run-level event is not used (here it lies; the list does
+			// not).
+			stale, err := h.eng.Status(ctx, final)
+			require.NoError(t, err)
+			stale.Summary = "a stale snapshot"
+			// (At the log's sequence a snapshot is what the list shows: the
+			// fast path is taken. Only the engine writes the index.)
+			require.NoError(t, h.store.(events.RunIndex).PutFinalRun(ctx, idx[final], []byte(jsonOf(t, stale))))
+			l, err = h.eng.ListRuns(ctx, finalOnly, 0)
+			require.NoError(t, err)
+			require.Equal(t, "a stale snapshot", l.Runs[0].Summary)
+			entry := idx[final]
+			entry.Seq--
+			require.NoError(t, h.store.(events.RunIndex).PutFinalRun(ctx, entry, []byte(jsonOf(t, stale))))
+			requireListAgreesWithLog(t, h, h.eng)
 
 			// Damaged and missing entries: ListRuns still agrees with the
 			// logs; the next start rewrites them from the logs.
@@ -211,9 +238,10 @@ func TestRunIndexDamagedEntriesAreMissing(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	good := events.FinalRun{Run: "r1", Created: at, Updated: at, Seq: 3}
-	require.NoError(t, s.PutFinalRun(ctx, good))
-	require.Error(t, s.PutFinalRun(ctx, events.FinalRun{Run: "r2", Created: at, Updated: at}), "seq is required")
-	require.Error(t, s.PutFinalRun(ctx, events.FinalRun{Run: "bad id!", Created: at, Updated: at, Seq: 1}))
+	require.NoError(t, s.PutFinalRun(ctx, good, nil))
+	require.Error(t, s.PutFinalRun(ctx, events.FinalRun{Run: "r2", Created: at, Updated: at}, nil), "seq is required")
+	require.Error(t, s.PutFinalRun(ctx, events.FinalRun{Run: "bad id!", Created: at, Updated: at, Seq: 1}, nil))
+	require.Error(t, s.PutFinalRun(ctx, events.FinalRun{Run: "r3", Created: at, Updated: at, Seq: 1}, []byte("{not json")), "a snapshot must be JSON")
 	for key, raw := range map[string]string{
 		"u1": `{"run":"u1","created":"2026-12-01T12:00:00Z","updated":"2026-12-01T12:00:00Z","seq":1,"extra":true}`,
 		"u2": `{"run":"other","created":"2026-12-01T12:00:00Z","updated":"2026-12-01T12:00:00Z","seq":1}`,

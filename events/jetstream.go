@@ -272,6 +272,17 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("bucket %s: %w", RunsBucket, err)
 	}
+	_, err = j.ensureStream(actx, jetstream.StreamConfig{
+		Name: runStatusStream, Subjects: []string{"$KV." + RunStatusBucket + ".>"},
+		Description: "Switchyard run index: each final run's status as its log folds (KV bucket " + RunStatusBucket + ")",
+		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
+		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
+	})
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", RunStatusBucket, err)
+	}
 	return nil
 }
 

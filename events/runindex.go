@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,6 +32,14 @@ const RunsBucket = "sy_runs"
 
 // runsStream is the stream behind RunsBucket.
 const runsStream = "KV_" + RunsBucket
+
+// RunStatusBucket is the KV bucket of the final runs' status snapshots
+// (key = run id), apart from RunsBucket so that reading every entry reads
+// only the small entries.
+const RunStatusBucket = "sy_runstatus"
+
+// runStatusStream is the stream behind RunStatusBucket.
+const runStatusStream = "KV_" + RunStatusBucket
 
 // FinalRun is the index entry of one final run.
 type FinalRun struct {
@@ -98,13 +107,56 @@ func decodeFinalRun(key string, b []byte) (FinalRun, error) {
 
 // RunIndex is the run index. Both Store implementations provide it
 // (JetStreamStore on RunsBucket, MemoryStore in memory).
+//
+// Beside each entry the index may keep a snapshot: the final run's status
+// as its log folded at sequence f.Seq, opaque bytes (the engine's JSON,
+// at most MaxMessageBytes), in RunStatusBucket. A reader uses it only
+// while the run's newest run-level event is still at that sequence.
 type RunIndex interface {
-	// PutFinalRun writes (or replaces) run f.Run's entry.
-	PutFinalRun(ctx context.Context, f FinalRun) error
+	// PutFinalRun writes (or replaces) run f.Run's entry and, unless
+	// status is nil, its snapshot first.
+	PutFinalRun(ctx context.Context, f FinalRun, status []byte) error
 	// FinalRuns returns every entry that decodes, by run id, and how many
 	// stored entries did not (they count as missing).
 	FinalRuns(ctx context.Context) (map[string]FinalRun, int, error)
+	// FinalRunStatus returns run's snapshot and the sequence it was folded
+	// at; ErrNotFound when there is none (or it does not decode).
+	FinalRunStatus(ctx context.Context, run string) (uint64, []byte, error)
 }
+
+// runSnapshot is a stored snapshot.
+type runSnapshot struct {
+	Seq    uint64          `json:"seq"`
+	Status json.RawMessage `json:"status"`
+}
+
+// encodeSnapshot wraps status with its sequence.
+func encodeSnapshot(seq uint64, status []byte) ([]byte, error) {
+	if seq == 0 || !json.Valid(status) {
+		return nil, fmt.Errorf("%w: run status snapshot: want a sequence and JSON", ErrInvalid)
+	}
+	b, err := json.Marshal(runSnapshot{Seq: seq, Status: status})
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxMessageBytes {
+		return nil, &LimitError{What: "run status snapshot", Size: len(b), Max: MaxMessageBytes, Limit: "MaxMessageBytes"}
+	}
+	return b, nil
+}
+
+// decodeSnapshot unwraps a stored snapshot strictly.
+func decodeSnapshot(run string, b []byte) (uint64, []byte, error) {
+	var s runSnapshot
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil || dec.More() || s.Seq == 0 || len(s.Status) == 0 {
+		return 0, nil, fmt.Errorf("%w: run status snapshot of %s does not decode", ErrNotFound, run)
+	}
+	return s.Seq, s.Status, nil
+}
+
+
 
 var (
 	_ RunIndex = (*JetStreamStore)(nil)
@@ -113,55 +165,95 @@ var (
 
 // PutFinalRun implements RunIndex. A retry of a write that landed rewrites
 // the same value.
-func (s *JetStreamStore) PutFinalRun(ctx context.Context, f FinalRun) error {
+func (s *JetStreamStore) PutFinalRun(ctx context.Context, f FinalRun, status []byte) error {
 	b, err := encodeFinalRun(f)
 	if err != nil {
 		return err
 	}
+	if status != nil {
+		snap, err := encodeSnapshot(f.Seq, status)
+		if err != nil {
+			return err
+		}
+		if err := s.putIndex(ctx, RunStatusBucket, runStatusStream, f.Run, snap); err != nil {
+			return err
+		}
+	}
+	return s.putIndex(ctx, RunsBucket, runsStream, f.Run, b)
+}
+
+// putIndex writes key of bucket (on stream), retrying transient failures.
+func (s *JetStreamStore) putIndex(ctx context.Context, bucket, stream, key string, b []byte) error {
 	retry := Backoff{Min: 25 * time.Millisecond, Max: time.Second}
 	for {
-		_, err := s.j.publish(ctx, "$KV."+RunsBucket+"."+f.Run, b, jetstream.WithExpectStream(runsStream))
+		_, err := s.j.publish(ctx, "$KV."+bucket+"."+key, b, jetstream.WithExpectStream(stream))
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil || !transient(err) {
-			return translate("put run index entry of "+f.Run, err)
+			return translate("put run index "+key, err)
 		}
 		if !retry.Wait(ctx) {
-			return translate("put run index entry of "+f.Run, fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
+			return translate("put run index "+key, fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
 		}
 	}
 }
 
-// FinalRuns implements RunIndex: one ordered read of the bucket's stream,
-// which holds one message (the current value) per run.
+// FinalRunStatus implements RunIndex with a direct get of the key.
+func (s *JetStreamStore) FinalRunStatus(ctx context.Context, run string) (uint64, []byte, error) {
+	if err := ValidateRunID(run); err != nil {
+		return 0, nil, err
+	}
+	st, err := s.j.js.Stream(ctx, runStatusStream)
+	if err != nil {
+		return 0, nil, translate("run index", err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, "$KV."+RunStatusBucket+"."+run)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil, fmt.Errorf("run status snapshot of %s: %w", run, ErrNotFound)
+	}
+	if err != nil {
+		return 0, nil, translate("run status snapshot of "+run, err)
+	}
+	return decodeSnapshot(run, m.Data)
+}
+
+// FinalRuns implements RunIndex: one read of the bucket's entries (the
+// stream keeps one message, the current value, per key) through an
+// ephemeral consumer, up to the entries it counted when created. An entry
+// written meanwhile may be missed: its run then counts as not indexed.
 func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, int, error) {
 	out := map[string]FinalRun{}
 	st, err := s.j.js.Stream(ctx, runsStream)
 	if err != nil {
 		return nil, 0, translate("run index", err)
 	}
-	info, err := st.Info(ctx)
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject: "$KV." + RunsBucket + ".>", DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: readInactive,
+	})
 	if err != nil {
 		return nil, 0, translate("run index", err)
 	}
-	if info.State.Msgs == 0 {
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	pending := int(cons.CachedInfo().NumPending)
+	if pending == 0 {
 		return out, 0, nil
 	}
-	target := info.State.LastSeq
-	it, err := orderedMessages(ctx, s.j, runsStream, "$KV."+RunsBucket+".>", 0)
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(max(pending, 64), 10000)),
+		jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {
 		return nil, 0, translate("run index", err)
 	}
 	defer it.Stop()
 	bad := 0
 	prefix := "$KV." + RunsBucket + "."
-	for {
+	for range pending {
 		m, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return nil, 0, translate("run index", err)
-		}
-		md, err := m.Metadata()
 		if err != nil {
 			return nil, 0, translate("run index", err)
 		}
@@ -173,31 +265,50 @@ func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, in
 		} else {
 			bad++
 		}
-		if md.Sequence.Stream >= target {
-			return out, bad, nil
-		}
 	}
+	return out, bad, nil
 }
 
 // runIndexMem is MemoryStore's run index.
 type runIndexMem struct {
-	mu      sync.Mutex
-	entries map[string][]byte
+	mu        sync.Mutex
+	entries   map[string][]byte
+	snapshots map[string][]byte
 }
 
 // PutFinalRun implements RunIndex.
-func (s *MemoryStore) PutFinalRun(_ context.Context, f FinalRun) error {
+func (s *MemoryStore) PutFinalRun(_ context.Context, f FinalRun, status []byte) error {
 	b, err := encodeFinalRun(f)
 	if err != nil {
 		return err
 	}
+	var snap []byte
+	if status != nil {
+		if snap, err = encodeSnapshot(f.Seq, status); err != nil {
+			return err
+		}
+	}
 	s.index.mu.Lock()
 	defer s.index.mu.Unlock()
 	if s.index.entries == nil {
-		s.index.entries = map[string][]byte{}
+		s.index.entries, s.index.snapshots = map[string][]byte{}, map[string][]byte{}
+	}
+	if snap != nil {
+		s.index.snapshots[f.Run] = snap
 	}
 	s.index.entries[f.Run] = b
 	return nil
+}
+
+// FinalRunStatus implements RunIndex.
+func (s *MemoryStore) FinalRunStatus(_ context.Context, run string) (uint64, []byte, error) {
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	b, ok := s.index.snapshots[run]
+	if !ok {
+		return 0, nil, fmt.Errorf("run status snapshot of %s: %w", run, ErrNotFound)
+	}
+	return decodeSnapshot(run, b)
 }
 
 // FinalRuns implements RunIndex.
@@ -221,7 +332,7 @@ func (s *MemoryStore) PutRawRunIndexEntry(key string, b []byte) {
 	s.index.mu.Lock()
 	defer s.index.mu.Unlock()
 	if s.index.entries == nil {
-		s.index.entries = map[string][]byte{}
+		s.index.entries, s.index.snapshots = map[string][]byte{}, map[string][]byte{}
 	}
 	s.index.entries[key] = bytes.Clone(b)
 }
@@ -230,5 +341,5 @@ func (s *MemoryStore) PutRawRunIndexEntry(key string, b []byte) {
 func (s *MemoryStore) DropRunIndex() {
 	s.index.mu.Lock()
 	defer s.index.mu.Unlock()
-	s.index.entries = nil
+	s.index.entries, s.index.snapshots = nil, nil
 }
