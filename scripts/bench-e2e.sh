@@ -158,9 +158,28 @@ for sc in $scenarios; do
 	t1=$(now_ms)
 	ms=$((t1 - t0))
 	bms=$(bare "$lanes")
+	# status (the newest 20 runs) as a whole process, median of 5.
+	st=()
+	for _ in 1 2 3 4 5; do
+		s0=$(now_ms)
+		"$sy" status --data-dir "$d/data" >/dev/null 2>&1
+		st+=($(($(now_ms) - s0)))
+	done
+	stms=$(printf '%s\n' "${st[@]}" | sort -n | sed -n 3p)
+	# serve restart: SIGTERM, start again, until the engine logs that it
+	# is running (every unfinished run resumed, the watch started).
+	kill "${pids[0]}" 2>/dev/null || true
+	wait "${pids[0]}" 2>/dev/null || true
+	r0=$(now_ms)
+	"$sy" serve --data-dir "$d/data" --listen 127.0.0.1:0 --fsync "$fsync" --cap "codex=$cap" --log-level info >"$d/serve2.log" 2>&1 &
+	pids[0]=$!
+	until grep -q 'engine running' "$d/serve2.log" 2>/dev/null; do sleep 0.01; done
+	rms=$(($(now_ms) - r0))
+	rss=$(awk '/VmRSS/ {print $2}' "/proc/${pids[0]}/status")
 	line=$(awk -v sc="$sc" -v lanes="$lanes" -v runs="$runs" -v ms="$ms" -v bms="$bms" 'BEGIN {
 		l = lanes / (ms / 1000); r = runs / (ms / 1000); b = lanes / (bms / 1000)
 		printf "%-8s %6d lanes %7.2f s  %7.1f lanes/s  %7.2f runs/s  bare %7.1f lanes/s  e2e/bare %.2f", sc, lanes, ms / 1000, l, r, b, l / b }')
+	line="$line  status ${stms} ms  restart ${rms} ms  serve RSS $((rss / 1024)) MB"
 	echo "$line"
 	summary+=("$line")
 	kill "${pids[@]}" 2>/dev/null || true
