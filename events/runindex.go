@@ -156,8 +156,6 @@ func decodeSnapshot(run string, b []byte) (uint64, []byte, error) {
 	return s.Seq, s.Status, nil
 }
 
-
-
 var (
 	_ RunIndex = (*JetStreamStore)(nil)
 	_ RunIndex = (*MemoryStore)(nil)
