@@ -120,7 +120,7 @@ func (d *driver) session(ctx context.Context) error {
 	}
 	if d.r.Closed != nil {
 		d.e.indexFinal(ctx, d.r, d.envs)
-		d.late.final(d.run)
+		d.closed()
 		return nil
 	}
 	sctx, cancel := context.WithCancel(ctx)
@@ -137,7 +137,7 @@ func (d *driver) session(ctx context.Context) error {
 		if d.r.Closed != nil {
 			d.log.Info("run final")
 			d.e.indexFinal(ctx, d.r, d.envs)
-			d.late.final(d.run)
+			d.closed()
 			return nil
 		}
 		if err := d.wait(ctx, reports, settle); err != nil {
@@ -145,6 +145,18 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		d.progressed()
 	}
+}
+
+// closed hands the final run to the late-report catch-up with the mark
+// its log as folded here carries: the catch-up loads the run only when a
+// report past the mark is stored (one direct read of the newest report,
+// instead of a load of the whole log per run). A mark lower than the log's
+// (another writer's audits) only costs a catch-up that finds nothing.
+func (d *driver) closed() {
+	if d.late == nil {
+		return
+	}
+	d.late.check(d.run, handledMark(d.envs))
 }
 
 // wait handles the next report or control, or returns after settle (when
