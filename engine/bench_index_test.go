@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,9 @@ func BenchmarkRunsAtScale(b *testing.B) {
 				}
 			})
 			b.Run(fmt.Sprintf("runs=%d/index=%s/start", n, ix), func(b *testing.B) {
+				var heap0, heap1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&heap0)
 				for b.Loop() {
 					e, err := engine.New(cfg)
 					if err != nil {
@@ -108,12 +112,17 @@ func BenchmarkRunsAtScale(b *testing.B) {
 						b.Fatal("no engine running within 2m")
 					}
 					b.StopTimer()
+					runtime.GC()
+					runtime.ReadMemStats(&heap1)
 					cancel()
 					if err := <-done; err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()
 				}
+				// The process's live heap with the engine running, over the
+				// heap before it started (server included in both).
+				b.ReportMetric(float64(int64(heap1.HeapAlloc)-int64(heap0.HeapAlloc))/(1<<20), "engine-heap-MB")
 			})
 		}
 	}
