@@ -263,25 +263,14 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	// the events stream and rebuilt from it when entries are missing.
 	_, err = j.ensureStream(actx, jetstream.StreamConfig{
 		Name: runsStream, Subjects: []string{"$KV." + RunsBucket + ".>"},
-		Description: "Switchyard run index: a summary of each final run, derived from the events (KV bucket " + RunsBucket + ")",
-		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
-		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
-		MaxMsgSize: maxFinalRunBytes + 1024, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
-		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
-	})
-	if err != nil {
-		return fmt.Errorf("bucket %s: %w", RunsBucket, err)
-	}
-	_, err = j.ensureStream(actx, jetstream.StreamConfig{
-		Name: runStatusStream, Subjects: []string{"$KV." + RunStatusBucket + ".>"},
-		Description: "Switchyard run index: each final run's status as its log folds (KV bucket " + RunStatusBucket + ")",
+		Description: "Switchyard run index: each final run's summary and status, derived from the events (KV bucket " + RunsBucket + ")",
 		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
 		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
 		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
 		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
 	})
 	if err != nil {
-		return fmt.Errorf("bucket %s: %w", RunStatusBucket, err)
+		return fmt.Errorf("bucket %s: %w", RunsBucket, err)
 	}
 	return nil
 }

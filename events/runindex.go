@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -33,13 +34,10 @@ const RunsBucket = "sy_runs"
 // runsStream is the stream behind RunsBucket.
 const runsStream = "KV_" + RunsBucket
 
-// RunStatusBucket is the KV bucket of the final runs' status snapshots
-// (key = run id), apart from RunsBucket so that reading every entry reads
-// only the small entries.
-const RunStatusBucket = "sy_runstatus"
-
-// runStatusStream is the stream behind RunStatusBucket.
-const runStatusStream = "KV_" + RunStatusBucket
+// runEntryHeader carries a key's entry (FinalRun JSON) in RunsBucket; the
+// message body is the run's status snapshot. One write per final run, and
+// FinalRuns reads headers only.
+const runEntryHeader = "Sy-Final-Run"
 
 // FinalRun is the index entry of one final run.
 type FinalRun struct {
@@ -110,8 +108,9 @@ func decodeFinalRun(key string, b []byte) (FinalRun, error) {
 //
 // Beside each entry the index may keep a snapshot: the final run's status
 // as its log folded at sequence f.Seq, opaque bytes (the engine's JSON,
-// at most MaxMessageBytes), in RunStatusBucket. A reader uses it only
-// while the run's newest run-level event is still at that sequence.
+// at most MaxMessageBytes), in the same message as the entry (the entry in
+// a header, the snapshot as the body). A reader uses it only while the
+// run's newest run-level event is still at that sequence.
 type RunIndex interface {
 	// PutFinalRun writes (or replaces) run f.Run's entry and, unless
 	// status is nil, its snapshot first.
@@ -161,38 +160,34 @@ var (
 	_ RunIndex = (*MemoryStore)(nil)
 )
 
-// PutFinalRun implements RunIndex. A retry of a write that landed rewrites
-// the same value.
+// PutFinalRun implements RunIndex: one message, the entry in a header and
+// the snapshot (or nothing) as the body. A retry of a write that landed
+// rewrites the same value.
 func (s *JetStreamStore) PutFinalRun(ctx context.Context, f FinalRun, status []byte) error {
-	b, err := encodeFinalRun(f)
+	entry, err := encodeFinalRun(f)
 	if err != nil {
 		return err
 	}
+	var body []byte
 	if status != nil {
-		snap, err := encodeSnapshot(f.Seq, status)
-		if err != nil {
-			return err
-		}
-		if err := s.putIndex(ctx, RunStatusBucket, runStatusStream, f.Run, snap); err != nil {
+		if body, err = encodeSnapshot(f.Seq, status); err != nil {
 			return err
 		}
 	}
-	return s.putIndex(ctx, RunsBucket, runsStream, f.Run, b)
-}
-
-// putIndex writes key of bucket (on stream), retrying transient failures.
-func (s *JetStreamStore) putIndex(ctx context.Context, bucket, stream, key string, b []byte) error {
 	retry := Backoff{Min: 25 * time.Millisecond, Max: time.Second}
 	for {
-		_, err := s.j.publish(ctx, "$KV."+bucket+"."+key, b, jetstream.WithExpectStream(stream))
+		m := nats.NewMsg("$KV." + RunsBucket + "." + f.Run)
+		m.Header.Set(runEntryHeader, string(entry))
+		m.Data = body
+		_, err := s.j.js.PublishMsg(ctx, m, jetstream.WithExpectStream(runsStream))
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil || !transient(err) {
-			return translate("put run index "+key, err)
+			return translate("put run index entry of "+f.Run, err)
 		}
 		if !retry.Wait(ctx) {
-			return translate("put run index "+key, fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
+			return translate("put run index entry of "+f.Run, fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
 		}
 	}
 }
@@ -202,18 +197,26 @@ func (s *JetStreamStore) FinalRunStatus(ctx context.Context, run string) (uint64
 	if err := ValidateRunID(run); err != nil {
 		return 0, nil, err
 	}
-	st, err := s.j.js.Stream(ctx, runStatusStream)
+	st, err := s.j.js.Stream(ctx, runsStream)
 	if err != nil {
 		return 0, nil, translate("run index", err)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, "$KV."+RunStatusBucket+"."+run)
+	m, err := st.GetLastMsgForSubject(ctx, "$KV."+RunsBucket+"."+run)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil, fmt.Errorf("run status snapshot of %s: %w", run, ErrNotFound)
 	}
 	if err != nil {
 		return 0, nil, translate("run status snapshot of "+run, err)
 	}
-	return decodeSnapshot(run, m.Data)
+	f, err := decodeFinalRun(run, []byte(m.Header.Get(runEntryHeader)))
+	if err != nil || len(m.Data) == 0 {
+		return 0, nil, fmt.Errorf("run status snapshot of %s: %w", run, ErrNotFound)
+	}
+	seq, status, err := decodeSnapshot(run, m.Data)
+	if err != nil || seq != f.Seq {
+		return 0, nil, fmt.Errorf("run status snapshot of %s: %w", run, ErrNotFound)
+	}
+	return seq, status, nil
 }
 
 // FinalRuns implements RunIndex: one read of the bucket's entries (the
@@ -229,6 +232,7 @@ func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, in
 	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
 		FilterSubject: "$KV." + RunsBucket + ".>", DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: readInactive,
+		HeadersOnly: true, // the entries; the snapshots stay on the server
 	})
 	if err != nil {
 		return nil, 0, translate("run index", err)
@@ -258,7 +262,7 @@ func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, in
 		key := strings.TrimPrefix(m.Subject(), prefix)
 		if op := m.Headers().Get("KV-Operation"); op != "" {
 			delete(out, key) // a delete or purge marker
-		} else if f, err := decodeFinalRun(key, m.Data()); err == nil {
+		} else if f, err := decodeFinalRun(key, []byte(m.Headers().Get(runEntryHeader))); err == nil {
 			out[key] = f
 		} else {
 			bad++
