@@ -22,7 +22,7 @@ FUZZTIME ?= 60s
 help: ## Show this list of targets
 	@echo "Usage: make <target> [FUZZTIME=60s] [VERSION=...]"
 	@echo
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-7s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build ./bin/switchyard, version-stamped from git describe (or "dev")
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/switchyard
@@ -72,3 +72,8 @@ demo: ## Build, run a three-seat panel on the simulated CLIs, replay it (a few s
 	$(GO) build -o bin/simcli ./testdata/simcli
 	@echo "demo: running the panel"
 	./scripts/demo.sh
+
+.PHONY: bench-e2e
+
+bench-e2e: build ## End-to-end lanes/s and runs/s with real processes against the bare spawn rate (minutes; SMALL=1 for a smoke)
+	./scripts/bench-e2e.sh

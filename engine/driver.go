@@ -23,6 +23,8 @@ type driver struct {
 	run  string
 	log  *slog.Logger
 	r    *machines.Run
+	// envs is the run's log as folded into r (for its run index entry).
+	envs []events.Envelope
 
 	// reportAfter is the highest reports-stream sequence recorded on any
 	// claim, finish or audit event: every report up to it was handled, so
@@ -122,7 +124,8 @@ func (d *driver) session(ctx context.Context) error {
 		return err
 	}
 	if d.r.Closed != nil {
-		d.late.final(d.run)
+		d.e.indexFinal(ctx, d.r, d.envs)
+		d.closed()
 		return nil
 	}
 	sctx, cancel := context.WithCancel(ctx)
@@ -138,7 +141,8 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		if d.r.Closed != nil {
 			d.log.Info("run final")
-			d.late.final(d.run)
+			d.e.indexFinal(ctx, d.r, d.envs)
+			d.closed()
 			return nil
 		}
 		if err := d.wait(ctx, reports, settle); err != nil {
@@ -146,6 +150,18 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		d.progressed()
 	}
+}
+
+// closed hands the final run to the late-report catch-up with the mark
+// its log as folded here carries: the catch-up loads the run only when a
+// report past the mark is stored (one direct read of the newest report,
+// instead of a load of the whole log per run). A mark lower than the log's
+// (another writer's audits) only costs a catch-up that finds nothing.
+func (d *driver) closed() {
+	if d.late == nil {
+		return
+	}
+	d.late.check(d.run, handledMark(d.envs))
 }
 
 // wait handles the next report or control, or returns after settle (when
@@ -184,6 +200,7 @@ func (d *driver) reload(ctx context.Context) error {
 		return err
 	}
 	d.r, d.reportAfter, d.handled = r, 0, 0
+	d.envs = envs
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
 	d.reviewed, d.staleReported = map[int]*events.Verdict{}, false
 	for _, env := range envs {
@@ -244,6 +261,7 @@ func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) er
 		// written by someone else. Reload to find out.
 		return fmt.Errorf("fold own %s: %w", env.Type, err)
 	}
+	d.envs = append(d.envs, env)
 	d.note(env)
 	d.progressed()
 	d.log.Debug("recorded", "type", env.Type, "lane", lane, "seq", seq)

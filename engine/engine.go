@@ -97,7 +97,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}()
 	}
 
-	after, err := e.discover(ctx, start, seen, late)
+	after, unindexed, err := e.discover(ctx, start, seen, late)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -124,6 +124,20 @@ func (e *Engine) Run(ctx context.Context) error {
 		start(id)
 	}
 	e.log.Info("engine running", "runs", len(seen), "watchAfter", after)
+	if len(unindexed) > 0 {
+		// Final runs the index lacks get their entries from their logs,
+		// beside the drivers (until then ListRuns reads their logs).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.log.Info("rebuilding the run index from the log", "runs", len(unindexed))
+			for _, id := range unindexed {
+				if _, err := e.indexFromLog(ctx, id); err != nil && ctx.Err() == nil {
+					e.log.Warn("run index entry not rebuilt", "run", id, "err", err)
+				}
+			}
+		}()
+	}
 
 	// Never reset: once the store watch has ended a few times, each
 	// restart waits up to 5 s.
@@ -162,16 +176,27 @@ func (e *Engine) Run(ctx context.Context) error {
 // and has late check them for reports that arrived after run-final, and
 // returns the highest sequence it read: the watch for new runs starts after
 // it.
-func (e *Engine) discover(ctx context.Context, start func(string), seen map[string]bool, late *lateReports) (uint64, error) {
+func (e *Engine) discover(ctx context.Context, start func(string), seen map[string]bool, late *lateReports) (uint64, []string, error) {
 	ids, err := e.cfg.Store.Runs(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("engine: list runs: %w", err)
+		return 0, nil, fmt.Errorf("engine: list runs: %w", err)
 	}
+	// Final runs the index knows need no read at all; every other run's
+	// newest run-level event says whether it is final (and a final one
+	// without an entry gets it: the index is rebuilt from the log).
+	idx := e.finalRuns(ctx)
 	var after uint64
+	var unindexed []string
 	for _, id := range ids {
+		if f, ok := idx[id]; ok {
+			after = max(after, f.Seq)
+			seen[id] = true
+			late.check(id, f.ReportsThrough)
+			continue
+		}
 		last, err := e.cfg.Store.Last(ctx, id, events.RunLane)
 		if err != nil {
-			return 0, fmt.Errorf("engine: last event of run %s: %w", id, err)
+			return 0, nil, fmt.Errorf("engine: last event of run %s: %w", id, err)
 		}
 		after = max(after, last.Seq)
 		final := last.Type == events.TypeRunFinal
@@ -183,7 +208,7 @@ func (e *Engine) discover(ctx context.Context, start func(string), seen map[stri
 			case errors.Is(err, ErrInconsistentLog):
 				// Its driver says so and leaves it.
 			case err != nil:
-				return 0, fmt.Errorf("engine: %w", err)
+				return 0, nil, fmt.Errorf("engine: %w", err)
 			default:
 				final = r.Closed != nil
 			}
@@ -191,11 +216,14 @@ func (e *Engine) discover(ctx context.Context, start func(string), seen map[stri
 		if final {
 			seen[id] = true
 			late.check(id, last.ReportSeq())
+			if idx != nil {
+				unindexed = append(unindexed, id)
+			}
 			continue
 		}
 		start(id)
 	}
-	return after, nil
+	return after, unindexed, nil
 }
 
 // load folds a run's whole log. It also returns the envelopes, for the

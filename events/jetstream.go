@@ -259,6 +259,19 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 	if j.capacity, err = j.js.KeyValue(actx, CapacityBucket); err != nil {
 		return fmt.Errorf("bucket %s: %w", CapacityBucket, err)
 	}
+	// The run index (runindex.go): one entry per final run, derived from
+	// the events stream and rebuilt from it when entries are missing.
+	_, err = j.ensureStream(actx, jetstream.StreamConfig{
+		Name: runsStream, Subjects: []string{"$KV." + RunsBucket + ".>"},
+		Description: "Switchyard run index: each final run's summary and status, derived from the events (KV bucket " + RunsBucket + ")",
+		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
+		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
+		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
+	})
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", RunsBucket, err)
+	}
 	return nil
 }
 

@@ -17,6 +17,7 @@ type MemoryStore struct {
 	log     []memEvent
 	bySubj  map[string][]int // subject → indexes into log
 	changed chan struct{}    // closed and replaced on every append
+	index   runIndexMem      // the run index (runindex.go)
 }
 
 type memEvent struct {

@@ -71,7 +71,7 @@ type Permissions struct {
 var nativeParents = []policy.Parent{policy.ParentClaude, policy.ParentCodex}
 
 // readStreams are the streams every role may read with its own consumers.
-var readStreams = []string{EventsStream, ReportsStream, WorkersStream, "KV_" + ClaimsBucket, capacityStream}
+var readStreams = []string{EventsStream, ReportsStream, WorkersStream, "KV_" + ClaimsBucket, capacityStream, runsStream}
 
 // consumerAPI is the JetStream API a role needs to read stream with
 // consumers it creates (ordered consumers included) and, with acks, to

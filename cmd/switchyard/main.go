@@ -30,8 +30,10 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startCPUProfile(os.Args[1:])
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(exitCode(err, os.Stderr))
 }
 

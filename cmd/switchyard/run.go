@@ -32,7 +32,9 @@ type runFlags struct {
 	timeout                          time.Duration
 	json                             bool
 	failIfUndelivered                bool
-	log                              logFlags
+	// detach: --detach, submit and print the run id without waiting.
+	detach bool
+	log    logFlags
 	// allowUnknownQuota: --allow-unknown-quota, as given (repeatable,
 	// comma lists allowed).
 	allowUnknownQuota []string
@@ -150,6 +152,13 @@ delivered (none complete); 64 usage error or unreadable input; 65 invalid
 sheet or role; 130 interrupted before the run was final (the run stays
 stored; a serve resumes it); 1 anything else.
 
+With --detach, run submits the run to the serve (or --nats), prints its id
+on stdout (as {"run": ID} with --json) and exits 0 at once, without
+waiting: for a CI system that starts many runs and should not hold a
+process per run. Follow it with "switchyard status --run ID --watch" and
+print its report with "switchyard report --run ID" once it is final.
+--detach needs a serve: a self-contained run ends with its process.
+
 "switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):
   switchyard run --sheet testdata/sheets/panel.sheet --role bug-fix \
@@ -166,6 +175,12 @@ stored; a serve resumes it); 1 anything else.
   # Launch codex even while its quota cannot be read (recorded in the run):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
     --cwd . --allow-unknown-quota codex
+
+  # Submit to a running serve and return at once (CI); follow, then report:
+  id=$(switchyard run --sheet my.sheet --role bug-fix --parent claude \
+    --prompt fix.md --cwd . --detach)
+  switchyard status --run "$id" --watch
+  switchyard report --run "$id"
 
   # Let grok writers run although their sandbox is unverified (recorded):
   switchyard run --sheet my.sheet --role bug-fix --parent claude --prompt fix.md \
@@ -188,6 +203,9 @@ stored; a serve resumes it); 1 anything else.
 				return err
 			}
 			rf.stallTimeoutSet = cmd.Flags().Changed("stall-timeout")
+			if rf.detach && rf.failIfUndelivered {
+				return usagef("--detach and --fail-if-undelivered: a detached run exits before the run is final; drop one (check delivery later with `switchyard report --run ID --json`)")
+			}
 			in, err := prepareRun(rf)
 			if err != nil {
 				return err
@@ -213,6 +231,7 @@ stored; a serve resumes it); 1 anything else.
 	fl.StringVar(&rf.runID, "run-id", "", "the run id (letters, digits, - and _); default a fresh one")
 	fl.BoolVar(&rf.json, "json", false, "print the report as JSON on stdout (lane lines go to stderr)")
 	fl.BoolVar(&rf.failIfUndelivered, "fail-if-undelivered", false, "exit 3 when the run ends final with no lane delivered (no complete lane)")
+	fl.BoolVar(&rf.detach, "detach", false, "submit the run to the serve, print its id and exit without waiting (follow with status --run ID --watch, then report --run ID)")
 	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
 		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
 	addCapFlag(c, &rf.caps)
@@ -454,7 +473,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		return err
 	}
 	lines := stdout
-	if rf.json {
+	if rf.json || rf.detach {
+		// stdout carries only the report (or, detached, the run id).
 		lines = stderr
 	}
 
@@ -478,6 +498,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}()
 	if len(rf.caps) > 0 && conn.mode != connEmbedded {
 		return usagef("--cap applies to a self-contained run; this run goes to %s, whose caps `switchyard serve --cap` sets: drop --cap", conn.describe())
+	}
+	if rf.detach && conn.mode == connEmbedded {
+		return usagef("--detach needs a running `switchyard serve%s` (or --nats): without one the run would stop with this process; start serve, then run again", conn.connFlags(f))
 	}
 	if conn.mode == connEmbedded {
 		// Set before the engine publishes a job, like serve's.
@@ -531,6 +554,16 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	if len(in.unrestricted) > 0 {
 		fmt.Fprintf(lines, "  warning: --allow-unverified-containment %s: attempts of %s launch without verified containment (an unrestricted contract: no verified sandbox confines their writes or network); run %s records the override\n",
 			joinProviders(in.unrestricted), joinProviders(in.unrestricted), runID)
+	}
+	if rf.detach {
+		// The serve drives the run; nothing here waits for it.
+		if rf.json {
+			return writeJSON(stdout, struct {
+				Run string `json:"run"`
+			}{runID})
+		}
+		fmt.Fprintln(stdout, runID)
+		return nil
 	}
 	p := &laneChangePrinter{w: lines, run: runID, parent: in.req.Parent, conn: conn.connFlags(f)}
 	if conn.mode != connEmbedded {

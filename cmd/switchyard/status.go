@@ -127,15 +127,15 @@ anything else.`,
 				case watch:
 					return s.watchRuns(ctx, eng, conn)
 				}
-				runs, err := eng.Runs(ctx)
+				list, err := eng.ListRuns(ctx, s.match, s.limit)
 				if err != nil {
 					return failf("list runs in %s: %v", conn.describe(), err)
 				}
-				if err := s.runs(runs, conn); err != nil {
+				if err := s.list(list, conn); err != nil {
 					return err
 				}
 				if !s.json {
-					s.serving(ctx, conn, runs, false)
+					s.serving(ctx, conn, list.Open, false)
 				}
 				return nil
 			}
@@ -216,16 +216,32 @@ type statusPrinter struct {
 	states map[string]bool
 }
 
+// match says whether r is in the states --state selects (every run
+// without --state). It looks only at Final and Cancelled for a final run,
+// as engine.ListRuns requires.
+func (s statusPrinter) match(r engine.RunStatus) bool {
+	return s.states == nil || s.states[runState(r)]
+}
+
 // runs prints the run list: newest first, selected by --state and
 // --limit.
 func (s statusPrinter) runs(all []engine.RunStatus, conn *engineConn) error {
 	runs, matched := selectRuns(all, s.states, s.limit)
+	return s.list(engine.RunList{Runs: runs, Matched: matched, Total: len(all)}, conn)
+}
+
+// list prints a selected run list (engine.ListRuns, or runs).
+func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
+	runs, matched := l.Runs, l.Matched
 	if s.json {
+		if runs == nil {
+			runs = []engine.RunStatus{}
+		}
 		return writeJSON(s.w, runs)
 	}
 	if len(runs) == 0 {
-		if len(all) > 0 {
-			fmt.Fprintf(s.w, "no %s runs in %s (%d in other states)\n", strings.Join(slices.Sorted(maps.Keys(s.states)), " or "), conn.describe(), len(all))
+		if l.Total > 0 {
+			fmt.Fprintf(s.w, "no %s runs in %s (%d in other states)\n", strings.Join(slices.Sorted(maps.Keys(s.states)), " or "), conn.describe(), l.Total)
 			return nil
 		}
 		fmt.Fprintf(s.w, "no runs in %s\n", conn.describe())
@@ -383,17 +399,44 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 }
 
 // watchRuns prints the run list once, then one line (or JSON object) per
-// run that appears or changes state or lane counts, until ctx ends.
+// run that appears or changes state or lane counts, until ctx ends. After
+// the first list it reads only the runs whose events arrive, so a watch
+// costs the same in a store of 10,000 final runs as in one of 10.
 func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engineConn) error {
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if conn.mode == connServe && conn.holder.Kind == "serve" {
+			return nil // the serve is away; the next change after it is back compares again
+		}
+		if conn.mode == connServe && !processAlive(conn.holder.PID) {
+			return &holderStoppedError{holder: conn.describe()}
+		}
+		return failf("list runs in %s: %v", conn.describe(), err)
+	}
 	// Start the watch near the store's end: after the last run-level event
-	// of every run (lane events of unfinished runs after it are replayed,
-	// which at most repeats a comparison).
+	// of every run (from the run index for final runs it knows; lane
+	// events of unfinished runs after it are replayed, which at most
+	// repeats a comparison).
 	ids, err := conn.store().Runs(ctx)
 	if err != nil {
 		return failf("list runs in %s: %v", conn.describe(), err)
 	}
+	indexed := map[string]events.FinalRun{}
+	if ix, ok := conn.store().(events.RunIndex); ok {
+		if idx, _, err := ix.FinalRuns(ctx); err == nil {
+			indexed = idx
+		}
+	}
 	var after uint64
+	existing := make(map[string]bool, len(ids))
 	for _, id := range ids {
+		existing[id] = true
+		if f, ok := indexed[id]; ok {
+			after = max(after, f.Seq)
+			continue
+		}
 		if last, err := conn.store().Last(ctx, id, events.RunLane); err == nil {
 			after = max(after, last.Seq)
 		}
@@ -402,49 +445,40 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 	if err != nil {
 		return failf("watch %s: %v", conn.describe(), err)
 	}
-	list := func() ([]engine.RunStatus, error) {
-		runs, err := eng.Runs(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			if conn.mode == connServe && conn.holder.Kind == "serve" {
-				return nil, nil // the serve is away; the next change after it is back compares again
-			}
-			if conn.mode == connServe && !processAlive(conn.holder.PID) {
-				return nil, &holderStoppedError{holder: conn.describe()}
-			}
-			return nil, failf("list runs in %s: %v", conn.describe(), err)
+	list, err := eng.ListRuns(ctx, s.match, s.limit)
+	if err != nil {
+		if ferr := failed(err); ferr != nil || ctx.Err() != nil {
+			return ferr
 		}
-		return runs, nil
-	}
-	runs, err := list()
-	if err != nil || ctx.Err() != nil {
-		return err
 	}
 	if s.json {
 		// One object per line throughout: the selected runs, then changes.
-		sel, _ := selectRuns(runs, s.states, s.limit)
-		for _, r := range sel {
+		for _, r := range list.Runs {
 			if err := s.jsonLine(r); err != nil {
 				return err
 			}
 		}
-	} else if err := s.runs(runs, conn); err != nil {
+	} else if err := s.list(list, conn); err != nil {
 		return err
 	}
+	// seen: the rows compared so far. A run that was final when the watch
+	// began and that the list did not show has no row yet; final, it
+	// changes neither state nor lanes, so an event of it (an audit) only
+	// records its row.
 	seen := map[string]runRow{}
-	for _, r := range runs {
+	for _, r := range append(list.Runs, list.Open...) {
 		seen[r.Run] = rowOf(r)
 	}
 	const settle = 50 * time.Millisecond
 	for {
+		touched := map[string]bool{}
 		select {
 		case <-ctx.Done():
 			return nil
 		case env, ok := <-ch:
 			if ok {
 				after = max(after, env.Seq)
+				touched[env.Run] = true
 				break
 			}
 			if ctx.Err() != nil {
@@ -477,19 +511,39 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 					break drain
 				}
 				after = max(after, env.Seq)
+				touched[env.Run] = true
 			case <-timer.C:
 				break drain
 			}
 		}
 		timer.Stop()
-		runs, err := list()
-		if err != nil || ctx.Err() != nil {
-			return err
+		var runs []engine.RunStatus
+		for run := range touched {
+			st, err := eng.Status(ctx, run)
+			if errors.Is(err, engine.ErrInconsistentLog) || errors.Is(err, engine.ErrUnknownRun) {
+				continue
+			}
+			if err != nil {
+				if ferr := failed(err); ferr != nil || ctx.Err() != nil {
+					return ferr
+				}
+				continue
+			}
+			runs = append(runs, st)
 		}
-		sort.SliceStable(runs, func(a, b int) bool { return runs[a].Created.Before(runs[b].Created) })
+		sort.SliceStable(runs, func(a, b int) bool {
+			if !runs[a].Created.Equal(runs[b].Created) {
+				return runs[a].Created.Before(runs[b].Created)
+			}
+			return runs[a].Run < runs[b].Run
+		})
 		for _, r := range runs {
 			now := rowOf(r)
 			before, known := seen[r.Run]
+			if existing[r.Run] && !known && r.Final {
+				seen[r.Run] = now // final before the watch began: nothing to say
+				continue
+			}
 			if known && before == now {
 				continue
 			}
