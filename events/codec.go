@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,12 @@ type wireEnvelope struct {
 
 // Encode validates e and returns its JSON form. An encoding over
 // MaxEventBytes is a *LimitError (ErrTooLarge).
+//
+// The payload is encoding/json's; the envelope around it is written here,
+// in wireEnvelope's key order, as encoding/json would write it (every
+// envelope string is plain ASCII once validated: a type, a token-safe run
+// id, an RFC 3339 time), so the payload's bytes are not compacted a second
+// time. TestEncodeMatchesWireEnvelope holds the two forms equal.
 func Encode(e Envelope) ([]byte, error) {
 	e.Schema = cmp.Or(e.Schema, SchemaVersion)
 	if err := e.Validate(); err != nil {
@@ -32,20 +39,38 @@ func Encode(e Envelope) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", e.Type, err)
 	}
-	w := wireEnvelope{Schema: e.Schema, Type: e.Type, Run: e.Run, Seq: e.Seq,
-		Time: e.Time.UTC().Format(time.RFC3339Nano), Payload: payload}
+	b := make([]byte, 0, len(payload)+len(e.Run)+96)
+	b = append(b, `{"schema":`...)
+	b = strconv.AppendInt(b, int64(e.Schema), 10)
+	b = appendPlainField(b, "type", string(e.Type))
+	b = appendPlainField(b, "run", e.Run)
 	if e.Lane != RunLane {
-		lane := e.Lane
-		w.Lane = &lane
+		b = append(b, `,"lane":`...)
+		b = strconv.AppendInt(b, int64(e.Lane), 10)
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s envelope: %w", e.Type, err)
+	if e.Seq != 0 {
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendUint(b, e.Seq, 10)
 	}
+	b = append(b, `,"time":"`...)
+	b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","payload":`...)
+	b = append(b, payload...)
+	b = append(b, '}')
 	if len(b) > MaxEventBytes {
 		return nil, &LimitError{What: "event " + string(e.Type), Size: len(b), Max: MaxEventBytes, Limit: "MaxEventBytes"}
 	}
 	return b, nil
+}
+
+// appendPlainField appends ,"key":"value" for a value Validate has
+// checked: a known type or a token-safe id, no character JSON escapes.
+func appendPlainField(b []byte, key, value string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, `":"`...)
+	b = append(b, value...)
+	return append(b, '"')
 }
 
 // Decode strictly decodes one envelope: at most MaxEventBytes, exactly the
@@ -60,6 +85,12 @@ func Decode(b []byte) (Envelope, error) {
 	if e, ok := decodeCanonical(b); ok {
 		return e, nil
 	}
+	return decodeStrict(b)
+}
+
+// decodeStrict is Decode's path for every input decodeCanonical declines:
+// the token-by-token strict check, then each rule with its own error.
+func decodeStrict(b []byte) (Envelope, error) {
 	var w wireEnvelope
 	if err := strictUnmarshal(b, &w); err != nil {
 		return Envelope{}, &DecodeError{What: "envelope", Err: err}
@@ -102,28 +133,120 @@ func Decode(b []byte) (Envelope, error) {
 // rules hold without the token-by-token check. Anything else (indented
 // goldens, other writers, every malformed input) takes the strict path.
 func decodeCanonical(b []byte) (Envelope, bool) {
-	var w wireEnvelope
-	if json.Unmarshal(b, &w) != nil || w.Schema != SchemaVersion || !w.Type.Valid() {
+	h, ok := splitCanonical(b)
+	if !ok {
 		return Envelope{}, false
 	}
-	at, err := time.Parse(time.RFC3339Nano, w.Time)
+	at, err := time.Parse(time.RFC3339Nano, h.time)
 	if err != nil {
 		return Envelope{}, false
 	}
-	lane := RunLane
-	if w.Lane != nil {
-		lane = *w.Lane
-	}
-	p, err := decodePayload(w.Type, w.Payload, false)
+	p, err := decodePayload(h.typ, h.payload, false)
 	if err != nil {
 		return Envelope{}, false
 	}
-	e := Envelope{Schema: w.Schema, Type: w.Type, Run: w.Run, Lane: lane, Seq: w.Seq, Time: at.UTC(), Payload: p}
+	e := Envelope{Schema: SchemaVersion, Type: h.typ, Run: h.run, Lane: h.lane, Seq: h.seq, Time: at.UTC(), Payload: p}
 	again, err := Encode(e)
 	if err != nil || !bytes.Equal(again, b) {
 		return Envelope{}, false
 	}
 	return e, true
+}
+
+// canonicalHeader is the envelope keys of an event as Encode writes them.
+type canonicalHeader struct {
+	typ     Type
+	run     string
+	lane    int
+	seq     uint64
+	time    string
+	payload []byte
+}
+
+// splitCanonical reads the envelope keys in the one form Encode writes
+// them and returns the payload's bytes, without decoding those. It only
+// proposes: decodeCanonical accepts nothing that does not re-encode to
+// the same bytes, and anything not in this form takes the strict path.
+func splitCanonical(b []byte) (canonicalHeader, bool) {
+	h := canonicalHeader{lane: RunLane}
+	r := canonicalReader{b: b}
+	if !r.literal(`{"schema":`) {
+		return h, false
+	}
+	if n, ok := r.uint(); !ok || n != SchemaVersion {
+		return h, false
+	}
+	typ, ok := r.stringField(`,"type":"`)
+	if !ok {
+		return h, false
+	}
+	h.typ = Type(typ)
+	if h.run, ok = r.stringField(`,"run":"`); !ok {
+		return h, false
+	}
+	if r.literal(`,"lane":`) {
+		n, ok := r.uint()
+		if !ok || n > MaxLanes {
+			return h, false
+		}
+		h.lane = int(n)
+	}
+	if r.literal(`,"seq":`) {
+		if h.seq, ok = r.uint(); !ok {
+			return h, false
+		}
+	}
+	if h.time, ok = r.stringField(`,"time":"`); !ok {
+		return h, false
+	}
+	if !r.literal(`,"payload":`) || len(r.b) < 2 || r.b[len(r.b)-1] != '}' {
+		return h, false
+	}
+	h.payload = r.b[:len(r.b)-1]
+	return h, true
+}
+
+// canonicalReader consumes b from the front.
+type canonicalReader struct{ b []byte }
+
+func (r *canonicalReader) literal(s string) bool {
+	if !bytes.HasPrefix(r.b, []byte(s)) {
+		return false
+	}
+	r.b = r.b[len(s):]
+	return true
+}
+
+// uint reads a decimal without sign or leading zeros (Encode's form).
+func (r *canonicalReader) uint() (uint64, bool) {
+	i := 0
+	for i < len(r.b) && i < 19 && r.b[i] >= '0' && r.b[i] <= '9' {
+		i++
+	}
+	if i == 0 || (i > 1 && r.b[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(r.b[:i]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	r.b = r.b[i:]
+	return n, true
+}
+
+// stringField reads prefix, then a string body up to its closing quote;
+// a backslash (an escape, which Encode never writes here) refuses.
+func (r *canonicalReader) stringField(prefix string) (string, bool) {
+	if !r.literal(prefix) {
+		return "", false
+	}
+	end := bytes.IndexByte(r.b, '"')
+	if end < 0 || bytes.IndexByte(r.b[:end], '\\') >= 0 {
+		return "", false
+	}
+	s := string(r.b[:end])
+	r.b = r.b[end+1:]
+	return s, true
 }
 
 // MarshalJSON is Encode, so an Envelope inside other JSON (status --json)
