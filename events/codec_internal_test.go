@@ -87,3 +87,32 @@ func FuzzCanonicalIsStrict(f *testing.F) {
 		require.Equal(t, strict, fast)
 	})
 }
+
+// BenchmarkDecodeFloor is the least any decoder built on encoding/json
+// does for a stored event: split the envelope and json.Unmarshal the
+// payload into its type, with no check at all. BenchmarkDecode's
+// events/s over this one's is what the checks cost; this one's events/s
+// is the ceiling for replay with encoding/json (docs/PERFORMANCE.md):
+//
+//	go test ./events -run '^$' -bench 'BenchmarkDecode' -count 5
+func BenchmarkDecodeFloor(b *testing.B) {
+	var data [][]byte
+	for _, env := range goldenEnvelopes(b) {
+		env.Run = "0b5e6f1c-5b7e-4a8e-9a61-2f4c8d7e9b10"
+		d, err := Encode(env)
+		require.NoError(b, err)
+		data = append(data, d)
+	}
+	n := 0
+	for b.Loop() {
+		h, ok := splitCanonical(data[n%len(data)])
+		if !ok {
+			b.Fatal("not canonical")
+		}
+		if _, err := decodePayload(h.typ, h.payload, false); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
