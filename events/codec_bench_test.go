@@ -61,3 +61,28 @@ func BenchmarkEncode(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkDecodeMessages decodes a job and each kind of report in their
+// wire (compact) form, as a worker and the engine read them.
+func BenchmarkDecodeMessages(b *testing.B) {
+	job, err := events.EncodeJob(eventstest.SampleJob("0b5e6f1c-5b7e-4a8e-9a61-2f4c8d7e9b10", 0, "x1"))
+	require.NoError(b, err)
+	b.Run("job", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := events.DecodeJob(job); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, kind := range []events.ReportKind{events.ReportClaimed, events.ReportFinished} {
+		r, err := events.EncodeReport(eventstest.SampleReport(kind, "0b5e6f1c-5b7e-4a8e-9a61-2f4c8d7e9b10", 0, "x1", "worker-a:4242"))
+		require.NoError(b, err)
+		b.Run("report="+string(kind), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := events.DecodeReport(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -115,4 +116,48 @@ func BenchmarkDecodeFloor(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// FuzzMessageCanonicalIsStrict: for jobs and reports, the fast path
+// accepts nothing strictUnmarshal refuses, and decodes what it accepts to
+// strictUnmarshal's value.
+func FuzzMessageCanonicalIsStrict(f *testing.F) {
+	for _, name := range []string{"job", "report-claimed", "report-finished", "report-abandoned", "report-redelivered", "report-finished-stall"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", name+".golden"))
+		require.NoError(f, err)
+		f.Add(b)
+		var compact bytes.Buffer
+		require.NoError(f, json.Compact(&compact, b))
+		f.Add(compact.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fastJob, strictJob Job
+		if decodeMessageCanonical(b, &fastJob) {
+			require.NoError(t, strictUnmarshal(b, &strictJob), "the fast path accepted a job the strict path refuses")
+			require.Equal(t, strictJob, fastJob)
+		}
+		var fastReport, strictReport Report
+		if decodeMessageCanonical(b, &fastReport) {
+			require.NoError(t, strictUnmarshal(b, &strictReport), "the fast path accepted a report the strict path refuses")
+			require.Equal(t, strictReport, fastReport)
+		}
+	})
+}
+
+// TestMessageFastPathTaken: compact jobs and reports, as encodeMessage
+// writes them, take the fast path; the indented goldens do not and still
+// decode.
+func TestMessageFastPathTaken(t *testing.T) {
+	for _, name := range []string{"job", "report-claimed", "report-finished", "report-abandoned", "report-redelivered", "report-finished-stall"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", name+".golden"))
+		require.NoError(t, err)
+		var compact bytes.Buffer
+		require.NoError(t, json.Compact(&compact, b))
+		var v any = &Report{}
+		if name == "job" {
+			v = &Job{}
+		}
+		require.False(t, decodeMessageCanonical(b, v), "%s: indented bytes are not canonical", name)
+		require.True(t, decodeMessageCanonical(compact.Bytes(), v), "%s: compact bytes are canonical", name)
+	}
 }
