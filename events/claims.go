@@ -96,7 +96,7 @@ func (l Lease) record() claimRecord {
 
 func decodeClaim(executionID string, b []byte) (Lease, error) {
 	var r claimRecord
-	if err := strictUnmarshal(b, &r); err != nil {
+	if err := unmarshalStored(b, &r); err != nil {
 		return Lease{}, &DecodeError{What: "claim", Err: err}
 	}
 	if r.Schema != JobSchemaVersion {

@@ -118,7 +118,8 @@ func BenchmarkDecodeFloor(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 }
 
-// FuzzMessageCanonicalIsStrict: for jobs and reports, the fast path
+// FuzzMessageCanonicalIsStrict: for jobs, reports, claim and presence
+// records, the fast path
 // accepts nothing strictUnmarshal refuses, and decodes what it accepts to
 // strictUnmarshal's value.
 func FuzzMessageCanonicalIsStrict(f *testing.F) {
@@ -130,16 +131,32 @@ func FuzzMessageCanonicalIsStrict(f *testing.F) {
 		require.NoError(f, json.Compact(&compact, b))
 		f.Add(compact.Bytes())
 	}
+	for _, v := range []any{Lease{WorkerID: "worker-a:1", State: LeaseHeld, TTL: time.Minute, Renewals: 3}.record(),
+		Lease{WorkerID: "worker-a:1", State: LeaseAbandoned, TTL: time.Minute, AbandonedBy: "engine"}.record()} {
+		b, err := json.Marshal(v)
+		require.NoError(f, err)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fastJob, strictJob Job
-		if decodeMessageCanonical(b, &fastJob) {
+		if canonicalUnmarshal(b, &fastJob) {
 			require.NoError(t, strictUnmarshal(b, &strictJob), "the fast path accepted a job the strict path refuses")
 			require.Equal(t, strictJob, fastJob)
 		}
 		var fastReport, strictReport Report
-		if decodeMessageCanonical(b, &fastReport) {
+		if canonicalUnmarshal(b, &fastReport) {
 			require.NoError(t, strictUnmarshal(b, &strictReport), "the fast path accepted a report the strict path refuses")
 			require.Equal(t, strictReport, fastReport)
+		}
+		var fastClaim, strictClaim claimRecord
+		if canonicalUnmarshal(b, &fastClaim) {
+			require.NoError(t, strictUnmarshal(b, &strictClaim), "the fast path accepted a claim the strict path refuses")
+			require.Equal(t, strictClaim, fastClaim)
+		}
+		var fastPresence, strictPresence presenceRecord
+		if canonicalUnmarshal(b, &fastPresence) {
+			require.NoError(t, strictUnmarshal(b, &strictPresence), "the fast path accepted a presence the strict path refuses")
+			require.Equal(t, strictPresence, fastPresence)
 		}
 	})
 }
@@ -157,7 +174,7 @@ func TestMessageFastPathTaken(t *testing.T) {
 		if name == "job" {
 			v = &Job{}
 		}
-		require.False(t, decodeMessageCanonical(b, v), "%s: indented bytes are not canonical", name)
-		require.True(t, decodeMessageCanonical(compact.Bytes(), v), "%s: compact bytes are canonical", name)
+		require.False(t, canonicalUnmarshal(b, v), "%s: indented bytes are not canonical", name)
+		require.True(t, canonicalUnmarshal(compact.Bytes(), v), "%s: compact bytes are canonical", name)
 	}
 }

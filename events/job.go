@@ -1,11 +1,9 @@
 package events
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -162,28 +160,13 @@ func decodeMessage(what string, b []byte, v any, schema *int) error {
 	if len(b) > MaxMessageBytes {
 		return &DecodeError{What: what, Err: &LimitError{What: what, Size: len(b), Max: MaxMessageBytes, Limit: "MaxMessageBytes"}}
 	}
-	if !decodeMessageCanonical(b, v) {
-		reflect.ValueOf(v).Elem().SetZero() // nothing of a declined fast path stays
-		if err := strictUnmarshal(b, v); err != nil {
-			return &DecodeError{What: what, Err: err}
-		}
+	if err := unmarshalStored(b, v); err != nil {
+		return &DecodeError{What: what, Err: err}
 	}
 	if *schema != JobSchemaVersion {
 		return &DecodeError{What: what, Err: fmt.Errorf("%w: schema %d (this build reads %d)", ErrSchemaVersion, *schema, JobSchemaVersion)}
 	}
 	return nil
-}
-
-// decodeMessageCanonical is decodeMessage's fast path for bytes
-// encodeMessage wrote, as events' decodeCanonical is Decode's: decode
-// with encoding/json and accept only if re-encoding gives the same bytes,
-// which proves exactly the known keys, each once, and nothing after them.
-func decodeMessageCanonical(b []byte, v any) bool {
-	if json.Unmarshal(b, v) != nil {
-		return false
-	}
-	again, err := json.Marshal(v)
-	return err == nil && bytes.Equal(again, b)
 }
 
 // OpenCodeChatGPTModel is the one model an OpenCode ChatGPT-subscription

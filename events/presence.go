@@ -94,7 +94,7 @@ func (w WorkerPresence) record() presenceRecord {
 
 func decodePresence(b []byte) (WorkerPresence, error) {
 	var r presenceRecord
-	if err := strictUnmarshal(b, &r); err != nil {
+	if err := unmarshalStored(b, &r); err != nil {
 		return WorkerPresence{}, &DecodeError{What: "worker presence", Err: err}
 	}
 	if r.Schema != JobSchemaVersion {

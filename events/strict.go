@@ -35,6 +35,28 @@ func strictUnmarshal(data []byte, v any) error {
 	return nil
 }
 
+// unmarshalStored is strictUnmarshal for values this package wrote with
+// json.Marshal (jobs, reports, claim and presence records), with a fast
+// path for exactly those bytes: decode with encoding/json and accept only
+// if re-encoding gives the same bytes, which proves exactly the known keys,
+// each once, in their case, and nothing after them (as Decode's canonical
+// path does for events). Anything else is zeroed and decoded strictly.
+func unmarshalStored(data []byte, v any) error {
+	if canonicalUnmarshal(data, v) {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero() // nothing of a declined fast path stays
+	return strictUnmarshal(data, v)
+}
+
+func canonicalUnmarshal(data []byte, v any) bool {
+	if json.Unmarshal(data, v) != nil {
+		return false
+	}
+	again, err := json.Marshal(v)
+	return err == nil && bytes.Equal(again, data)
+}
+
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 func checkValue(dec *json.Decoder, t reflect.Type, path string, nullable bool) error {
