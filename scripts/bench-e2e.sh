@@ -15,6 +15,14 @@
 # the parallelism the attempts had (min(CAP, 16)), for as many lanes, and
 # prints that spawn rate in lanes/s and the ratio end-to-end ÷ bare.
 #
+# A second line per scenario says where the CPU went during the timed
+# part, per lane: the serve, the worker with the CLI processes it ran, the
+# submitting `switchyard run` processes, their sum, the bare spawns' own
+# CPU per lane, what one `switchyard --version` costs (a switchyard
+# process's start, the floor of every submitter), and how busy the whole
+# machine was (every process, other users' too). When the machine is near
+# 100% busy the rate is CPU-bound and the sum is the cost to cut.
+#
 # Knobs (environment): SCENARIOS (default "200x4 20x40 400x1"; SMALL=1:
 # "10x2 4x5 20x1" for a CI smoke), FSYNC (always), CAP (2: the default cap
 # per provider, as the issue's table), SUBMIT (20), DETACH (0), KEEP (0:
@@ -92,6 +100,23 @@ printf '# bench checkout\n' >"$work/checkout/README.md"
 # now_ms prints the wall clock in milliseconds.
 now_ms() { date +%s%3N; }
 
+# CPU accounting, to say where a lane's CPU goes (docs/PERFORMANCE.md):
+# proc_cpu_ms PID is a process's user+system time, its waited-for children
+# included (a worker's includes the CLIs it ran), in milliseconds;
+# children_cpu_ms VAR sets VAR to this shell's waited-for children's (the submitters, the
+# bare spawns); machine_cpu_ms is every process's on the machine, other
+# users' included, from /proc/stat.
+tck=$(getconf CLK_TCK)
+proc_cpu_ms() { awk -v t="$tck" '{ sub(/^.*\) /, ""); print int(($12 + $13 + $14 + $15) * 1000 / t) }' "/proc/$1/stat"; }
+children_cpu_ms() { # VAR: set VAR (times must run in this shell, not a subshell)
+	times >"$work/times"
+	printf -v "$1" '%s' "$(awk 'NR == 2 {
+		n = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60000 + a[2] * 1000 }
+		print int(n) }' "$work/times")"
+}
+machine_cpu_ms() { awk -v t="$tck" '/^cpu / { print int(($2 + $3 + $4 + $7 + $8) * 1000 / t) }' /proc/stat; }
+
 # bare LANES: the stand-in spawned bare, two calls per lane (the sign-in
 # probe, then the exec with a prompt on stdin), by par shells in parallel,
 # each doing its share of the lanes one after another.
@@ -149,6 +174,8 @@ for sc in $scenarios; do
 		{ echo "bench-e2e: the warm-up run failed; see $d" >&2; cat "$d/warmup.log" >&2; KEEP=1; exit 1; }
 	extra=()
 	[[ "$detach" == 1 ]] && extra=(--detach)
+	sv0=$(proc_cpu_ms "${pids[0]}") wk0=$(proc_cpu_ms "${pids[1]}") mc0=$(machine_cpu_ms)
+	children_cpu_ms ch0
 	t0=$(now_ms)
 	seq "$runs" | xargs -P "$submit" -I{} "$sy" run --data-dir "$d/data" --sheet "$d/bench.sheet" --role "arena runners" \
 		--parent claude --prompt "$work/prompt.md" --cwd "$work/checkout" --json "${extra[@]}" \
@@ -156,8 +183,16 @@ for sc in $scenarios; do
 		{ echo "bench-e2e: a run failed; see $d/runs.err" >&2; tail -5 "$d/runs.err" >&2; KEEP=1; exit 1; }
 	[[ "$detach" == 1 ]] && wait_final "$d/data" $((runs + 1))
 	t1=$(now_ms)
+	sv1=$(proc_cpu_ms "${pids[0]}") wk1=$(proc_cpu_ms "${pids[1]}") mc1=$(machine_cpu_ms)
+	children_cpu_ms ch1
 	ms=$((t1 - t0))
-	bms=$(bare "$lanes")
+	bare "$lanes" >"$d/bare.ms"
+	bms=$(cat "$d/bare.ms")
+	children_cpu_ms ch2
+	# What starting a switchyard process costs before it does anything: the
+	# floor of a submitter's CPU.
+	for _ in $(seq 20); do "$sy" --version >/dev/null; done
+	children_cpu_ms ch3
 	# status (the newest 20 runs) as a whole process, median of 5.
 	st=()
 	for _ in 1 2 3 4 5; do
@@ -180,8 +215,13 @@ for sc in $scenarios; do
 		l = lanes / (ms / 1000); r = runs / (ms / 1000); b = lanes / (bms / 1000)
 		printf "%-8s %6d lanes %7.2f s  %7.1f lanes/s  %7.2f runs/s  bare %7.1f lanes/s  e2e/bare %.2f", sc, lanes, ms / 1000, l, r, b, l / b }')
 	line="$line  status ${stms} ms  restart ${rms} ms  serve RSS $((rss / 1024)) MB"
+	cpu=$(awk -v lanes="$lanes" -v ms="$ms" -v sv=$((sv1 - sv0)) -v wk=$((wk1 - wk0)) -v subm=$((ch1 - ch0)) \
+		-v bare=$((ch2 - ch1)) -v ver=$((ch3 - ch2)) -v mc=$((mc1 - mc0)) -v cores="$(nproc)" 'BEGIN {
+		printf "%-8s cpu a lane: serve %.1f ms, worker with its CLIs %.1f ms, submitters %.1f ms, sum %.1f ms; bare spawns %.1f ms; switchyard --version %.1f ms; machine busy %.0f%% (%.1f of %d cores, every process)",
+			"", sv / lanes, wk / lanes, subm / lanes, (sv + wk + subm) / lanes, bare / lanes, ver / 20, 100 * mc / (ms * cores), mc / ms, cores }')
 	echo "$line"
-	summary+=("$line")
+	echo "$cpu"
+	summary+=("$line" "$cpu")
 	kill "${pids[@]}" 2>/dev/null || true
 	wait "${pids[@]}" 2>/dev/null || true
 	pids=()
