@@ -26,13 +26,14 @@
 # Knobs (environment): SCENARIOS (default "200x4 20x40 400x1"; SMALL=1:
 # "10x2 4x5 20x1" for a CI smoke), FSYNC (always), CAP (2: the default cap
 # per provider, as the issue's table), SUBMIT (20), DETACH (0), KEEP (0:
-# remove the work directory at the end). Output: one line per scenario and
+# remove the work directory at the end), SWITCHYARD_BIN (bin/switchyard:
+# the binary under test, to compare two builds with one script). Output: one line per scenario and
 # a summary table; the work directory holds each scenario's serve and
 # worker logs.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-sy="$root/bin/switchyard"
+sy="${SWITCHYARD_BIN:-$root/bin/switchyard}"
 if [[ ! -x "$sy" ]]; then
 	echo "bench-e2e: $sy is missing; run \`make bench-e2e\`, which builds it" >&2
 	exit 1
