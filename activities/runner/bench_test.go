@@ -88,3 +88,29 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkProgressFlush is one progress snapshot written atomically (a
+// new file, then rename over the reserved path), the write every lane
+// makes about eight times:
+//
+//	go test ./activities/runner -run '^$' -bench BenchmarkProgressFlush -count 5
+func BenchmarkProgressFlush(b *testing.B) {
+	dir := b.TempDir()
+	progress, err := reserve("--progress", filepath.Join(dir, "progress.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	receipt, err := reserve("--receipt", filepath.Join(dir, "receipt.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := openProgress(progress, policy.Codex, time.Now(), receipt, time.Now, time.Hour)
+	on := false
+	for b.Loop() {
+		on = !on
+		r.retryWait(on)
+	}
+	if r.disabled || r.state.Seq < 2 {
+		b.Fatalf("the reporter stopped writing (seq %d)", r.state.Seq)
+	}
+}

@@ -354,31 +354,62 @@ func (r *progressReporter) flush() {
 	rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(r.path),
 		fmt.Sprintf(".%s.%d.%s.tmp", filepath.Base(r.path), os.Getpid(), hex.EncodeToString(rnd[:])))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	st, err := writeExclusive(tmp, b)
 	if err != nil {
-		r.disabled = true
-		return
-	}
-	defer os.Remove(tmp) // a no-op after a successful rename
-	_, werr := f.Write(b)
-	cerr := f.Chmod(0o600)
-	var st syscall.Stat_t
-	serr := syscall.Fstat(int(f.Fd()), &st)
-	if f.Close() != nil || werr != nil || cerr != nil || serr != nil {
 		r.disabled = true
 		return
 	}
 	var cur syscall.Stat_t
 	if syscall.Lstat(r.path, &cur) != nil || uint64(cur.Dev) != r.owned.Dev || uint64(cur.Ino) != r.owned.Ino {
+		syscall.Unlink(tmp)
 		r.disabled = true // replaced by someone else: stop writing
 		return
 	}
-	if os.Rename(tmp, r.path) != nil {
+	if syscall.Rename(tmp, r.path) != nil {
+		syscall.Unlink(tmp)
 		r.disabled = true
 		return
 	}
 	r.owned = fileRef{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
 	r.lastWrite = now
+}
+
+// writeExclusive creates path (it must not exist), writes b, sets mode
+// 0600 whatever the umask, closes it and returns its identity; on any
+// failure the file is removed. It uses the system calls directly: a
+// snapshot is written about eight times a lane, and an *os.File would add
+// the poller's registration and flag calls to each.
+func writeExclusive(path string, b []byte) (syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return st, err
+	}
+	for rest := b; len(rest) > 0 && err == nil; {
+		var n int
+		n, err = syscall.Write(fd, rest)
+		if err == syscall.EINTR {
+			err = nil
+			continue
+		}
+		if err == nil && n == 0 {
+			err = syscall.EIO
+		}
+		rest = rest[max(n, 0):]
+	}
+	if err == nil {
+		err = syscall.Fchmod(fd, 0o600)
+	}
+	if err == nil {
+		err = syscall.Fstat(fd, &st)
+	}
+	if cerr := syscall.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		syscall.Unlink(path)
+	}
+	return st, err
 }
 
 // procVerdict is what a process-identity probe found.
