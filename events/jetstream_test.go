@@ -60,3 +60,60 @@ func TestOpenJetStreamFailsFast(t *testing.T) {
 	require.ErrorContains(t, err, events.JobsStream)
 	require.Less(t, time.Since(start), time.Minute, "retried until SetupTimeout instead of failing at once")
 }
+
+// TestWatchRunLevel pins what the engine's watch for new runs receives:
+// the run-level events of every run after the given sequence, in stream
+// order, and never a lane event (the server filters them out, so they are
+// not delivered and decoded a second time).
+func TestWatchRunLevel(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	s := eventstest.Open(t, e, events.JetStreamConfig{}).Store()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	a, b := eventstest.NewRunID(), eventstest.NewRunID()
+	appendOne := func(env events.Envelope, expected uint64) uint64 {
+		t.Helper()
+		seq, err := s.Append(ctx, env, expected)
+		require.NoError(t, err)
+		return seq
+	}
+	aCreated := appendOne(eventstest.SampleEnvelope(events.TypeRunCreated, a, events.RunLane, eventstest.T0), 0)
+	aLaunch := appendOne(eventstest.SampleEnvelope(events.TypeLaunch, a, 0, eventstest.T0.Add(1)), 0)
+
+	ch, err := s.WatchRunLevel(ctx, 0)
+	require.NoError(t, err)
+	next := func() events.Envelope {
+		t.Helper()
+		select {
+		case env, ok := <-ch:
+			require.True(t, ok, "the watch ended early")
+			return env
+		case <-ctx.Done():
+			t.Fatal("no event within the deadline")
+			return events.Envelope{}
+		}
+	}
+	got := next()
+	require.Equal(t, aCreated, got.Seq)
+	require.Equal(t, events.TypeRunCreated, got.Type)
+
+	appendOne(eventstest.SampleEnvelope(events.TypeClaim, a, 0, eventstest.T0.Add(2)), aLaunch)
+	bCreated := appendOne(eventstest.SampleEnvelope(events.TypeRunCreated, b, events.RunLane, eventstest.T0), 0)
+	got = next()
+	require.Equal(t, bCreated, got.Seq, "the lane events in between are not delivered")
+	require.Equal(t, b, got.Run)
+	require.Equal(t, events.RunLane, got.Lane)
+
+	after, err := s.WatchRunLevel(ctx, aCreated)
+	require.NoError(t, err)
+	select {
+	case env := <-after:
+		require.Equal(t, bCreated, env.Seq, "after skips what the caller has")
+	case <-ctx.Done():
+		t.Fatal("no event within the deadline")
+	}
+	cancel()
+	for range ch {
+	}
+}

@@ -223,6 +223,21 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 		}
 		filter = RunEventsFilter(run)
 	}
+	return s.watch(ctx, filter, after)
+}
+
+// WatchRunLevel is Watch of every run (sequences after after), restricted
+// to the run-level events (subjects sy.ev.*.run: run-created, run-final,
+// run-level cancels and audits). The server filters: a lane event is
+// neither delivered nor decoded. The engine watches this to find new runs,
+// so that the one to four events a lane records are not read a second
+// time by a watcher that only looks for run-created.
+func (s *JetStreamStore) WatchRunLevel(ctx context.Context, after uint64) (<-chan Envelope, error) {
+	return s.watch(ctx, EventSubjectPrefix+"*."+runToken, after)
+}
+
+// watch follows filter after sequence after with an ordered consumer.
+func (s *JetStreamStore) watch(ctx context.Context, filter string, after uint64) (<-chan Envelope, error) {
 	r, err := newOrderedReader(ctx, s.j, s.j.events, EventsStream, filter, after)
 	if err != nil {
 		return nil, translate("watch "+filter, err)
