@@ -51,6 +51,11 @@ type driver struct {
 	// unanswered is when the eligibility gate last waited in vain for a
 	// provider's capacity report in this session.
 	unanswered map[policy.Provider]time.Time
+	// passReports holds the fresh capacity reports the eligibility gate
+	// read during the current settle pass, by provider: the lanes a pass
+	// launches together (a panel) are gated on one read of each
+	// provider's report instead of one server round trip per lane.
+	passReports map[policy.Provider]*policy.CapacityReport
 
 	// firstFailure and lastFailure are when the first and the latest of
 	// the sessions that failed since the run last made progress failed,
@@ -295,6 +300,7 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	if d.r.Closed != nil {
 		return 0, nil
 	}
+	clear(d.passReports)
 	if err := d.reportStaleSheet(ctx); err != nil {
 		return 0, err
 	}
