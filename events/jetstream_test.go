@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +117,66 @@ func TestWatchRunLevel(t *testing.T) {
 	cancel()
 	for range ch {
 	}
+}
+
+// TestJetStreamLoadOfOneEvent: a log of one event (a run just created,
+// which its driver loads first) is read without a consumer, and reads
+// exactly as a longer log does: the event with its sequence, nothing of
+// another run's, the second event once there is one, and a stored event
+// that does not decode is refused.
+func TestJetStreamLoadOfOneEvent(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	s := eventstest.Open(t, e, events.JetStreamConfig{}).Store()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, other := eventstest.NewRunID(), eventstest.NewRunID()
+	_, err := s.Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, other, events.RunLane, eventstest.T0), 0)
+	require.NoError(t, err)
+	created := eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, eventstest.T0)
+	created.Seq, err = s.Append(ctx, created, 0)
+	require.NoError(t, err)
+	_, err = s.Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, eventstest.NewRunID(), events.RunLane, eventstest.T0), 0)
+	require.NoError(t, err)
+
+	// The server announces every consumer it creates on the stream.
+	created0 := make(chan struct{}, 16)
+	sub, err := e.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.CREATED."+events.EventsStream+".>", func(*nats.Msg) {
+		created0 <- struct{}{}
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	require.NoError(t, e.Conn().Flush())
+
+	got, err := s.LoadRun(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created}, got)
+	lane, err := s.Load(ctx, run, events.RunLane)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created}, lane)
+
+	launch := eventstest.SampleEnvelope(events.TypeLaunch, run, 0, eventstest.T0.Add(1))
+	launch.Seq, err = s.Append(ctx, launch, 0)
+	require.NoError(t, err)
+	got, err = s.LoadRun(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created, launch}, got)
+	// The two-event read's consumer is announced after any the one-event
+	// reads would have made: it must be the only one.
+	select {
+	case <-created0:
+	case <-ctx.Done():
+		t.Fatal("no consumer advisory for the two-event read")
+	}
+	require.NoError(t, e.Conn().Flush())
+	require.Zero(t, len(created0), "the one-event reads created no consumer")
+
+	// One stored message that is not an event.
+	bad := eventstest.NewRunID()
+	js, err := jetstream.New(e.Conn())
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, events.EventSubject(bad, events.RunLane), []byte(`{"not":"an event"}`))
+	require.NoError(t, err)
+	_, err = s.LoadRun(ctx, bad)
+	require.ErrorIs(t, err, events.ErrInvalid)
 }
