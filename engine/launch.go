@@ -17,6 +17,15 @@ import (
 // next; only a recorded execution is ever published. A crash between the
 // append and the publication is repaired by the next session, which
 // publishes every launching execution again under the same id.
+//
+// While settle decides its lanes (d.batch set), a launch whose files need
+// no git work is not recorded at once: its files are prepared in the
+// background and the launch waits in d.batch, so that the lanes one pass
+// launches (a panel) prepare their directories and prompt copies side by
+// side instead of one after the other on the run's chain. The batch is
+// recorded in lane order before anything else is appended (see
+// appendEvent), so the log holds the same events in the same order as
+// without it.
 func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	dec := rec.Decision
 	if dec.AttemptIndex == nil || dec.Attempt == nil {
@@ -36,11 +45,117 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	if dec.Kind == policy.DecideContinue {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
-	ap := *dec.Attempt
-	paths, base, err := d.e.prepare(ctx, d.r.Created, d.run, i, id, dec.PreparedExecution, note, launchSpec{route: ap.Route, provider: attemptProvider(ap), reviewed: d.reviewed[i]})
-	if err != nil {
-		return fmt.Errorf("lane %d: prepare execution %s: %w", i, id, err)
+	pl := &pendingLaunch{lane: i, rec: rec, id: id, done: make(chan struct{})}
+	c, run, spec := d.r.Created, d.run, launchSpec{route: dec.Attempt.Route, provider: attemptProvider(*dec.Attempt), reviewed: d.reviewed[i]}
+	prepare := func() {
+		defer close(pl.done)
+		pl.paths, pl.base, pl.err = d.e.prepare(ctx, c, run, i, id, dec.PreparedExecution, note, spec)
 	}
+	if d.batch == nil || (dec.PreparedExecution == nil && c.Access == policy.IsolatedWrite) {
+		// A writer's fresh worktree is git work on the checkout: one at a
+		// time, on the chain.
+		prepare()
+		return d.record(ctx, pl)
+	}
+	sem := d.batch.sem
+	sem <- struct{}{}
+	go func() {
+		defer func() { <-sem }()
+		prepare()
+	}()
+	d.batch.pending = append(d.batch.pending, pl)
+	return nil
+}
+
+// pendingLaunch is a launch decision whose execution files are being
+// prepared (done closes when prepare has returned paths, base and err).
+type pendingLaunch struct {
+	lane  int
+	rec   events.Decided
+	id    string
+	done  chan struct{}
+	paths events.Paths
+	base  *events.WorktreeBase
+	err   error
+}
+
+// launchBatch holds the launches of one settle pass whose files are being
+// prepared; sem bounds how many are prepared at once.
+type launchBatch struct {
+	pending []*pendingLaunch
+	sem     chan struct{}
+}
+
+// maxParallelPrepare is how many executions' files one run prepares at once.
+const maxParallelPrepare = 4
+
+// flushLaunches records every pending launch of the batch, in lane order.
+// Each lane's decision is taken again on the fold as it is now, with the
+// launches before it folded in, and must be the one whose files were
+// prepared (the same input digest, hence the same decision): otherwise the
+// session fails and reloads, and the prepared directory, never launched,
+// is removed with the run's other unlaunched ones. On any failure the
+// remaining preparations are waited for and left unlaunched.
+func (d *driver) flushLaunches(ctx context.Context) error {
+	if d.batch == nil || len(d.batch.pending) == 0 {
+		return nil
+	}
+	pending := d.batch.pending
+	d.batch.pending = nil
+	for k, pl := range pending {
+		<-pl.done
+		err := pl.err
+		if err != nil {
+			err = fmt.Errorf("lane %d: prepare execution %s: %w", pl.lane, pl.id, err)
+		} else {
+			err = d.stillDecided(pl)
+		}
+		if err == nil {
+			err = d.recordPrepared(ctx, pl)
+		}
+		if err != nil {
+			for _, rest := range pending[k+1:] {
+				<-rest.done
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// stillDecided checks that lane pl.lane's decision, taken again now, is the
+// one pl was prepared for.
+func (d *driver) stillDecided(pl *pendingLaunch) error {
+	st, err := d.r.LaneState(pl.lane)
+	if err != nil {
+		return err
+	}
+	_, rec, err := decision(d.r, pl.lane, st)
+	if err != nil {
+		return err
+	}
+	if rec.InputDigest != pl.rec.InputDigest || rec.SheetDigest != pl.rec.SheetDigest {
+		return fmt.Errorf("lane %d: the decision changed while execution %s was prepared (input digest %s, now %s)",
+			pl.lane, pl.id, pl.rec.InputDigest, rec.InputDigest)
+	}
+	return nil
+}
+
+// record records pl, prepared on the chain, or returns its preparation's
+// error.
+func (d *driver) record(ctx context.Context, pl *pendingLaunch) error {
+	if pl.err != nil {
+		return fmt.Errorf("lane %d: prepare execution %s: %w", pl.lane, pl.id, pl.err)
+	}
+	return d.recordPrepared(ctx, pl)
+}
+
+// recordPrepared appends pl's launch (or continue) event with its prepared
+// paths and publishes its job.
+func (d *driver) recordPrepared(ctx context.Context, pl *pendingLaunch) error {
+	i, rec, id := pl.lane, pl.rec, pl.id
+	dec := rec.Decision
+	ap := *dec.Attempt
 	subject := events.JobSubject(string(ap.Attempt.Provider))
 	if ap.Route == policy.RouteNative {
 		subject = events.NativeJobSubject(string(d.r.Created.Parent))
@@ -48,7 +163,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	ev := events.Launch{
 		Decision: dec, InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
 		ExecutionID: id, AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor,
-		Route: ap.Route, JobSubject: subject, Paths: paths, WorktreeBase: base,
+		Route: ap.Route, JobSubject: subject, Paths: pl.paths, WorktreeBase: pl.base,
 	}
 	var p events.Payload = ev
 	if dec.Kind == policy.DecideContinue {
