@@ -45,7 +45,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 	if dec.Kind == policy.DecideContinue {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
-	pl := &pendingLaunch{lane: i, rec: rec, id: id, done: make(chan struct{})}
+	pl := &pendingLaunch{lane: i, rec: rec, id: id, folded: len(d.envs), done: make(chan struct{})}
 	c, run, spec := d.r.Created, d.run, launchSpec{route: dec.Attempt.Route, provider: attemptProvider(*dec.Attempt), reviewed: d.reviewed[i]}
 	prepare := func() {
 		defer close(pl.done)
@@ -70,13 +70,15 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 // pendingLaunch is a launch decision whose execution files are being
 // prepared (done closes when prepare has returned paths, base and err).
 type pendingLaunch struct {
-	lane  int
-	rec   events.Decided
-	id    string
-	done  chan struct{}
-	paths events.Paths
-	base  *events.WorktreeBase
-	err   error
+	lane int
+	rec  events.Decided
+	id   string
+	// folded is how many events the fold held when the lane was decided.
+	folded int
+	done   chan struct{}
+	paths  events.Paths
+	base   *events.WorktreeBase
+	err    error
 }
 
 // launchBatch holds the launches of one settle pass whose files are being
@@ -124,8 +126,13 @@ func (d *driver) flushLaunches(ctx context.Context) error {
 }
 
 // stillDecided checks that lane pl.lane's decision, taken again now, is the
-// one pl was prepared for.
+// one pl was prepared for. A fold that has not moved since the decision
+// (the batch's first launch: any other append records the batch first)
+// decides the same by construction.
 func (d *driver) stillDecided(pl *pendingLaunch) error {
+	if len(d.envs) == pl.folded {
+		return nil
+	}
 	st, err := d.r.LaneState(pl.lane)
 	if err != nil {
 		return err
