@@ -98,31 +98,81 @@ const maxParallelPrepare = 4
 // session fails and reloads, and the prepared directory, never launched,
 // is removed with the run's other unlaunched ones. On any failure the
 // remaining preparations are waited for and left unlaunched.
+//
+// Each job is published once its launch is recorded, as always, but not
+// awaited there: it is acknowledged while the next launch is appended
+// (the jobs one after the other, in lane order), and flushLaunches returns
+// once every job it published is acknowledged. A job whose publication
+// failed is not marked published, so the next settle (after the session
+// reloads on the error) publishes it again under the same id.
 func (d *driver) flushLaunches(ctx context.Context) error {
 	if d.batch == nil || len(d.batch.pending) == 0 {
 		return nil
 	}
 	pending := d.batch.pending
 	d.batch.pending = nil
+	var jobs []*jobPublication
+	var prev chan struct{}
+	var err error
 	for k, pl := range pending {
 		<-pl.done
-		err := pl.err
+		err = pl.err
 		if err != nil {
 			err = fmt.Errorf("lane %d: prepare execution %s: %w", pl.lane, pl.id, err)
 		} else {
 			err = d.stillDecided(pl)
 		}
+		var jp *jobPublication
 		if err == nil {
-			err = d.recordPrepared(ctx, pl)
+			jp, err = d.recordLaunch(ctx, pl)
+		}
+		if jp != nil {
+			jp.start(ctx, d.e.cfg.Queue, prev)
+			prev = jp.done
+			jobs = append(jobs, jp)
 		}
 		if err != nil {
 			for _, rest := range pending[k+1:] {
 				<-rest.done
 			}
-			return err
+			break
 		}
 	}
-	return nil
+	for _, jp := range jobs {
+		<-jp.done
+		if jp.err != nil {
+			if err == nil {
+				err = jp.err
+			}
+			continue
+		}
+		d.published[jp.job.ExecutionID] = true
+	}
+	return err
+}
+
+// jobPublication is one job published in the background (done closes
+// when it is acknowledged or failed, err says which).
+type jobPublication struct {
+	subject string
+	job     events.Job
+	done    chan struct{}
+	err     error
+}
+
+// start publishes the job once after (the previous publication) is done,
+// so that jobs reach their stream in the order their launches did.
+func (jp *jobPublication) start(ctx context.Context, q events.Queue, after chan struct{}) {
+	jp.done = make(chan struct{})
+	go func() {
+		defer close(jp.done)
+		if after != nil {
+			<-after
+		}
+		if err := q.PublishJob(ctx, jp.subject, jp.job); err != nil {
+			jp.err = fmt.Errorf("publish job %s on %s: %w", jp.job.ExecutionID, jp.subject, err)
+		}
+	}()
 }
 
 // stillDecided checks that lane pl.lane's decision, taken again now, is the
@@ -148,18 +198,23 @@ func (d *driver) stillDecided(pl *pendingLaunch) error {
 	return nil
 }
 
-// record records pl, prepared on the chain, or returns its preparation's
-// error.
+// record records pl, prepared on the chain, and publishes its job; or
+// returns its preparation's error.
 func (d *driver) record(ctx context.Context, pl *pendingLaunch) error {
 	if pl.err != nil {
 		return fmt.Errorf("lane %d: prepare execution %s: %w", pl.lane, pl.id, pl.err)
 	}
-	return d.recordPrepared(ctx, pl)
+	jp, err := d.recordLaunch(ctx, pl)
+	if err != nil || jp == nil {
+		return err
+	}
+	return d.publish(ctx, pl.lane)
 }
 
-// recordPrepared appends pl's launch (or continue) event with its prepared
-// paths and publishes its job.
-func (d *driver) recordPrepared(ctx context.Context, pl *pendingLaunch) error {
+// recordLaunch appends pl's launch (or continue) event with its prepared
+// paths and returns the job to publish for it (nil: none, a strict native
+// lane that settle ends unpublished).
+func (d *driver) recordLaunch(ctx context.Context, pl *pendingLaunch) (*jobPublication, error) {
 	i, rec, id := pl.lane, pl.rec, pl.id
 	dec := rec.Decision
 	ap := *dec.Attempt
@@ -177,13 +232,18 @@ func (d *driver) recordPrepared(ctx context.Context, pl *pendingLaunch) error {
 		p = events.Continue(ev)
 	}
 	if err := d.appendEvent(ctx, i, p); err != nil {
-		return err
+		return nil, err
 	}
 	d.log.Info("launch", "lane", i, "execution", id, "descriptor", ap.Descriptor, "route", ap.Route)
-	if d.unsupported(d.r.Lanes[i]) {
-		return nil // settle ends it, never published
+	l := d.r.Lanes[i]
+	if d.unsupported(l) {
+		return nil, nil // settle ends it, never published
 	}
-	return d.publish(ctx, i)
+	job, err := jobOf(d.r, l)
+	if err != nil {
+		return nil, err
+	}
+	return &jobPublication{subject: l.Dispatch.JobSubject, job: job}, nil
 }
 
 // unsupported says whether lane l's launching execution must never be

@@ -1,13 +1,18 @@
 package engine_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
@@ -77,4 +82,85 @@ func joinSeats(seats []string) string {
 		out += s
 	}
 	return out
+}
+
+// publishingQueue records the jobs published through it, in the order
+// their publications completed, and fails the first publication of
+// failLane's job (failLane < 0: none).
+type publishingQueue struct {
+	events.Queue
+	failLane int
+	mu       sync.Mutex
+	failed   bool
+	order    []events.Job
+}
+
+func (q *publishingQueue) PublishControl(ctx context.Context, c events.Control) (uint64, error) {
+	return q.Queue.(events.ControlQueue).PublishControl(ctx, c)
+}
+
+func (q *publishingQueue) PublishJob(ctx context.Context, subject string, job events.Job) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if job.Lane == q.failLane && !q.failed {
+		q.failed = true
+		return errors.New("injected: the jobs stream did not acknowledge")
+	}
+	if err := q.Queue.PublishJob(ctx, subject, job); err != nil {
+		return err
+	}
+	q.order = append(q.order, job)
+	return nil
+}
+
+// TestPanelJobsPublishedInLaneOrder: the jobs of a pass's launches are
+// published in the background, each after its launch is recorded, and
+// reach the queue in lane order; a publication that fails is published
+// again, under the same execution id, by the session that reloads, and
+// the lane still runs once.
+func TestPanelJobsPublishedInLaneOrder(t *testing.T) {
+	t.Parallel()
+	for _, failLane := range []int{-1, 2} {
+		t.Run(fmt.Sprintf("fail=%d", failLane), func(t *testing.T) {
+			t.Parallel()
+			const lanes = 6
+			var q *publishingQueue
+			h := newHarness(t, jetstream, func(h *harness, c *engine.Config) {
+				q = &publishingQueue{Queue: c.Queue, failLane: failLane}
+				c.Queue = q
+			})
+			seats := slices.Repeat([]string{"codex:gpt-5.6-sol@high"}, lanes)
+			run := h.submit(sheet("", "arena runners: "+joinSeats(seats)), "arena runners", policy.ReadOnly)
+			h.run()
+			h.startWorker(map[string]string{"codex": "success"})
+			r, envs := h.waitFinal(run)
+			launches := ofType(envs, events.TypeLaunch)
+			require.Len(t, launches, lanes, "one launch a lane:\n%s", dump(envs))
+			for i := range lanes {
+				require.Equal(t, machines.StateComplete, r.Lanes[i].State)
+			}
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			var lanesOrder []int
+			for _, job := range q.order {
+				lanesOrder = append(lanesOrder, job.Lane)
+				require.Equal(t, launches[job.Lane].Payload.(events.Launch).ExecutionID, job.ExecutionID,
+					"lane %d's job is its recorded execution", job.Lane)
+			}
+			if failLane < 0 {
+				require.Equal(t, []int{0, 1, 2, 3, 4, 5}, lanesOrder)
+			} else {
+				require.True(t, q.failed)
+				require.Equal(t, []int{0, 1, 3, 4, 5}, lanesOrder[:5], "the jobs after the failed one are still published, in order")
+				// The reloaded session publishes every launching execution
+				// again (the same ids: the jobs stream keeps one of each),
+				// the failed one among them.
+				require.Contains(t, lanesOrder[5:], 2, "the failed job is published again after the reload")
+			}
+			for _, e := range envs {
+				require.NotEqual(t, events.TypeAudit, e.Type, "no redelivered or duplicate report: %v", e.Payload)
+			}
+			h.verifyReplay(run)
+		})
+	}
 }
