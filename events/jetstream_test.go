@@ -180,3 +180,46 @@ func TestJetStreamLoadOfOneEvent(t *testing.T) {
 	_, err = s.LoadRun(ctx, bad)
 	require.ErrorIs(t, err, events.ErrInvalid)
 }
+
+// TestWatchReportMarks: the watch the engine's catch-up of final runs uses
+// streams every run's reports after the given sequence as their sequence
+// and run (from the subject), in stream order, a report that does not
+// decode included, without decoding any.
+func TestWatchReportMarks(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	q := eventstest.Open(t, e, events.JetStreamConfig{}).Queue()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	a, b := eventstest.NewRunID(), eventstest.NewRunID()
+	publish := func(run string) uint64 {
+		t.Helper()
+		seq, err := q.PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, run, 0, eventstest.NewExecutionID(), "w1"))
+		require.NoError(t, err)
+		return seq
+	}
+	s1 := publish(a)
+	s2 := publish(b)
+	js, err := jetstream.New(e.Conn())
+	require.NoError(t, err)
+	ack, err := js.Publish(ctx, events.ReportSubject(a, 1), []byte(`{"not":"a report"}`))
+	require.NoError(t, err)
+	s4 := publish(b)
+
+	ch, err := q.WatchReportMarks(ctx, s1)
+	require.NoError(t, err)
+	var got []events.ReportMark
+	for len(got) < 3 {
+		select {
+		case m, ok := <-ch:
+			require.True(t, ok, "the watch ended early")
+			got = append(got, m)
+		case <-ctx.Done():
+			t.Fatal("no mark within the deadline")
+		}
+	}
+	require.Equal(t, []events.ReportMark{{Seq: s2, Run: b}, {Seq: ack.Sequence, Run: a}, {Seq: s4, Run: b}}, got)
+	cancel()
+	for range ch {
+	}
+}
