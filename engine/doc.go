@@ -104,7 +104,11 @@
 //
 // A launch prepares the execution's files first (their paths are part of the
 // event), appends the launch, and only then publishes the job, with message
-// id = execution id. A launching execution found after a restart is
+// id = execution id. The launches one settle pass decides (a panel) prepare
+// their files side by side, then are appended in lane order, each job
+// published after its own launch is recorded and acknowledged while the
+// next launch is appended; the pass ends once every job is acknowledged. A
+// launching execution found after a restart is
 // published again under the same id; a decision is never taken again for a
 // lane that is launching or running. Workers claim each execution id with a
 // create-only key before they start anything, so a job delivered twice never

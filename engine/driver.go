@@ -51,6 +51,14 @@ type driver struct {
 	// unanswered is when the eligibility gate last waited in vain for a
 	// provider's capacity report in this session.
 	unanswered map[policy.Provider]time.Time
+	// passReports holds the fresh capacity reports the eligibility gate
+	// read during the current settle pass, by provider: the lanes a pass
+	// launches together (a panel) are gated on one read of each
+	// provider's report instead of one server round trip per lane.
+	passReports map[policy.Provider]*policy.CapacityReport
+	// batch holds the launches whose files are being prepared while
+	// settle decides the run's lanes (nil outside that step).
+	batch *launchBatch
 
 	// firstFailure and lastFailure are when the first and the latest of
 	// the sessions that failed since the run last made progress failed,
@@ -243,6 +251,10 @@ func (d *driver) note(env events.Envelope) {
 // and updates the bookkeeping. A conflict returns errConflict: another
 // writer moved the subject, so r is stale and the session must reload.
 func (d *driver) appendEvent(ctx context.Context, lane int, p events.Payload) error {
+	// Launches decided before this event are recorded before it.
+	if err := d.flushLaunches(ctx); err != nil {
+		return err
+	}
 	expected := d.r.Seq
 	if lane != events.RunLane {
 		expected = d.r.Lanes[lane].Seq
@@ -295,6 +307,7 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	if d.r.Closed != nil {
 		return 0, nil
 	}
+	clear(d.passReports)
 	if err := d.reportStaleSheet(ctx); err != nil {
 		return 0, err
 	}
@@ -312,10 +325,8 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 			}
 		}
 	}
-	for i := range d.r.Lanes {
-		if err := d.decide(ctx, i); err != nil {
-			return 0, err
-		}
+	if err := d.decideAll(ctx); err != nil {
+		return 0, err
 	}
 	ended := false
 	for i := range d.r.Lanes {
@@ -348,6 +359,29 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 	rf := finalSummary(d.r)
 	rf.ReportsThrough = max(d.reportAfter, d.handled)
 	return 0, d.appendEvent(ctx, events.RunLane, rf)
+}
+
+// decideAll decides every lane that is due (step 3 of settle), preparing
+// the files of the launches it decides side by side (see launch), and
+// records them all before it returns.
+func (d *driver) decideAll(ctx context.Context) error {
+	d.batch = &launchBatch{sem: make(chan struct{}, maxParallelPrepare)}
+	defer func() {
+		// On an error, preparations still running finish before the
+		// session reloads; what they made is never launched.
+		if d.batch != nil {
+			for _, pl := range d.batch.pending {
+				<-pl.done
+			}
+		}
+		d.batch = nil
+	}()
+	for i := range d.r.Lanes {
+		if err := d.decide(ctx, i); err != nil {
+			return err
+		}
+	}
+	return d.flushLaunches(ctx)
 }
 
 // cancelGrace returns how long run-final must still wait for the report of

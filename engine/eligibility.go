@@ -93,8 +93,23 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 // again within EligibilityWait (the other lanes of a panel). An
 // UNSUPPORTED provider has nothing to acquire: its report, when one
 // exists, only carries a learned exhaustion.
+//
+// A fresh report read earlier in the same settle pass is used again while
+// it is still fresh: the lanes one pass launches are decided at the same
+// moment, so they are gated on the same read (each exclusion records the
+// report it was evaluated on, which is what replay checks). A missing or
+// stale report is never reused: it is read again, and waited for.
 func (d *driver) capacityReport(ctx context.Context, provider policy.Provider, src policy.QuotaSource) (*policy.CapacityReport, error) {
+	if r := d.passReports[provider]; d.fresh(r) {
+		return r, nil
+	}
 	cur, err := d.currentReport(ctx, provider)
+	if err == nil && d.fresh(cur) {
+		if d.passReports == nil {
+			d.passReports = map[policy.Provider]*policy.CapacityReport{}
+		}
+		d.passReports[provider] = cur
+	}
 	if err != nil || src == policy.QuotaUnsupported || d.fresh(cur) {
 		return cur, err
 	}

@@ -532,3 +532,61 @@ func TestEligibilityStaleReportIsRefreshed(t *testing.T) {
 		})
 	}
 }
+
+// gettingCapacity counts the capacity reads (Get) made through it.
+type gettingCapacity struct {
+	events.Capacity
+	mu   sync.Mutex
+	gets map[policy.Provider]int
+}
+
+func (c *gettingCapacity) Get(ctx context.Context, p policy.Provider) (policy.CapacityReport, error) {
+	c.mu.Lock()
+	c.gets[p]++
+	c.mu.Unlock()
+	return c.Capacity.Get(ctx, p)
+}
+
+func (c *gettingCapacity) count(p policy.Provider) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[p]
+}
+
+// TestEligibilityOneReadPerProviderPerPass: the lanes one settle pass
+// launches together are gated on one read of each provider's fresh report
+// (a panel of three codex seats reads codex's report once, not three
+// times), and a later pass reads it again: a report that changed meanwhile
+// (codex now policy_blocked) excludes the attempt a fallback decides then.
+func TestEligibilityOneReadPerProviderPerPass(t *testing.T) {
+	t.Parallel()
+	c := &gettingCapacity{Capacity: seeded(t, events.NewMemoryCapacity()), gets: map[policy.Provider]int{}}
+	h := newHarness(t, memory, withCapacity(c))
+	h.run()
+	run := h.submit(sheet("", "arena runners: codex:gpt-5.6-sol@high, codex:gpt-5.6-sol@max, codex:gpt-5.6-sol@high, cursor:composer-2.5@default -> codex:gpt-5.6-sol@max"),
+		"arena runners", policy.ReadOnly)
+	var codex []events.Job
+	for range 3 {
+		codex = append(codex, h.nextJob(events.JobSubject("codex")))
+	}
+	cursor := h.nextJob(events.JobSubject("cursor"))
+	require.Equal(t, 1, c.count(policy.Codex), "three codex launches of one pass, one read of codex's report")
+	require.Equal(t, 1, c.count(policy.Cursor))
+
+	blocked := codexEligibility(policy.EligibilityPolicyBlocked, "credits_present")
+	h.put(blocked)
+	h.execute(cursor, "usage-exhausted")
+	h.report(cursor, events.ReportClaimed)
+	h.report(cursor, events.ReportFinished)
+	h.waitType(run, events.TypeExclude, 1)
+	require.Equal(t, 2, c.count(policy.Codex), "the fallback's pass read codex's report again")
+	for _, job := range codex {
+		h.finishWith(job, "success")
+	}
+	_, envs := h.waitFinal(run)
+	ex := excludes(envs)
+	require.Len(t, ex, 1, "the fallback to codex is excluded:\n%s", dump(envs))
+	require.Equal(t, policy.ExcludePolicyBlocked, ex[0].Verdict.Code)
+	require.Equal(t, jsonOf(t, blocked), jsonOf(t, *ex[0].Report), "the exclusion records the report read in its own pass")
+	h.verifyReplay(run)
+}

@@ -104,7 +104,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	watch, err := e.cfg.Store.Watch(ctx, "", after)
+	watch, err := e.watchRuns(ctx, after)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -161,7 +161,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			if !retry.Wait(ctx) {
 				return nil
 			}
-			if watch, err = e.cfg.Store.Watch(ctx, "", after); err != nil {
+			if watch, err = e.watchRuns(ctx, after); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -169,6 +169,23 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// runLevelWatcher is a Store that can watch the run-level events of every
+// run alone (events.JetStreamStore: the server filters out lane events).
+type runLevelWatcher interface {
+	WatchRunLevel(ctx context.Context, after uint64) (<-chan events.Envelope, error)
+}
+
+// watchRuns watches the store for new runs after sequence after: Run only
+// looks for run-created, a run-level event, so a store that can leaves the
+// lane events (most of the log) out of the watch instead of delivering and
+// decoding each of them a second time.
+func (e *Engine) watchRuns(ctx context.Context, after uint64) (<-chan events.Envelope, error) {
+	if w, ok := e.cfg.Store.(runLevelWatcher); ok {
+		return w.WatchRunLevel(ctx, after)
+	}
+	return e.cfg.Store.Watch(ctx, "", after)
 }
 
 // discover starts a driver for every listed run whose run-level log does not

@@ -94,7 +94,7 @@ func (l *lateReports) signal() {
 func (l *lateReports) watch(ctx context.Context, after uint64) {
 	retry := events.Backoff{Min: lateRetryMin, Max: lateRetryMax}
 	for ctx.Err() == nil {
-		ch, err := l.e.cfg.Queue.WatchReports(ctx, after)
+		ch, err := l.watchMarks(ctx, after)
 		if err == nil {
 			for rd := range ch {
 				after = max(after, rd.Seq)
@@ -115,6 +115,37 @@ func (l *lateReports) watch(ctx context.Context, after uint64) {
 			return
 		}
 	}
+}
+
+// reportMarkWatcher is a Queue that can watch every run's reports without
+// decoding them (events.JetStreamQueue).
+type reportMarkWatcher interface {
+	WatchReportMarks(ctx context.Context, after uint64) (<-chan events.ReportMark, error)
+}
+
+// watchMarks streams the sequence and run of every run's reports after
+// after: all the watch needs, so a queue that can leaves the reports
+// undecoded (each is decoded by its run's driver already).
+func (l *lateReports) watchMarks(ctx context.Context, after uint64) (<-chan events.ReportMark, error) {
+	if w, ok := l.e.cfg.Queue.(reportMarkWatcher); ok {
+		return w.WatchReportMarks(ctx, after)
+	}
+	ch, err := l.e.cfg.Queue.WatchReports(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan events.ReportMark)
+	go func() {
+		defer close(out)
+		for rd := range ch {
+			select {
+			case out <- events.ReportMark{Seq: rd.Seq, Run: rd.Run}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
 }
 
 // loop runs the start-up checks and the queued catch-ups, one at a time,

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -59,4 +60,166 @@ func TestOpenJetStreamFailsFast(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorContains(t, err, events.JobsStream)
 	require.Less(t, time.Since(start), time.Minute, "retried until SetupTimeout instead of failing at once")
+}
+
+// TestWatchRunLevel pins what the engine's watch for new runs receives:
+// the run-level events of every run after the given sequence, in stream
+// order, and never a lane event (the server filters them out, so they are
+// not delivered and decoded a second time).
+func TestWatchRunLevel(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	s := eventstest.Open(t, e, events.JetStreamConfig{}).Store()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	a, b := eventstest.NewRunID(), eventstest.NewRunID()
+	appendOne := func(env events.Envelope, expected uint64) uint64 {
+		t.Helper()
+		seq, err := s.Append(ctx, env, expected)
+		require.NoError(t, err)
+		return seq
+	}
+	aCreated := appendOne(eventstest.SampleEnvelope(events.TypeRunCreated, a, events.RunLane, eventstest.T0), 0)
+	aLaunch := appendOne(eventstest.SampleEnvelope(events.TypeLaunch, a, 0, eventstest.T0.Add(1)), 0)
+
+	ch, err := s.WatchRunLevel(ctx, 0)
+	require.NoError(t, err)
+	next := func() events.Envelope {
+		t.Helper()
+		select {
+		case env, ok := <-ch:
+			require.True(t, ok, "the watch ended early")
+			return env
+		case <-ctx.Done():
+			t.Fatal("no event within the deadline")
+			return events.Envelope{}
+		}
+	}
+	got := next()
+	require.Equal(t, aCreated, got.Seq)
+	require.Equal(t, events.TypeRunCreated, got.Type)
+
+	appendOne(eventstest.SampleEnvelope(events.TypeClaim, a, 0, eventstest.T0.Add(2)), aLaunch)
+	bCreated := appendOne(eventstest.SampleEnvelope(events.TypeRunCreated, b, events.RunLane, eventstest.T0), 0)
+	got = next()
+	require.Equal(t, bCreated, got.Seq, "the lane events in between are not delivered")
+	require.Equal(t, b, got.Run)
+	require.Equal(t, events.RunLane, got.Lane)
+
+	after, err := s.WatchRunLevel(ctx, aCreated)
+	require.NoError(t, err)
+	select {
+	case env := <-after:
+		require.Equal(t, bCreated, env.Seq, "after skips what the caller has")
+	case <-ctx.Done():
+		t.Fatal("no event within the deadline")
+	}
+	cancel()
+	for range ch {
+	}
+}
+
+// TestJetStreamLoadOfOneEvent: a log of one event (a run just created,
+// which its driver loads first) is read without a consumer, and reads
+// exactly as a longer log does: the event with its sequence, nothing of
+// another run's, the second event once there is one, and a stored event
+// that does not decode is refused.
+func TestJetStreamLoadOfOneEvent(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	s := eventstest.Open(t, e, events.JetStreamConfig{}).Store()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, other := eventstest.NewRunID(), eventstest.NewRunID()
+	_, err := s.Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, other, events.RunLane, eventstest.T0), 0)
+	require.NoError(t, err)
+	created := eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, eventstest.T0)
+	created.Seq, err = s.Append(ctx, created, 0)
+	require.NoError(t, err)
+	_, err = s.Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, eventstest.NewRunID(), events.RunLane, eventstest.T0), 0)
+	require.NoError(t, err)
+
+	// The server announces every consumer it creates on the stream.
+	created0 := make(chan struct{}, 16)
+	sub, err := e.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.CREATED."+events.EventsStream+".>", func(*nats.Msg) {
+		created0 <- struct{}{}
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	require.NoError(t, e.Conn().Flush())
+
+	got, err := s.LoadRun(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created}, got)
+	lane, err := s.Load(ctx, run, events.RunLane)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created}, lane)
+
+	launch := eventstest.SampleEnvelope(events.TypeLaunch, run, 0, eventstest.T0.Add(1))
+	launch.Seq, err = s.Append(ctx, launch, 0)
+	require.NoError(t, err)
+	got, err = s.LoadRun(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, []events.Envelope{created, launch}, got)
+	// The two-event read's consumer is announced after any the one-event
+	// reads would have made: it must be the only one.
+	select {
+	case <-created0:
+	case <-ctx.Done():
+		t.Fatal("no consumer advisory for the two-event read")
+	}
+	require.NoError(t, e.Conn().Flush())
+	require.Zero(t, len(created0), "the one-event reads created no consumer")
+
+	// One stored message that is not an event.
+	bad := eventstest.NewRunID()
+	js, err := jetstream.New(e.Conn())
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, events.EventSubject(bad, events.RunLane), []byte(`{"not":"an event"}`))
+	require.NoError(t, err)
+	_, err = s.LoadRun(ctx, bad)
+	require.ErrorIs(t, err, events.ErrInvalid)
+}
+
+// TestWatchReportMarks: the watch the engine's catch-up of final runs uses
+// streams every run's reports after the given sequence as their sequence
+// and run (from the subject), in stream order, a report that does not
+// decode included, without decoding any.
+func TestWatchReportMarks(t *testing.T) {
+	t.Parallel()
+	e := eventstest.StartServer(t)
+	q := eventstest.Open(t, e, events.JetStreamConfig{}).Queue()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	a, b := eventstest.NewRunID(), eventstest.NewRunID()
+	publish := func(run string) uint64 {
+		t.Helper()
+		seq, err := q.PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, run, 0, eventstest.NewExecutionID(), "w1"))
+		require.NoError(t, err)
+		return seq
+	}
+	s1 := publish(a)
+	s2 := publish(b)
+	js, err := jetstream.New(e.Conn())
+	require.NoError(t, err)
+	ack, err := js.Publish(ctx, events.ReportSubject(a, 1), []byte(`{"not":"a report"}`))
+	require.NoError(t, err)
+	s4 := publish(b)
+
+	ch, err := q.WatchReportMarks(ctx, s1)
+	require.NoError(t, err)
+	var got []events.ReportMark
+	for len(got) < 3 {
+		select {
+		case m, ok := <-ch:
+			require.True(t, ok, "the watch ended early")
+			got = append(got, m)
+		case <-ctx.Done():
+			t.Fatal("no mark within the deadline")
+		}
+	}
+	require.Equal(t, []events.ReportMark{{Seq: s2, Run: b}, {Seq: ack.Sequence, Run: a}, {Seq: s4, Run: b}}, got)
+	cancel()
+	for range ch {
+	}
 }

@@ -196,6 +196,30 @@ func (q *JetStreamQueue) WatchReports(ctx context.Context, after uint64) (<-chan
 	return q.readReports(ctx, ReportSubjectPrefix+">", after)
 }
 
+// ReportMark is a report's (or control's) place in the reports stream: its
+// sequence and its run, from its subject.
+type ReportMark struct {
+	Seq uint64
+	Run string
+}
+
+// WatchReportMarks is WatchReports without the reports: it streams the
+// sequence and run (read from the subject) of every run's reports and
+// controls after after, and decodes nothing, for a watcher that only needs
+// to know which run got one (the engine's catch-up of final runs, which
+// would otherwise decode every report a second time beside the run's own
+// driver).
+func (q *JetStreamQueue) WatchReportMarks(ctx context.Context, after uint64) (<-chan ReportMark, error) {
+	filter := ReportSubjectPrefix + ">"
+	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)
+	if err != nil {
+		return nil, translate("subscribe "+filter, err)
+	}
+	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (ReportMark, error) {
+		return ReportMark{Seq: md.Sequence.Stream, Run: reportSubjectRun(m.Subject())}, nil
+	}), nil
+}
+
 // readReports follows filter's reports after after.
 func (q *JetStreamQueue) readReports(ctx context.Context, filter string, after uint64) (<-chan ReportDelivery, error) {
 	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)

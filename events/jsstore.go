@@ -119,6 +119,10 @@ func (s *JetStreamStore) LoadRun(ctx context.Context, run string) ([]Envelope, e
 // is slow or a leadership moves: nats.go reports missed heartbeats). The
 // read then starts a new consumer right after the last event it already
 // holds, with a backoff, until ctx ends; any other error ends the read.
+//
+// A log of one event (a run just created, which its driver loads first)
+// needs no consumer: when the first event matching filter is the newest
+// one, read from the same leader, the log is that event.
 func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, error) {
 	last, err := s.j.events.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -126,6 +130,13 @@ func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, e
 	}
 	if err != nil {
 		return nil, translate("read "+filter, err)
+	}
+	if first, err := s.j.events.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(filter)); err == nil && first.Sequence == last.Sequence {
+		env, err := decodeStored(last.Subject, last.Sequence, last.Data)
+		if err != nil {
+			return nil, err
+		}
+		return []Envelope{env}, nil
 	}
 	var out []Envelope
 	bo := Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
@@ -223,6 +234,21 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 		}
 		filter = RunEventsFilter(run)
 	}
+	return s.watch(ctx, filter, after)
+}
+
+// WatchRunLevel is Watch of every run (sequences after after), restricted
+// to the run-level events (subjects sy.ev.*.run: run-created, run-final,
+// run-level cancels and audits). The server filters: a lane event is
+// neither delivered nor decoded. The engine watches this to find new runs,
+// so that the one to four events a lane records are not read a second
+// time by a watcher that only looks for run-created.
+func (s *JetStreamStore) WatchRunLevel(ctx context.Context, after uint64) (<-chan Envelope, error) {
+	return s.watch(ctx, EventSubjectPrefix+"*."+runToken, after)
+}
+
+// watch follows filter after sequence after with an ordered consumer.
+func (s *JetStreamStore) watch(ctx context.Context, filter string, after uint64) (<-chan Envelope, error) {
 	r, err := newOrderedReader(ctx, s.j, s.j.events, EventsStream, filter, after)
 	if err != nil {
 		return nil, translate("watch "+filter, err)
