@@ -1,0 +1,493 @@
+package policy
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// normalizeBytesOf is the contract NormalizeReceipt promises to meet:
+// Normalize over json.Marshal(r).
+func normalizeBytesOf(in NormalizeInput, r *Receipt) (Event, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return Event{}, &ReceiptEncodeError{Err: err}
+	}
+	in.Receipt = data
+	return Normalize(in)
+}
+
+// requireSameNormalize checks that NormalizeReceipt(in, r) is exactly
+// Normalize over r's bytes: the same Event, or the same error text and
+// class. It returns the error, for callers that count outcomes.
+func requireSameNormalize(t testing.TB, in NormalizeInput, r *Receipt) error {
+	t.Helper()
+	want, wantErr := normalizeBytesOf(in, r)
+	in.Receipt = []byte("not read: NormalizeReceipt takes the decoded receipt")
+	got, err := NormalizeReceipt(in, r)
+	require.Equal(t, want, got)
+	if wantErr == nil {
+		require.NoError(t, err)
+		return nil
+	}
+	require.Error(t, err, "Normalize says %v", wantErr)
+	require.Equal(t, wantErr.Error(), err.Error())
+	require.Equal(t, IsUsage(wantErr), IsUsage(err), "usage class of %v", err)
+	require.Equal(t, IsPolicy(wantErr), IsPolicy(err), "policy class of %v", err)
+	var ee *ReceiptEncodeError
+	require.Equal(t, errors.As(wantErr, &ee), errors.As(err, &ee))
+	return err
+}
+
+// matchingInput is the NormalizeInput whose attempt, parent, mode and
+// contract are the receipt's own, so the identity checks pass and the
+// later rules are reached.
+func matchingInput(r *Receipt) NormalizeInput {
+	in := solInput(nil)
+	in.Parent, in.Mode, in.Contract = r.Parent, r.Mode, receiptContract(r)
+	in.Attempt.Attempt = Attempt{Kind: KindDescriptor, Provider: r.Provider, Model: r.Model, Effort: r.Effort}
+	in.Attempt.APISpend = receiptAPISpend(r)
+	if r.ReceiptPath != "" {
+		in.ReceiptPath = r.ReceiptPath
+	}
+	return in
+}
+
+// inputsFor are the inputs each receipt is normalized under: the fixture
+// attempt (mostly identity mismatches), the receipt's own identity, and
+// that identity under the other contract and mode.
+func inputsFor(r *Receipt) []NormalizeInput {
+	own := matchingInput(r)
+	other := own
+	other.Contract = ContractStrict
+	if own.Contract == ContractStrict {
+		other.Contract = ""
+	}
+	other.Mode = ReadOnly
+	if own.Mode == ReadOnly {
+		other.Mode = IsolatedWrite
+	}
+	return []NormalizeInput{solInput(nil), own, other}
+}
+
+// repoReceipts collects every receipt fixture in the repository: the
+// policy fixtures, the receipts in the runner's CLI goldens (placeholders
+// filled in), and the receipts recorded in finish events (the events
+// goldens and the recorded replay log).
+func repoReceipts(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range receiptFixtures {
+		out["policy/"+name] = fixtureBytes(t, name)
+	}
+	goldens, err := filepath.Glob("../cmd/switchyard/testdata/runner/*/*.golden")
+	require.NoError(t, err)
+	fill := strings.NewReplacer("$WORK", "/work/x", "$BIN", "/usr/local/bin", `"<elapsedMs>"`, "1234")
+	for _, g := range goldens {
+		b, err := os.ReadFile(g)
+		require.NoError(t, err)
+		_, rest, ok := strings.Cut(string(b), "--- receipt file\n")
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, "\n--- "); i >= 0 {
+			rest = rest[:i]
+		}
+		if strings.TrimSpace(rest) == "(absent)" {
+			continue
+		}
+		out[g] = []byte(fill.Replace(rest))
+	}
+	finishReceipt := func(name string, env []byte) {
+		var e struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Receipt json.RawMessage `json:"receipt"`
+			} `json:"payload"`
+		}
+		require.NoError(t, json.Unmarshal(env, &e), name)
+		if e.Type == "finish" && len(e.Payload.Receipt) > 0 {
+			out[name] = e.Payload.Receipt
+		}
+	}
+	events, err := filepath.Glob("../events/testdata/golden/finish*.golden")
+	require.NoError(t, err)
+	for _, g := range events {
+		b, err := os.ReadFile(g)
+		require.NoError(t, err)
+		finishReceipt(g, b)
+	}
+	f, err := os.Open("../engine/testdata/replay/panel.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		finishReceipt(fmt.Sprintf("engine/testdata/replay/panel.jsonl:%d", n), sc.Bytes())
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// TestNormalizeReceiptRepoFixtures: for every receipt in the repository,
+// decoding it strictly and normalizing the decoded receipt gives what
+// Normalize gives for its bytes, under matching and mismatching inputs.
+func TestNormalizeReceiptRepoFixtures(t *testing.T) {
+	t.Parallel()
+	receipts := repoReceipts(t)
+	require.GreaterOrEqual(t, len(receipts), 5+48+2+1, "fixtures found: %d", len(receipts))
+	accepted := 0
+	for name, b := range receipts {
+		r, err := DecodeReceipt(b)
+		require.NoError(t, err, "%s: %s", name, b)
+		for _, in := range inputsFor(r) {
+			in.Receipt = b
+			want, wantErr := Normalize(in)
+			in.Receipt = nil
+			got, err := NormalizeReceipt(in, r)
+			require.Equal(t, want, got, name)
+			if wantErr != nil {
+				require.EqualError(t, err, wantErr.Error(), name)
+				require.Equal(t, IsPolicy(wantErr), IsPolicy(err))
+				continue
+			}
+			require.NoError(t, err, name)
+			accepted++
+			requireSameNormalize(t, in, r)
+		}
+	}
+	require.Greater(t, accepted, len(receipts)/2, "most fixtures normalize under their own identity")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// receiptMutations change one member of a decoded receipt toward every
+// rule DecodeReceipt and Normalize apply to it: each vocabulary, range,
+// presence rule (empty = omitted by encoding/json), nil slices (null),
+// and values encoding/json rewrites or refuses.
+var receiptMutations = map[string]func(*Receipt){
+	"schema 0":                 func(r *Receipt) { r.SchemaVersion = 0 },
+	"schema 1":                 func(r *Receipt) { r.SchemaVersion = 1 },
+	"schema 2":                 func(r *Receipt) { r.SchemaVersion = 2 },
+	"schema 3":                 func(r *Receipt) { r.SchemaVersion = 3 },
+	"schema -1":                func(r *Receipt) { r.SchemaVersion = -1 },
+	"status empty":             func(r *Receipt) { r.Status = "" },
+	"status unknown":           func(r *Receipt) { r.Status = "succeeded" },
+	"parent empty":             func(r *Receipt) { r.Parent = "" },
+	"parent gemini":            func(r *Receipt) { r.Parent = "gemini" },
+	"parent codex":             func(r *Receipt) { r.Parent = ParentCodex },
+	"provider unknown":         func(r *Receipt) { r.Provider = "openai" },
+	"provider gemini":          func(r *Receipt) { r.Provider = Gemini },
+	"provider claude":          func(r *Receipt) { r.Provider = Claude },
+	"model blank":              func(r *Receipt) { r.Model = " \t" },
+	"model other":              func(r *Receipt) { r.Model = "gpt-x" },
+	"model invalid UTF-8":      func(r *Receipt) { r.Model = "gpt-\xff" },
+	"effort empty":             func(r *Receipt) { r.Effort = "" },
+	"effort unknown":           func(r *Receipt) { r.Effort = "ultra" },
+	"effort low":               func(r *Receipt) { r.Effort = EffortLow },
+	"mode empty":               func(r *Receipt) { r.Mode = "" },
+	"mode read-only":           func(r *Receipt) { r.Mode = ReadOnly },
+	"mode unknown":             func(r *Receipt) { r.Mode = "write" },
+	"cwd relative":             func(r *Receipt) { r.Cwd = "rel/dir" },
+	"cwd unclean":              func(r *Receipt) { r.Cwd = "/a/../b" },
+	"outputPath empty":         func(r *Receipt) { r.OutputPath = "" },
+	"receiptPath empty":        func(r *Receipt) { r.ReceiptPath = "" },
+	"receiptPath other":        func(r *Receipt) { r.ReceiptPath = "/other/receipt.json" },
+	"receiptPath relative":     func(r *Receipt) { r.ReceiptPath = "receipt.json" },
+	"receiptPath NUL":          func(r *Receipt) { r.ReceiptPath = "/a\x00b" },
+	"executionId empty":        func(r *Receipt) { r.ExecutionID = "" },
+	"executionId blank":        func(r *Receipt) { r.ExecutionID = " " },
+	"executionId set":          func(r *Receipt) { r.ExecutionID = "x-1" },
+	"canonicalPaths nil":       func(r *Receipt) { r.CanonicalPaths = nil },
+	"canonicalPaths empty":     func(r *Receipt) { r.CanonicalPaths = &CanonicalPaths{} },
+	"canonicalPaths relative":  func(r *Receipt) { r.CanonicalPaths = &CanonicalPaths{Cwd: "/c", Output: "o", Receipt: "/r"} },
+	"canonicalPaths set":       func(r *Receipt) { r.CanonicalPaths = &CanonicalPaths{Cwd: "/c", Output: "/o", Receipt: "/r"} },
+	"elapsedMs negative":       func(r *Receipt) { r.ElapsedMs = -1 },
+	"elapsedMs huge":           func(r *Receipt) { r.ElapsedMs = math.MaxInt64 },
+	"executable nil":           func(r *Receipt) { r.Executable = nil },
+	"preflight argv nil":       func(r *Receipt) { r.Preflight.Argv = nil },
+	"preflight status empty":   func(r *Receipt) { r.Preflight.Status = "" },
+	"preflight status unknown": func(r *Receipt) { r.Preflight.Status = "ok" },
+	"preflight failed":         func(r *Receipt) { r.Preflight.Status = PreflightFailed },
+	"argv nil":                 func(r *Receipt) { r.Argv = nil },
+	"argv empty":               func(r *Receipt) { r.Argv = []string{} },
+	"exitCode nil":             func(r *Receipt) { r.ExitCode = nil },
+	"exitCode 0":               func(r *Receipt) { r.ExitCode = ptr(0) },
+	"exitCode 1":               func(r *Receipt) { r.ExitCode = ptr(1) },
+	"exitCode 124":             func(r *Receipt) { r.ExitCode = ptr(124) },
+	"exitCode min":             func(r *Receipt) { r.ExitCode = ptr(math.MinInt) },
+	"signal empty":             func(r *Receipt) { r.Signal = ptr("") },
+	"signal blank":             func(r *Receipt) { r.Signal = ptr(" ") },
+	"signal SIGTERM":           func(r *Receipt) { r.Signal = ptr("SIGTERM") },
+	"signal nil":               func(r *Receipt) { r.Signal = nil },
+	"modelEvidence unknown":    func(r *Receipt) { r.ModelEvidence = ptr(ModelEvidence("guess")) },
+	"modelEvidence nil":        func(r *Receipt) { r.ModelEvidence = nil },
+	"usage nil":                func(r *Receipt) { r.Usage = nil },
+	"usage empty":              func(r *Receipt) { r.Usage = &Usage{} },
+	"usage input negative":     func(r *Receipt) { r.Usage = &Usage{InputTokens: ptr(int64(-1))} },
+	"usage total negative":     func(r *Receipt) { r.Usage = &Usage{OutputTokens: ptr(int64(5)), TotalTokens: ptr(int64(-5))} },
+	"usage two negative":       func(r *Receipt) { r.Usage = &Usage{ReasoningTokens: ptr(int64(-1)), CachedInputTokens: ptr(int64(-2))} },
+	"costUsd negative":         func(r *Receipt) { r.CostUSD = ptr(-1.0) },
+	"costUsd negative zero":    func(r *Receipt) { r.CostUSD = ptr(math.Copysign(0, -1)) },
+	"costUsd tiny":             func(r *Receipt) { r.CostUSD = ptr(5e-324) },
+	"costUsd huge":             func(r *Receipt) { r.CostUSD = ptr(1e300) },
+	"costUsd NaN":              func(r *Receipt) { r.CostUSD = ptr(math.NaN()) },
+	"costUsd +Inf":             func(r *Receipt) { r.CostUSD = ptr(math.Inf(1)) },
+	"error nil":                func(r *Receipt) { r.Error = nil },
+	"error set":                func(r *Receipt) { r.Error = &ReceiptError{Message: "m", Evidence: "e"} },
+	"error blank evidence":     func(r *Receipt) { r.Error = &ReceiptError{Message: "m", Evidence: " "} },
+	"failurePhase unknown":     func(r *Receipt) { r.FailurePhase = ptr(FailurePhase("setup")) },
+	"failurePhase preflight":   func(r *Receipt) { r.FailurePhase = ptr(PhasePreflight) },
+	"failurePhase invocation":  func(r *Receipt) { r.FailurePhase = ptr(PhaseInvocation) },
+	"failurePhase postprocess": func(r *Receipt) { r.FailurePhase = ptr(PhasePostprocess) },
+	"failurePhase nil":         func(r *Receipt) { r.FailurePhase = nil },
+	"processStarted nil":       func(r *Receipt) { r.ProcessStarted = nil },
+	"processStarted true":      func(r *Receipt) { r.ProcessStarted = ptr(true) },
+	"processStarted false":     func(r *Receipt) { r.ProcessStarted = ptr(false) },
+	"apiSpend empty":           func(r *Receipt) { r.APISpend = "" },
+	"apiSpend unset":           func(r *Receipt) { r.APISpend = APISpendUnset },
+	"apiSpend approved":        func(r *Receipt) { r.APISpend = APISpendApproved },
+	"apiSpend legacy":          func(r *Receipt) { r.APISpend = APISpendLegacy },
+	"contract empty":           func(r *Receipt) { r.Contract = "" },
+	"contract unknown":         func(r *Receipt) { r.Contract = "loose" },
+	"contract strict":          func(r *Receipt) { r.Contract = ContractStrict },
+	"contract legacy":          func(r *Receipt) { r.Contract = ContractLegacy },
+	"timeoutMs nil":            func(r *Receipt) { r.TimeoutMs = nil },
+	"timeoutMs 0":              func(r *Receipt) { r.TimeoutMs = ptr(int64(0)) },
+	"timeoutMs negative":       func(r *Receipt) { r.TimeoutMs = ptr(int64(-1)) },
+	"timeoutMs set":            func(r *Receipt) { r.TimeoutMs = ptr(int64(60000)) },
+	"toolDenial permission": func(r *Receipt) {
+		r.ToolDenial = &ToolDenial{Verified: true, Cause: DenialPermission, Tool: ptr("Bash")}
+	},
+	"toolDenial unverified":     func(r *Receipt) { r.ToolDenial = &ToolDenial{Cause: DenialUnknown} },
+	"toolDenial no cause":       func(r *Receipt) { r.ToolDenial = &ToolDenial{Verified: true} },
+	"toolDenial bad cause":      func(r *Receipt) { r.ToolDenial = &ToolDenial{Verified: true, Cause: "guard"} },
+	"toolDenial blank tool":     func(r *Receipt) { r.ToolDenial = &ToolDenial{Verified: true, Tool: ptr(" ")} },
+	"toolDenial blank action":   func(r *Receipt) { r.ToolDenial = &ToolDenial{Verified: true, RequestedAction: ptr("")} },
+	"toolDenial nil":            func(r *Receipt) { r.ToolDenial = nil },
+	"handoff valid":             func(r *Receipt) { r.Handoff = validHandoff() },
+	"handoff no summary":        func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Summary = " " },
+	"handoff blank task":        func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Task = "" },
+	"handoff blank checkpoint":  func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Checkpoint = "\n" },
+	"handoff unknown operation": func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Operation = "push" },
+	"handoff files nil":         func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Files = nil },
+	"handoff checks nil":        func(r *Receipt) { r.Handoff = validHandoff(); r.Handoff.Checks = nil },
+	"handoff task invalid UTF-8": func(r *Receipt) {
+		r.Handoff = validHandoff()
+		r.Handoff.Task = "t\xc3("
+	},
+	"handoff nil":           func(r *Receipt) { r.Handoff = nil },
+	"handoffMalformed":      func(r *Receipt) { r.HandoffMalformed = true },
+	"terminalSuccess nil":   func(r *Receipt) { r.TerminalSuccess = nil },
+	"terminalSuccess true":  func(r *Receipt) { r.TerminalSuccess = ptr(true) },
+	"terminalSuccess false": func(r *Receipt) { r.TerminalSuccess = ptr(false) },
+	"sessionId escapes":     func(r *Receipt) { s := "<&>\u2028\x01\"\\"; r.SessionID = &s },
+}
+
+func validHandoff() *ReceiptHandoff {
+	return &ReceiptHandoff{Task: "task-42", Checkpoint: "cp-3", Operation: OpRunChecks,
+		Files: []string{"a.go"}, Checks: []string{}, Summary: "ready"}
+}
+
+// mutationBases are decoded receipts the mutations start from: every
+// fixture, and an eligible receipt of every status in both schemas.
+func mutationBases(t *testing.T) []*Receipt {
+	t.Helper()
+	var out []*Receipt
+	for _, b := range receiptSeeds(t) {
+		if r, err := DecodeReceipt(b); err == nil {
+			out = append(out, r)
+		}
+	}
+	require.GreaterOrEqual(t, len(out), 25)
+	return out
+}
+
+// copyReceipt is a deep copy, so a mutation never reaches the base.
+func copyReceipt(t testing.TB, r *Receipt) *Receipt {
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var c Receipt
+	require.NoError(t, json.Unmarshal(b, &c))
+	return &c
+}
+
+// TestNormalizeReceiptMutations: every mutation of every base receipt,
+// under matching and mismatching inputs, normalizes exactly as its bytes
+// do; and every pair of mutations of two bases does too, so the first
+// of two faults is the same one DecodeReceipt reports first.
+func TestNormalizeReceiptMutations(t *testing.T) {
+	t.Parallel()
+	bases := mutationBases(t)
+	outcomes := map[string]int{}
+	for _, base := range bases {
+		ins := inputsFor(base)[:2]
+		for name, m := range receiptMutations {
+			r := copyReceipt(t, base)
+			m(r)
+			for _, in := range ins {
+				err := requireSameNormalize(t, in, r)
+				switch {
+				case err == nil:
+					outcomes["accepted"]++
+				case IsUsage(err):
+					outcomes["usage"]++
+				case IsPolicy(err):
+					outcomes["policy"]++
+				default:
+					outcomes["other"]++
+					require.ErrorAs(t, err, new(*ReceiptEncodeError), name)
+				}
+			}
+		}
+	}
+	// Each class of result is reached, so the comparison is not vacuous.
+	for _, k := range []string{"accepted", "policy", "other"} {
+		require.Positive(t, outcomes[k], "%v", outcomes)
+	}
+
+	names := make([]string, 0, len(receiptMutations))
+	for n := range receiptMutations {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, base := range []*Receipt{bases[0], bases[1]} { // complete, schema 2 and 1
+		in := matchingInput(base)
+		for i, a := range names {
+			for _, b := range names[i+1:] {
+				r := copyReceipt(t, base)
+				receiptMutations[a](r)
+				receiptMutations[b](r)
+				requireSameNormalize(t, in, r)
+			}
+		}
+	}
+}
+
+// TestNormalizeReceiptFallbacks: receipts whose bytes would differ from
+// the struct take the bytes path and get Normalize's answer: invalid UTF-8
+// is rewritten (so the handoff carries U+FFFD, as a decoded event would),
+// an oversize receipt is the same usage error, an unencodable cost is a
+// ReceiptEncodeError.
+func TestNormalizeReceiptFallbacks(t *testing.T) {
+	t.Parallel()
+	base, err := DecodeReceipt(v2(t, eligible(StatusNeedsParentOperation)))
+	require.NoError(t, err)
+	in := matchingInput(base)
+
+	r := copyReceipt(t, base)
+	r.Handoff.Task = "task-\xff"
+	ev, err := NormalizeReceipt(in, r)
+	require.NoError(t, err)
+	require.Equal(t, "task-\uFFFD", ev.Handoff.TaskID)
+	requireSameNormalize(t, in, r)
+
+	for _, evidence := range []string{
+		strings.Repeat("e", MaxReceiptBytes),             // over by size alone
+		strings.Repeat("\x01", MaxReceiptBytes/6+1),      // over only once escaped
+		strings.Repeat("\x01", (MaxReceiptBytes-8192)/6), // under: near the bound, still exact
+	} {
+		r = copyReceipt(t, base)
+		r.Preflight.Evidence = evidence
+		err := requireSameNormalize(t, in, r)
+		data, merr := json.Marshal(r)
+		require.NoError(t, merr)
+		if len(data) > MaxReceiptBytes {
+			require.True(t, IsUsage(err), "%v", err)
+			require.Contains(t, err.Error(), "exceeds 1048576 bytes")
+		} else {
+			require.NoError(t, err)
+		}
+	}
+
+	r = copyReceipt(t, base)
+	r.CostUSD = ptr(math.Inf(-1))
+	_, err = NormalizeReceipt(in, r)
+	var ee *ReceiptEncodeError
+	require.ErrorAs(t, err, &ee)
+	require.Contains(t, err.Error(), "encode receipt: json: unsupported value: -Inf")
+
+	_, err = NormalizeReceipt(in, nil)
+	require.True(t, IsPolicy(err))
+	require.EqualError(t, err, mustErr(normalizeBytesOf(in, nil)).Error())
+
+	// Usage errors on the input come first, as in Normalize.
+	bad := in
+	bad.ReceiptPath = ""
+	_, err = NormalizeReceipt(bad, base)
+	require.True(t, IsUsage(err))
+	require.Contains(t, err.Error(), "--receipt is required")
+}
+
+func mustErr(_ Event, err error) error { return err }
+
+// TestReceiptFixedBytesBound: with every string empty, the encoding of a
+// receipt with every optional member present and every number at its
+// widest fits receiptFixedBytes, the part of encodesExactly's size bound
+// that is not strings.
+func TestReceiptFixedBytesBound(t *testing.T) {
+	t.Parallel()
+	wide := ptr(int64(math.MinInt64))
+	widest := -math.MaxFloat64 / 3 // 17 significant digits and an exponent
+	r := &Receipt{
+		SchemaVersion: math.MinInt, CanonicalPaths: &CanonicalPaths{}, ElapsedMs: math.MinInt64,
+		Executable: ptr(""), Preflight: Preflight{Argv: []string{}}, Argv: []string{}, ExitCode: ptr(math.MinInt),
+		Signal: ptr(""), ReportedModel: ptr(""), ModelVerified: false, ModelEvidence: ptr(ModelEvidence("")),
+		SessionID: ptr(""), Usage: &Usage{wide, wide, wide, wide, wide, wide}, CostUSD: &widest,
+		Error: &ReceiptError{}, FailurePhase: ptr(FailurePhase("")), ProcessStarted: ptr(false),
+		TimeoutMs: wide, ToolDenial: &ToolDenial{Verified: false, Tool: ptr(""), RequestedAction: ptr("")},
+		Handoff: &ReceiptHandoff{Files: []string{}, Checks: []string{}}, HandoffMalformed: true, TerminalSuccess: ptr(false),
+	}
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.Less(t, len(data), receiptFixedBytes/2, "%s", data)
+	// Every string byte costs at most six bytes once encoded.
+	s, err := json.Marshal("\x01\xff\u2028")
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(s), 6*len("\x01\xff\u2028")+2, "%s", s)
+}
+
+// FuzzNormalizeReceipt: for any bytes, a receipt decoded leniently from
+// them normalizes as its own encoding does, and one DecodeReceipt accepts
+// normalizes as the bytes themselves do.
+func FuzzNormalizeReceipt(f *testing.F) {
+	for _, s := range receiptSeeds(f) {
+		f.Add(s, uint8(0), true, false)
+		f.Add(s, uint8(1), false, true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, pick uint8, writer, strict bool) {
+		var r Receipt
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		ins := inputsFor(&r)
+		in := ins[int(pick)%len(ins)]
+		if writer {
+			in.Mode = IsolatedWrite
+		}
+		if strict {
+			in.Contract = ContractStrict
+		}
+		requireSameNormalize(t, in, &r)
+		if dr, err := DecodeReceipt(b); err == nil {
+			in.Receipt = b
+			want, wantErr := Normalize(in)
+			got, err := NormalizeReceipt(in, dr)
+			require.Equal(t, want, got)
+			if wantErr == nil {
+				require.NoError(t, err)
+			} else {
+				require.EqualError(t, err, wantErr.Error())
+			}
+		}
+	})
+}
