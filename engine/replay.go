@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -363,15 +364,20 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	var want policy.Event
 	switch {
 	case p.Receipt != nil:
-		data, err := json.Marshal(p.Receipt)
-		if err != nil {
-			return &Divergence{Field: FieldEvent, Expected: "encode receipt: " + err.Error(), Actual: jsonText(p.Event)}
-		}
+		// The decoded receipt, normalized as its bytes would be (the
+		// engine normalized the file's bytes; a recorded receipt decoded
+		// strictly from them encodes back to them), without encoding it
+		// and strictly decoding it again.
 		c := r.Created
-		want, err = policy.Normalize(policy.NormalizeInput{
+		var err error
+		want, err = policy.NormalizeReceipt(policy.NormalizeInput{
 			Parent: c.Parent, Attempt: l.Policy.Attempts[idx], AttemptIndex: idx,
-			Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: l.Dispatch.Paths.Receipt, Receipt: data,
-		})
+			Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: l.Dispatch.Paths.Receipt,
+		}, p.Receipt)
+		var ee *policy.ReceiptEncodeError
+		if errors.As(err, &ee) {
+			return &Divergence{Field: FieldEvent, Expected: ee.Error(), Actual: jsonText(p.Event)}
+		}
 		if err != nil { // the engine records an unusable receipt as failed
 			want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 		}
