@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -301,7 +302,7 @@ func replayDecision(r *machines.Run, env events.Envelope, got events.Decided, re
 	if div != nil {
 		return div
 	}
-	if e, a := jsonText(dec), jsonText(got.Decision); e != a {
+	if e, a, differ := diffJSON(dec, got.Decision); differ {
 		return &Divergence{Field: FieldDecision, Expected: e, Actual: a}
 	}
 	if t := typeOfDecision(dec); t != env.Type {
@@ -391,10 +392,26 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	default:
 		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 	}
-	if e, a := jsonText(want), jsonText(p.Event); e != a {
+	if e, a, differ := diffJSON(want, p.Event); differ {
 		return &Divergence{Field: FieldEvent, Expected: e, Actual: a}
 	}
 	return nil
+}
+
+// diffJSON compares want and got as jsonText does, and returns both texts
+// when they differ. Deeply equal values are equal without encoding either:
+// these types hold only strings, integers, booleans, pointers and slices of
+// them (no floats, whose 0 and -0 are equal but encode apart, no
+// interfaces, no custom encoders: TestDiffJSONTypes), so equal values
+// encode alike. Values that are not deeply equal are still compared as
+// text, because distinct values can encode alike (nil and empty under
+// omitempty, strings with different invalid UTF-8).
+func diffJSON[T policy.Decision | policy.Event](want, got T) (expected, actual string, differ bool) {
+	if reflect.DeepEqual(want, got) {
+		return "", "", false
+	}
+	expected, actual = jsonText(want), jsonText(got)
+	return expected, actual, expected != actual
 }
 
 // jsonText is v's compact JSON, for comparison and display.
