@@ -258,17 +258,16 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 }
 
 func replayCreated(p events.RunCreated, opt policy.Options) *Divergence {
-	actual := jsonText(p.Lanes)
 	sheet, err := policy.ParseSheet(p.Sheet, opt)
 	if err != nil {
-		return &Divergence{Field: FieldLanes, Expected: "sheet error: " + err.Error(), Actual: actual}
+		return &Divergence{Field: FieldLanes, Expected: "sheet error: " + err.Error(), Actual: jsonText(p.Lanes)}
 	}
 	rp, err := policy.Resolve(sheet, p.Role, p.Parent, opt)
 	if err != nil {
-		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: actual}
+		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: jsonText(p.Lanes)}
 	}
-	if expected := jsonText(rp.Lanes); expected != actual {
-		return &Divergence{Field: FieldLanes, Expected: expected, Actual: actual}
+	if e, a, differ := diffJSON(rp.Lanes, p.Lanes); differ {
+		return &Divergence{Field: FieldLanes, Expected: e, Actual: a}
 	}
 	return nil
 }
@@ -406,7 +405,7 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 // encode alike. Values that are not deeply equal are still compared as
 // text, because distinct values can encode alike (nil and empty under
 // omitempty, strings with different invalid UTF-8).
-func diffJSON[T policy.Decision | policy.Event](want, got T) (expected, actual string, differ bool) {
+func diffJSON[T policy.Decision | policy.Event | []policy.LanePolicy](want, got T) (expected, actual string, differ bool) {
 	if reflect.DeepEqual(want, got) {
 		return "", "", false
 	}

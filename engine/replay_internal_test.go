@@ -13,8 +13,8 @@ import (
 // TestDiffJSONTypes guards diffJSON's shortcut: every type reachable from
 // the values it compares holds only kinds whose deeply equal values encode
 // alike. A float (0 == -0, yet they encode apart), an interface, a map or a
-// type with its own encoder added to policy.Decision or policy.Event fails
-// here, and then diffJSON must lose its shortcut for that type.
+// type with its own encoder added to policy.Decision, policy.Event or
+// policy.LanePolicy fails here, and then diffJSON must lose its shortcut for that type.
 func TestDiffJSONTypes(t *testing.T) {
 	marshaler := reflect.TypeFor[json.Marshaler]()
 	textMarshaler := reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
@@ -43,6 +43,7 @@ func TestDiffJSONTypes(t *testing.T) {
 	}
 	walk("Decision", reflect.TypeFor[policy.Decision]())
 	walk("Event", reflect.TypeFor[policy.Event]())
+	walk("Lanes", reflect.TypeFor[[]policy.LanePolicy]())
 }
 
 // TestDiffJSON: deeply equal values are equal; values that differ only
