@@ -64,11 +64,15 @@ var receiptOutcome = map[ReceiptStatus]Outcome{
 // unsupported-capability. A verified permission toolDenial on an assessed
 // child-failed or malformed-output receipt is permission-blocked (deniedCause
 // permission); any other verified denial there is failed.
-func Normalize(in NormalizeInput) (Event, error) {
+func Normalize(in NormalizeInput) (Event, error) { return normalizeWith(in, DecodeReceipt) }
+
+// normalizeWith is Normalize with the receipt decoder as a parameter, so
+// tests can hold the fast decoder to the strict one.
+func normalizeWith(in NormalizeInput, decode func([]byte) (*Receipt, error)) (Event, error) {
 	if err := checkNormalizeArgs(in); err != nil {
 		return Event{}, err
 	}
-	r, err := DecodeReceipt(in.Receipt)
+	r, err := decode(in.Receipt)
 	switch {
 	case errors.Is(err, ErrReceiptNotJSON):
 		return Event{}, Usagef("receipt is not valid JSON: %s", in.ReceiptPath)

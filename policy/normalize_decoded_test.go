@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,20 +17,29 @@ import (
 )
 
 // normalizeBytesOf is the contract NormalizeReceipt promises to meet:
-// Normalize over json.Marshal(r).
+// Normalize over json.Marshal(r), with the strict member-by-member decoder
+// (DecodeReceipt's own fast path shares checkDecodedReceipt, so it cannot
+// be the reference).
 func normalizeBytesOf(in NormalizeInput, r *Receipt) (Event, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return Event{}, &ReceiptEncodeError{Err: err}
 	}
 	in.Receipt = data
-	return Normalize(in)
+	return normalizeWith(in, decodeReceiptStrict)
 }
 
 // requireSameNormalize checks that NormalizeReceipt(in, r) is exactly
 // Normalize over r's bytes: the same Event, or the same error text and
 // class. It returns the error, for callers that count outcomes.
 func requireSameNormalize(t testing.TB, in NormalizeInput, r *Receipt) error {
+	t.Helper()
+	return requireSameNormalizeBytes(t, in, r, true)
+}
+
+// requireSameNormalizeBytes is requireSameNormalize; withBytes also holds
+// Normalize over the runner's encoding of r to the strict reference.
+func requireSameNormalizeBytes(t testing.TB, in NormalizeInput, r *Receipt, withBytes bool) error {
 	t.Helper()
 	want, wantErr := normalizeBytesOf(in, r)
 	in.Receipt = []byte("not read: NormalizeReceipt takes the decoded receipt")
@@ -45,7 +55,59 @@ func requireSameNormalize(t testing.TB, in NormalizeInput, r *Receipt) error {
 	require.Equal(t, IsPolicy(wantErr), IsPolicy(err), "policy class of %v", err)
 	var ee *ReceiptEncodeError
 	require.Equal(t, errors.As(wantErr, &ee), errors.As(err, &ee))
+	if withBytes && !errors.As(err, &ee) {
+		// The receipt as the runner writes it: Normalize, on DecodeReceipt's
+		// fast path, agrees with the strict walk too.
+		in.Receipt = runnerEncoding(t, r, "  ")
+		got, gotErr := Normalize(in)
+		want, wantErr := normalizeWith(in, decodeReceiptStrict)
+		require.Equal(t, want, got)
+		require.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr))
+	}
 	return err
+}
+
+// requireSameDecodings checks DecodeReceipt against the strict walk on r
+// in encoding/json's encoding and the runner's on one line (the indented
+// one is requireSameNormalize's).
+func requireSameDecodings(t testing.TB, r *Receipt) {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		return // no bytes to decode: NaN or infinite costUsd
+	}
+	for _, b := range [][]byte{data, runnerEncoding(t, r, "")} {
+		requireSameDecode(t, b)
+	}
+}
+
+// runnerEncoding is a receipt as the runner writes it (activities/runner's
+// encodeReceipt): no HTML escaping, indented or on one line, newline-ended.
+func runnerEncoding(t testing.TB, r *Receipt, indent string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	require.NoError(t, enc.Encode(r))
+	return b.Bytes()
+}
+
+// requireSameDecode checks that DecodeReceipt(b), whichever path it takes,
+// is exactly the strict walk's result: the same receipt, or the same error
+// (text, class and sentinel).
+func requireSameDecode(t testing.TB, b []byte) {
+	t.Helper()
+	want, wantErr := decodeReceiptStrict(b)
+	got, err := DecodeReceipt(b)
+	require.Equal(t, want, got, "%s", b)
+	if wantErr == nil {
+		require.NoError(t, err)
+		return
+	}
+	require.EqualError(t, err, wantErr.Error())
+	require.Equal(t, IsPolicy(wantErr), IsPolicy(err))
+	require.Equal(t, errors.Is(wantErr, ErrReceiptNotJSON), errors.Is(err, ErrReceiptNotJSON))
+	require.Equal(t, errors.Is(wantErr, ErrReceiptTooLarge), errors.Is(err, ErrReceiptTooLarge))
 }
 
 // matchingInput is the NormalizeInput whose attempt, parent, mode and
@@ -147,11 +209,11 @@ func TestNormalizeReceiptRepoFixtures(t *testing.T) {
 	require.GreaterOrEqual(t, len(receipts), 5+48+2+1, "fixtures found: %d", len(receipts))
 	accepted := 0
 	for name, b := range receipts {
-		r, err := DecodeReceipt(b)
+		r, err := decodeReceiptStrict(b)
 		require.NoError(t, err, "%s: %s", name, b)
 		for _, in := range inputsFor(r) {
 			in.Receipt = b
-			want, wantErr := Normalize(in)
+			want, wantErr := normalizeWith(in, decodeReceiptStrict)
 			in.Receipt = nil
 			got, err := NormalizeReceipt(in, r)
 			require.Equal(t, want, got, name)
@@ -321,19 +383,21 @@ func copyReceipt(t testing.TB, r *Receipt) *Receipt {
 	return &c
 }
 
-// TestNormalizeReceiptMutations: every mutation of every base receipt,
-// under matching and mismatching inputs, normalizes exactly as its bytes
-// do; and every pair of mutations of two bases does too, so the first
-// of two faults is the same one DecodeReceipt reports first.
+// TestNormalizeReceiptMutations: every mutation of every base receipt
+// decodes (from encoding/json's and the runner's encodings) as the strict
+// walk decodes it and normalizes exactly as its bytes do; and every pair of
+// faulty mutations of two bases does too, so the first of two faults is
+// the one the strict walk reports first.
 func TestNormalizeReceiptMutations(t *testing.T) {
 	t.Parallel()
 	bases := mutationBases(t)
 	outcomes := map[string]int{}
 	for _, base := range bases {
-		ins := inputsFor(base)[:2]
+		ins := inputsFor(base)[1:2] // the receipt's own identity: every later rule is reached
 		for name, m := range receiptMutations {
 			r := copyReceipt(t, base)
 			m(r)
+			requireSameDecodings(t, r)
 			for _, in := range ins {
 				err := requireSameNormalize(t, in, r)
 				switch {
@@ -362,12 +426,22 @@ func TestNormalizeReceiptMutations(t *testing.T) {
 	slices.Sort(names)
 	for _, base := range []*Receipt{bases[0], bases[1]} { // complete, schema 2 and 1
 		in := matchingInput(base)
-		for i, a := range names {
-			for _, b := range names[i+1:] {
+		// Pairs of faults: which one is reported is the ordering under test.
+		var faults []string
+		for _, n := range names {
+			r := copyReceipt(t, base)
+			receiptMutations[n](r)
+			if _, err := NormalizeReceipt(in, r); err != nil {
+				faults = append(faults, n)
+			}
+		}
+		require.Greater(t, len(faults), 40)
+		for i, a := range faults {
+			for _, b := range faults[i+1:] {
 				r := copyReceipt(t, base)
 				receiptMutations[a](r)
 				receiptMutations[b](r)
-				requireSameNormalize(t, in, r)
+				requireSameNormalizeBytes(t, in, r, false)
 			}
 		}
 	}
@@ -465,6 +539,7 @@ func FuzzNormalizeReceipt(f *testing.F) {
 		f.Add(s, uint8(1), false, true)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, pick uint8, writer, strict bool) {
+		requireSameDecode(t, b)
 		var r Receipt
 		if json.Unmarshal(b, &r) != nil {
 			return
@@ -478,9 +553,9 @@ func FuzzNormalizeReceipt(f *testing.F) {
 			in.Contract = ContractStrict
 		}
 		requireSameNormalize(t, in, &r)
-		if dr, err := DecodeReceipt(b); err == nil {
+		if dr, err := decodeReceiptStrict(b); err == nil {
 			in.Receipt = b
-			want, wantErr := Normalize(in)
+			want, wantErr := normalizeWith(in, decodeReceiptStrict)
 			got, err := NormalizeReceipt(in, dr)
 			require.Equal(t, want, got)
 			if wantErr == nil {
@@ -490,4 +565,88 @@ func FuzzNormalizeReceipt(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeReceiptNonCanonicalBytes: bytes that differ from the runner's
+// encoding of their receipt in one place encoding/json would let through
+// (a key in another letter case, a repeated or unknown key, another
+// spelling of a number or a string, null for a string, a key order, HTML
+// escapes) decode exactly as the strict walk decodes them; the runner's
+// own encoding, indented or not, escapes and spaces inside strings
+// included, takes the fast path.
+func TestDecodeReceiptNonCanonicalBytes(t *testing.T) {
+	t.Parallel()
+	r, err := decodeReceiptStrict(v2(t, eligible(StatusUsageExhausted)))
+	require.NoError(t, err)
+	r.Error.Evidence = "quota <hit> & he said \"stop here\tat  12:00 \\ done\u2028é"
+	r.Error.Message = `C:\` // ends in a backslash: the closing quote is not escaped
+	pretty, line := runnerEncoding(t, r, "  "), runnerEncoding(t, r, "")
+	for _, b := range [][]byte{pretty, line, bytes.TrimSpace(pretty), append([]byte(" \r\n"), line...)} {
+		require.NotNil(t, decodeCanonicalReceipt(b), "the runner's encoding takes the fast path: %s", b)
+		requireSameDecode(t, b)
+	}
+	marshalled, err := json.Marshal(r) // HTML-escaped: not the runner's, still exact
+	require.NoError(t, err)
+	require.Nil(t, decodeCanonicalReceipt(marshalled))
+	requireSameDecode(t, marshalled)
+
+	edits := []struct{ name, old, new string }{
+		{"key case", `"argv": [`, `"Argv": [`},
+		{"nested key case", `"evidence": "diagnostic`, `"Evidence": "diagnostic`},
+		{"status key case", `"status": "usage-exhausted"`, `"STATUS": "usage-exhausted"`},
+		{"repeated key", `"model": "gpt-5.6-sol",`, `"model": "gpt-5.6-sol", "model": "gpt-5.6-sol",`},
+		{"repeated key last wins", `"model": "gpt-5.6-sol",`, `"model": "x", "model": "gpt-5.6-sol",`},
+		{"unknown key", `"model": "gpt-5.6-sol",`, `"model": "gpt-5.6-sol", "extra": 1,`},
+		{"unknown nested key", `"status": "passed",`, `"status": "passed", "code": 0,`},
+		{"number spelling", `"exitCode": 1,`, `"exitCode": 1.0,`},
+		{"number exponent", `"exitCode": 1,`, `"exitCode": 1e0,`},
+		{"negative zero", `"exitCode": 1,`, `"exitCode": -0,`},
+		{"schemaVersion float", `"schemaVersion": 2,`, `"schemaVersion": 2.0,`},
+		{"schemaVersion string", `"schemaVersion": 2,`, `"schemaVersion": "2",`},
+		{"string escape", `"model": "gpt-5.6-sol"`, `"model": "gpt-5.6-so\u006c"`},
+		{"HTML escape", `quota <hit>`, `quota \u003chit>`},
+		{"null string", `"cwd": "/srv/switchyard/worktrees/run-7-lane-1",`, `"cwd": null,`},
+		{"null required bool", `"modelVerified": false,`, `"modelVerified": null,`},
+		{"explicit false handoffMalformed", `"terminalSuccess": false`, `"terminalSuccess": false, "handoffMalformed": false`},
+		{"missing exitCode", `"exitCode": 1,`, ``},
+		{"missing apiSpend (the encoding of an empty one)", `"apiSpend": "deny",`, ``},
+		{"empty apiSpend", `"apiSpend": "deny",`, `"apiSpend": "",`},
+		{"null apiSpend", `"apiSpend": "deny",`, `"apiSpend": null,`},
+		{"empty receiptPath", `"receiptPath": "/srv`, `"receiptPath": "", "x": "/srv`},
+		{"null usage member", `"usage": {`, `"usage": {"totalTokens": null,`},
+		{"invalid UTF-8", `"gpt-5.6-sol"`, "\"gpt-5.6-sol\xff\""},
+		{"lone surrogate", `"gpt-5.6-sol"`, `"gpt-5.6-sol\ud800"`},
+		{"trailing data", "\n}\n", "\n} {}\n"},
+		{"array for object", `"usage": {`, `"usage": [`},
+		{"moved key", `  "model": "gpt-5.6-sol",` + "\n", ``},
+	}
+	for _, e := range edits {
+		for _, base := range [][]byte{pretty, line} {
+			old, repl := e.old, e.new
+			if bytes.Equal(base, line) {
+				old, repl = compactEdit(old), compactEdit(repl)
+			}
+			if !bytes.Contains(base, []byte(old)) {
+				continue
+			}
+			b := bytes.Replace(base, []byte(old), []byte(repl), 1)
+			if e.name == "moved key" {
+				b = append([]byte(`{"model":"gpt-5.6-sol",`), bytes.TrimPrefix(bytes.TrimSpace(b), []byte("{"))...)
+			}
+			require.NotEqual(t, base, b, e.name)
+			if strings.HasPrefix(e.name, "missing apiSpend") {
+				require.NotNil(t, decodeCanonicalReceipt(b), e.name)
+				_, err := DecodeReceipt(b)
+				require.ErrorContains(t, err, "receipt apiSpend is required on a schema 2 receipt")
+			} else {
+				require.Nil(t, decodeCanonicalReceipt(b), "%s: not the runner's encoding", e.name)
+			}
+			requireSameDecode(t, b)
+		}
+	}
+}
+
+// compactEdit is an edit of the indented encoding for the one-line one.
+func compactEdit(s string) string {
+	return strings.NewReplacer(`": `, `":`, `, "`, `,"`, "\n", "").Replace(s)
 }
