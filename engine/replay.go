@@ -364,10 +364,9 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	var want policy.Event
 	switch {
 	case p.Receipt != nil:
-		// The decoded receipt, normalized as its bytes would be (the
-		// engine normalized the file's bytes; a recorded receipt decoded
-		// strictly from them encodes back to them), without encoding it
-		// and strictly decoding it again.
+		// Exactly what Normalize gives for the receipt's encoding (what
+		// replay computed before), without encoding the receipt and
+		// strictly decoding it again.
 		c := r.Created
 		var err error
 		want, err = policy.NormalizeReceipt(policy.NormalizeInput{
