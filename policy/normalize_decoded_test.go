@@ -364,13 +364,22 @@ func validHandoff() *ReceiptHandoff {
 // fixture, and an eligible receipt of every status in both schemas.
 func mutationBases(t *testing.T) []*Receipt {
 	t.Helper()
-	var out []*Receipt
-	for _, b := range receiptSeeds(t) {
-		if r, err := DecodeReceipt(b); err == nil {
-			out = append(out, r)
+	var seeds [][]byte
+	for _, name := range receiptFixtures {
+		seeds = append(seeds, fixtureBytes(t, name))
+	}
+	for _, s := range ReceiptStatuses {
+		seeds = append(seeds, v2(t, eligible(s)))
+		if s != StatusNeedsParentOperation {
+			seeds = append(seeds, v1(t, eligible(s)))
 		}
 	}
-	require.GreaterOrEqual(t, len(out), 25)
+	var out []*Receipt
+	for _, b := range seeds {
+		r, err := decodeReceiptStrict(b)
+		require.NoError(t, err, "%s", b)
+		out = append(out, r)
+	}
 	return out
 }
 
