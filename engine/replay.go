@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -256,17 +258,16 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 }
 
 func replayCreated(p events.RunCreated, opt policy.Options) *Divergence {
-	actual := jsonText(p.Lanes)
 	sheet, err := policy.ParseSheet(p.Sheet, opt)
 	if err != nil {
-		return &Divergence{Field: FieldLanes, Expected: "sheet error: " + err.Error(), Actual: actual}
+		return &Divergence{Field: FieldLanes, Expected: "sheet error: " + err.Error(), Actual: jsonText(p.Lanes)}
 	}
 	rp, err := policy.Resolve(sheet, p.Role, p.Parent, opt)
 	if err != nil {
-		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: actual}
+		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: jsonText(p.Lanes)}
 	}
-	if expected := jsonText(rp.Lanes); expected != actual {
-		return &Divergence{Field: FieldLanes, Expected: expected, Actual: actual}
+	if e, a, differ := diffJSON(rp.Lanes, p.Lanes); differ {
+		return &Divergence{Field: FieldLanes, Expected: e, Actual: a}
 	}
 	return nil
 }
@@ -300,7 +301,7 @@ func replayDecision(r *machines.Run, env events.Envelope, got events.Decided, re
 	if div != nil {
 		return div
 	}
-	if e, a := jsonText(dec), jsonText(got.Decision); e != a {
+	if e, a, differ := diffJSON(dec, got.Decision); differ {
 		return &Divergence{Field: FieldDecision, Expected: e, Actual: a}
 	}
 	if t := typeOfDecision(dec); t != env.Type {
@@ -363,15 +364,19 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	var want policy.Event
 	switch {
 	case p.Receipt != nil:
-		data, err := json.Marshal(p.Receipt)
-		if err != nil {
-			return &Divergence{Field: FieldEvent, Expected: "encode receipt: " + err.Error(), Actual: jsonText(p.Event)}
-		}
+		// Exactly what Normalize gives for the receipt's encoding (what
+		// replay computed before), without encoding the receipt and
+		// strictly decoding it again.
 		c := r.Created
-		want, err = policy.Normalize(policy.NormalizeInput{
+		var err error
+		want, err = policy.NormalizeReceipt(policy.NormalizeInput{
 			Parent: c.Parent, Attempt: l.Policy.Attempts[idx], AttemptIndex: idx,
-			Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: l.Dispatch.Paths.Receipt, Receipt: data,
-		})
+			Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: l.Dispatch.Paths.Receipt,
+		}, p.Receipt)
+		var ee *policy.ReceiptEncodeError
+		if errors.As(err, &ee) {
+			return &Divergence{Field: FieldEvent, Expected: ee.Error(), Actual: jsonText(p.Event)}
+		}
 		if err != nil { // the engine records an unusable receipt as failed
 			want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 		}
@@ -385,10 +390,26 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	default:
 		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 	}
-	if e, a := jsonText(want), jsonText(p.Event); e != a {
+	if e, a, differ := diffJSON(want, p.Event); differ {
 		return &Divergence{Field: FieldEvent, Expected: e, Actual: a}
 	}
 	return nil
+}
+
+// diffJSON compares want and got as jsonText does, and returns both texts
+// when they differ. Deeply equal values are equal without encoding either:
+// these types hold only strings, integers, booleans, pointers and slices of
+// them (no floats, whose 0 and -0 are equal but encode apart, no
+// interfaces, no custom encoders: TestDiffJSONTypes), so equal values
+// encode alike. Values that are not deeply equal are still compared as
+// text, because distinct values can encode alike (nil and empty under
+// omitempty, strings with different invalid UTF-8).
+func diffJSON[T policy.Decision | policy.Event | []policy.LanePolicy](want, got T) (expected, actual string, differ bool) {
+	if reflect.DeepEqual(want, got) {
+		return "", "", false
+	}
+	expected, actual = jsonText(want), jsonText(got)
+	return expected, actual, expected != actual
 }
 
 // jsonText is v's compact JSON, for comparison and display.

@@ -159,6 +159,20 @@ func TestReplayReportsFirstDivergence(t *testing.T) {
 			f.Event.Status = policy.OutcomeRouteUnavailable
 			return f
 		}, engine.FieldEvent},
+		{"a finish's receipt status", nth(events.TypeFinish, 0), func(p events.Payload) events.Payload {
+			f := p.(events.Finish)
+			rc := *f.Receipt
+			rc.Status = policy.StatusCancelled // recorded outcome no longer follows
+			f.Receipt = &rc
+			return f
+		}, engine.FieldEvent},
+		{"a finish's receipt made undecodable", nth(events.TypeFinish, 0), func(p events.Payload) events.Payload {
+			f := p.(events.Finish)
+			rc := *f.Receipt
+			rc.Argv = nil // null: DecodeReceipt refuses it, so the engine would have recorded failed
+			f.Receipt = &rc
+			return f
+		}, engine.FieldEvent},
 		{"a launch's input digest", nth(events.TypeLaunch, 2), func(p events.Payload) events.Payload {
 			l := p.(events.Launch)
 			l.InputDigest = events.Digest([]byte("forged"))

@@ -64,33 +64,15 @@ var receiptOutcome = map[ReceiptStatus]Outcome{
 // unsupported-capability. A verified permission toolDenial on an assessed
 // child-failed or malformed-output receipt is permission-blocked (deniedCause
 // permission); any other verified denial there is failed.
-func Normalize(in NormalizeInput) (Event, error) {
-	if in.Parent != ParentClaude && in.Parent != ParentCodex {
-		return Event{}, Usagef("--parent must be one of: claude, codex")
-	}
-	if in.Mode != ReadOnly && in.Mode != IsolatedWrite {
-		return Event{}, Usagef("--mode must be one of: read-only, isolated-write")
-	}
-	contract := in.Contract
-	if contract == "" {
-		contract = ContractLegacy
-	}
-	if contract != ContractLegacy && contract != ContractStrict {
-		return Event{}, Usagef("--contract must be one of: legacy, strict")
-	}
-	if in.AttemptIndex < 0 {
-		return Event{}, Usagef("--attempt must be a nonnegative integer")
-	}
-	if in.ReceiptPath == "" {
-		return Event{}, Usagef("--receipt is required")
-	}
-	att := in.Attempt
-	if att.Attempt.Kind != KindDescriptor || att.Route == RouteNative {
-		return Event{}, Usagef("attempt %d (%s) is a native lane; normalize native lanes only from explicit host terminal metadata, never a runner receipt or generated prose",
-			in.AttemptIndex, att.Descriptor)
-	}
+func Normalize(in NormalizeInput) (Event, error) { return normalizeWith(in, DecodeReceipt) }
 
-	r, err := DecodeReceipt(in.Receipt)
+// normalizeWith is Normalize with the receipt decoder as a parameter, so
+// tests can hold the fast decoder to the strict one.
+func normalizeWith(in NormalizeInput, decode func([]byte) (*Receipt, error)) (Event, error) {
+	if err := checkNormalizeArgs(in); err != nil {
+		return Event{}, err
+	}
+	r, err := decode(in.Receipt)
 	switch {
 	case errors.Is(err, ErrReceiptNotJSON):
 		return Event{}, Usagef("receipt is not valid JSON: %s", in.ReceiptPath)
@@ -99,12 +81,48 @@ func Normalize(in NormalizeInput) (Event, error) {
 	case err != nil:
 		return Event{}, err
 	}
+	return normalizeDecoded(in, r)
+}
 
-	if err := checkIdentity(r, in.Parent, att, in.Mode, contract); err != nil {
+// checkNormalizeArgs is Normalize's usage checks on everything but the
+// receipt itself.
+func checkNormalizeArgs(in NormalizeInput) error {
+	if in.Parent != ParentClaude && in.Parent != ParentCodex {
+		return Usagef("--parent must be one of: claude, codex")
+	}
+	if in.Mode != ReadOnly && in.Mode != IsolatedWrite {
+		return Usagef("--mode must be one of: read-only, isolated-write")
+	}
+	if c := in.Contract; c != "" && c != ContractLegacy && c != ContractStrict {
+		return Usagef("--contract must be one of: legacy, strict")
+	}
+	if in.AttemptIndex < 0 {
+		return Usagef("--attempt must be a nonnegative integer")
+	}
+	if in.ReceiptPath == "" {
+		return Usagef("--receipt is required")
+	}
+	att := in.Attempt
+	if att.Attempt.Kind != KindDescriptor || att.Route == RouteNative {
+		return Usagef("attempt %d (%s) is a native lane; normalize native lanes only from explicit host terminal metadata, never a runner receipt or generated prose",
+			in.AttemptIndex, att.Descriptor)
+	}
+	return nil
+}
+
+// normalizeDecoded is Normalize after the receipt decoded: the identity,
+// execution and consistency rules, and the outcome mapping.
+func normalizeDecoded(in NormalizeInput, r *Receipt) (Event, error) {
+	contract := in.Contract
+	if contract == "" {
+		contract = ContractLegacy
+	}
+	if err := checkIdentity(r, in.Parent, in.Attempt, in.Mode, contract); err != nil {
 		return Event{}, err
 	}
 	var exec *ExecutionIdentity
 	if r.SchemaVersion == 2 {
+		var err error
 		if exec, err = executionOf(r, in, contract); err != nil {
 			return Event{}, err
 		}

@@ -52,7 +52,79 @@ var (
 // needs-parent-operation status on schema 1, a missing required field, a
 // value of the wrong type, and a value outside its closed vocabulary.
 // Semantic checks (paths, identity, consistency) belong to Normalize.
+//
+// A receipt in the runner's own encoding (encoding/json without HTML
+// escaping, any indentation), which is every receipt the runner writes, is
+// decoded by encoding/json and checked field by field (checkDecodedReceipt);
+// anything else takes the strict member-by-member walk. Both give the same
+// receipt and the same errors.
 func DecodeReceipt(b []byte) (*Receipt, error) {
+	if len(b) > MaxReceiptBytes {
+		return nil, ErrReceiptTooLarge
+	}
+	if r := decodeCanonicalReceipt(b); r != nil {
+		if err := checkDecodedReceipt(r); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	return decodeReceiptStrict(b)
+}
+
+// decodeCanonicalReceipt returns the receipt b holds when b is exactly the
+// runner's encoding of that receipt (whitespace between tokens aside), else
+// nil. Then every key is a known one spelled exactly, none repeats, every
+// value is its Go type's JSON, numbers and strings are spelled as
+// encoding/json spells them, and a missing member is one the encoding
+// omits: the strict walk of b gives what it gives for json.Marshal(r), which
+// checkDecodedReceipt computes (TestNormalizeReceiptMutations,
+// TestDecodeReceiptNonCanonicalBytes, FuzzNormalizeReceipt).
+func decodeCanonicalReceipt(b []byte) *Receipt {
+	var r Receipt
+	if json.Unmarshal(b, &r) != nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(&r) != nil {
+		return nil
+	}
+	if !sameCompactJSON(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) {
+		return nil
+	}
+	return &r
+}
+
+// sameCompactJSON reports whether b, valid JSON, equals compact once the
+// whitespace between its tokens is dropped. compact has none.
+func sameCompactJSON(b, compact []byte) bool {
+	j := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			continue
+		}
+		if j >= len(compact) || compact[j] != c {
+			return false
+		}
+		j++
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		}
+	}
+	return j == len(compact)
+}
+
+// decodeReceiptStrict is DecodeReceipt's member-by-member walk, for any
+// bytes.
+func decodeReceiptStrict(b []byte) (*Receipt, error) {
 	if len(b) > MaxReceiptBytes {
 		return nil, ErrReceiptTooLarge
 	}
