@@ -285,6 +285,13 @@ func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job event
 	return events.Envelope{}, false
 }
 
+// laneWatcher is a store that can watch one lane and the run-level events
+// of a run (events.JetStreamStore and MemoryStore can): watchCancel then
+// reads only those, instead of every event of a panel once per lane.
+type laneWatcher interface {
+	WatchLane(ctx context.Context, run string, lane int, after uint64) (<-chan events.Envelope, error)
+}
+
 // watchCancel calls onCancel for the first cancel event of job's lane or
 // of its whole run, reading the run's events from the start (a cancel
 // recorded before the job was taken counts), until ctx is done. A watch
@@ -292,8 +299,12 @@ func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job event
 func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, onCancel func(events.Envelope)) {
 	var after uint64
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
+	watch := func() (<-chan events.Envelope, error) { return w.cfg.Store.Watch(ctx, job.Run, after) }
+	if lw, ok := w.cfg.Store.(laneWatcher); ok {
+		watch = func() (<-chan events.Envelope, error) { return lw.WatchLane(ctx, job.Run, job.Lane, after) }
+	}
 	for {
-		ch, err := w.cfg.Store.Watch(ctx, job.Run, after)
+		ch, err := watch()
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -12,7 +12,7 @@ import (
 // checks whether the stream holds one it should have delivered.
 const orderedIdle = 5 * time.Second
 
-// orderedReader follows the messages of one stream matching a filter, in
+// orderedReader follows the messages of one stream matching its filters, in
 // order, through an ordered consumer (Watch, SubscribeReports), and
 // restarts that consumer when it has gone silent.
 //
@@ -30,9 +30,9 @@ const orderedIdle = 5 * time.Second
 type orderedReader struct {
 	j      *JetStream
 	stream jetstream.Stream
-	name   string
-	filter string
-	cur    *orderedPump
+	name    string
+	filters []string
+	cur     *orderedPump
 	last   uint64 // stream sequence of the last message delivered (or the start)
 }
 
@@ -108,12 +108,12 @@ func (p *orderedPump) abandon(wait bool) {
 
 // newOrderedReader starts reading stream (name) for filter after sequence
 // after.
-func newOrderedReader(ctx context.Context, j *JetStream, stream jetstream.Stream, name, filter string, after uint64) (*orderedReader, error) {
-	it, err := orderedMessages(ctx, j, name, filter, after)
+func newOrderedReader(ctx context.Context, j *JetStream, stream jetstream.Stream, name string, after uint64, filters ...string) (*orderedReader, error) {
+	it, err := orderedMessages(ctx, j, name, filters, after)
 	if err != nil {
 		return nil, err
 	}
-	r := &orderedReader{j: j, stream: stream, name: name, filter: filter, last: after}
+	r := &orderedReader{j: j, stream: stream, name: name, filters: filters, last: after}
 	r.cur = startPump(func() (jetstream.MessagesContext, error) { return it, nil })
 	return r, nil
 }
@@ -148,20 +148,24 @@ func (r *orderedReader) next(ctx context.Context) (jetstream.Msg, *jetstream.Msg
 			r.cur.abandon(false)
 			after := r.last
 			r.cur = startPump(func() (jetstream.MessagesContext, error) {
-				return orderedMessages(ctx, r.j, r.name, r.filter, after)
+				return orderedMessages(ctx, r.j, r.name, r.filters, after)
 			})
 		}
 	}
 }
 
-// stalled reports whether the stream holds a matching message past the
-// last one delivered. A lookup that fails (no leader yet) says no: the
-// next idle period looks again.
+// stalled reports whether the stream holds a message matching one of the
+// filters past the last one delivered. A lookup that fails (no leader
+// yet) says no: the next idle period looks again.
 func (r *orderedReader) stalled(ctx context.Context) bool {
 	cctx, cancel := context.WithTimeout(ctx, r.j.cfg.AttemptTimeout)
 	defer cancel()
-	m, err := r.stream.GetLastMsgForSubject(cctx, r.filter)
-	return err == nil && m.Sequence > r.last
+	for _, f := range r.filters {
+		if m, err := r.stream.GetLastMsgForSubject(cctx, f); err == nil && m.Sequence > r.last {
+			return true
+		}
+	}
+	return false
 }
 
 // stop abandons the current consumer.
@@ -169,8 +173,8 @@ func (r *orderedReader) stop() { r.cur.abandon(true) }
 
 // orderedMessages starts an ordered consumer on stream for filter,
 // delivering sequences after after.
-func orderedMessages(ctx context.Context, j *JetStream, stream, filter string, after uint64) (jetstream.MessagesContext, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, InactiveThreshold: 5 * time.Second}
+func orderedMessages(ctx context.Context, j *JetStream, stream string, filters []string, after uint64) (jetstream.MessagesContext, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, InactiveThreshold: 5 * time.Second}
 	if after > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}

@@ -211,7 +211,7 @@ type ReportMark struct {
 // driver).
 func (q *JetStreamQueue) WatchReportMarks(ctx context.Context, after uint64) (<-chan ReportMark, error) {
 	filter := ReportSubjectPrefix + ">"
-	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)
+	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, after, filter)
 	if err != nil {
 		return nil, translate("subscribe "+filter, err)
 	}
@@ -222,7 +222,7 @@ func (q *JetStreamQueue) WatchReportMarks(ctx context.Context, after uint64) (<-
 
 // readReports follows filter's reports after after.
 func (q *JetStreamQueue) readReports(ctx context.Context, filter string, after uint64) (<-chan ReportDelivery, error) {
-	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, filter, after)
+	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, after, filter)
 	if err != nil {
 		return nil, translate("subscribe "+filter, err)
 	}

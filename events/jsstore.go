@@ -234,7 +234,7 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 		}
 		filter = RunEventsFilter(run)
 	}
-	return s.watch(ctx, filter, after)
+	return s.watch(ctx, after, filter)
 }
 
 // WatchRunLevel is Watch of every run (sequences after after), restricted
@@ -244,14 +244,29 @@ func (s *JetStreamStore) Watch(ctx context.Context, run string, after uint64) (<
 // so that the one to four events a lane records are not read a second
 // time by a watcher that only looks for run-created.
 func (s *JetStreamStore) WatchRunLevel(ctx context.Context, after uint64) (<-chan Envelope, error) {
-	return s.watch(ctx, EventSubjectPrefix+"*."+runToken, after)
+	return s.watch(ctx, after, EventSubjectPrefix+"*."+runToken)
 }
 
-// watch follows filter after sequence after with an ordered consumer.
-func (s *JetStreamStore) watch(ctx context.Context, filter string, after uint64) (<-chan Envelope, error) {
-	r, err := newOrderedReader(ctx, s.j, s.j.events, EventsStream, filter, after)
+// WatchLane is Watch of one run restricted to one lane's events and the
+// run-level ones (subjects sy.ev.<run>.<lane> and sy.ev.<run>.run). The
+// server filters: another lane's event is neither delivered nor decoded.
+// A worker watches this for the cancels of the lane it runs, instead of
+// decoding every event of a wide panel once per lane.
+func (s *JetStreamStore) WatchLane(ctx context.Context, run string, lane int, after uint64) (<-chan Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return nil, err
+	}
+	if lane == RunLane {
+		return s.watch(ctx, after, EventSubject(run, RunLane))
+	}
+	return s.watch(ctx, after, EventSubject(run, lane), EventSubject(run, RunLane))
+}
+
+// watch follows filters after sequence after with an ordered consumer.
+func (s *JetStreamStore) watch(ctx context.Context, after uint64, filters ...string) (<-chan Envelope, error) {
+	r, err := newOrderedReader(ctx, s.j, s.j.events, EventsStream, after, filters...)
 	if err != nil {
-		return nil, translate("watch "+filter, err)
+		return nil, translate("watch "+strings.Join(filters, " "), err)
 	}
 	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (Envelope, error) {
 		return decodeStored(m.Subject(), md.Sequence.Stream, m.Data())

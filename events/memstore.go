@@ -145,6 +145,23 @@ func (s *MemoryStore) Watch(ctx context.Context, run string, after uint64) (<-ch
 	return follow(ctx, next, nil), nil
 }
 
+// WatchLane is Watch of run restricted to lane's events and the run-level
+// ones, as JetStreamStore.WatchLane.
+func (s *MemoryStore) WatchLane(ctx context.Context, run string, lane int, after uint64) (<-chan Envelope, error) {
+	if err := validateLoad(run, lane); err != nil {
+		return nil, err
+	}
+	laneSubject, runSubject := EventSubject(run, lane), EventSubject(run, RunLane)
+	next := memFollower(&s.mu, &s.log, &s.changed, func(e memEvent) (Envelope, bool, error) {
+		if e.seq <= after || (e.subject != laneSubject && e.subject != runSubject) {
+			return Envelope{}, false, nil
+		}
+		env, err := decodeStored(e.subject, e.seq, e.data)
+		return env, err == nil, err
+	})
+	return follow(ctx, next, nil), nil
+}
+
 func decodeAll(evs []memEvent) ([]Envelope, error) {
 	out := make([]Envelope, 0, len(evs))
 	for _, e := range evs {

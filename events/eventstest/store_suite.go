@@ -218,6 +218,45 @@ func RunStoreConformance(t *testing.T, newStore func(t *testing.T) events.Store)
 		requireClosed(t, after)
 	})
 
+	t.Run("a lane watch streams that lane's and the run-level events only", func(t *testing.T) {
+		t.Parallel()
+		s, run, other := newStore(t), NewRunID(), NewRunID()
+		lw, ok := s.(interface {
+			WatchLane(ctx context.Context, run string, lane int, after uint64) (<-chan events.Envelope, error)
+		})
+		require.True(t, ok, "the store has WatchLane")
+		have := appendAll(t, s, SampleEnvelope(events.TypeRunCreated, run, events.RunLane, T0),
+			SampleEnvelope(events.TypeLaunch, run, 0, T0.Add(1)),
+			SampleEnvelope(events.TypeLaunch, run, 1, T0.Add(2)),
+			SampleEnvelope(events.TypeLaunch, other, 1, T0.Add(3)))
+		ctx, cancel := context.WithCancel(testCtx(t))
+		ch, err := lw.WatchLane(ctx, run, 1, 0)
+		require.NoError(t, err)
+		require.Equal(t, have[0], receive(t, ch), "the run-level run-created")
+		require.Equal(t, have[2], receive(t, ch), "lane 1's launch; lane 0's is not delivered")
+		lane0Claim, err := s.Append(testCtx(t), SampleEnvelope(events.TypeClaim, run, 0, T0.Add(4)), have[1].Seq)
+		require.NoError(t, err)
+		claim, err := s.Append(testCtx(t), SampleEnvelope(events.TypeClaim, run, 1, T0.Add(5)), have[2].Seq)
+		require.NoError(t, err)
+		cancelled, err := s.Append(testCtx(t), SampleEnvelope(events.TypeCancel, run, events.RunLane, T0.Add(6)), have[0].Seq)
+		require.NoError(t, err)
+		got := receive(t, ch)
+		require.Equal(t, claim, got.Seq, "lane 0's claim (#%d) is skipped", lane0Claim)
+		require.Equal(t, 1, got.Lane)
+		got = receive(t, ch)
+		require.Equal(t, cancelled, got.Seq)
+		require.Equal(t, events.TypeCancel, got.Type)
+
+		after, err := lw.WatchLane(ctx, run, 1, claim)
+		require.NoError(t, err)
+		require.Equal(t, cancelled, receive(t, after).Seq, "after skips what the caller has")
+		_, err = lw.WatchLane(ctx, run, events.MaxLanes+1, 0)
+		require.ErrorIs(t, err, events.ErrInvalid)
+		cancel()
+		requireClosed(t, ch)
+		requireClosed(t, after)
+	})
+
 	t.Run("watch of all runs", func(t *testing.T) {
 		t.Parallel()
 		s, a, b := newStore(t), NewRunID(), NewRunID()
