@@ -28,12 +28,12 @@ const orderedIdle = 5 * time.Second
 // starts right after the last delivered message. An idle but healthy
 // reader costs one last-message lookup per orderedIdle.
 type orderedReader struct {
-	j      *JetStream
-	stream jetstream.Stream
+	j       *JetStream
+	stream  jetstream.Stream
 	name    string
 	filters []string
 	cur     *orderedPump
-	last   uint64 // stream sequence of the last message delivered (or the start)
+	last    uint64 // stream sequence of the last message delivered (or the start)
 }
 
 // orderedPump creates one iterator and reads it until it fails or the
