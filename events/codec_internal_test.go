@@ -138,27 +138,22 @@ func FuzzMessageCanonicalIsStrict(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var fastJob, strictJob Job
-		if canonicalUnmarshal(b, &fastJob) {
-			require.NoError(t, strictUnmarshal(b, &strictJob), "the fast path accepted a job the strict path refuses")
-			require.Equal(t, strictJob, fastJob)
-		}
-		var fastReport, strictReport Report
-		if canonicalUnmarshal(b, &fastReport) {
-			require.NoError(t, strictUnmarshal(b, &strictReport), "the fast path accepted a report the strict path refuses")
-			require.Equal(t, strictReport, fastReport)
-		}
-		var fastClaim, strictClaim claimRecord
-		if canonicalUnmarshal(b, &fastClaim) {
-			require.NoError(t, strictUnmarshal(b, &strictClaim), "the fast path accepted a claim the strict path refuses")
-			require.Equal(t, strictClaim, fastClaim)
-		}
-		var fastPresence, strictPresence presenceRecord
-		if canonicalUnmarshal(b, &fastPresence) {
-			require.NoError(t, strictUnmarshal(b, &strictPresence), "the fast path accepted a presence the strict path refuses")
-			require.Equal(t, strictPresence, fastPresence)
-		}
+		requireFastIsStrict[Job](t, b, "job")
+		requireFastIsStrict[Report](t, b, "report")
+		requireFastIsStrict[claimRecord](t, b, "claim")
+		requireFastIsStrict[presenceRecord](t, b, "presence")
 	})
+}
+
+// requireFastIsStrict: if the fast path accepts b as a T, the strict path
+// accepts it too, with the same value.
+func requireFastIsStrict[T any](t *testing.T, b []byte, what string) {
+	t.Helper()
+	var fast, strict T
+	if canonicalUnmarshal(b, &fast) {
+		require.NoError(t, strictUnmarshal(b, &strict), "the fast path accepted a %s the strict path refuses", what)
+		require.Equal(t, strict, fast)
+	}
 }
 
 // TestMessageFastPathTaken: compact jobs and reports, as encodeMessage
