@@ -157,8 +157,14 @@ func (c *Credentials) ClientOptions(r Role) []nats.Option {
 // file at path, read again at every (re)connect: a server restarted with
 // fresh secrets is reached without restarting the client. A file that
 // cannot be read gives an empty secret, which the server refuses.
+//
+// A refused reconnect is tried again like any other: nats.go would
+// otherwise close the connection for good at the second identical
+// authorization error, and a client that read the file just before a
+// restarted serve replaced it is refused until its next read.
 func FileClientOptions(path string, r Role) []nats.Option {
 	return []nats.Option{
+		nats.IgnoreAuthErrorAbort(),
 		nats.UserInfoHandler(func() (string, string) {
 			c, err := ReadCredentials(path)
 			if err != nil {

@@ -138,3 +138,57 @@ func TestEmbeddedAuthRoles(t *testing.T) {
 	require.Len(t, envs, 1)
 	require.False(t, errors.Is(err, context.DeadlineExceeded))
 }
+
+// TestFileCredentialsOutlastARefusedReconnect: a client reading its secret
+// from the credentials file keeps reconnecting while a server restarted on
+// the same port with fresh secrets refuses the old ones (nats.go would
+// close the connection for good at the second identical refusal), and is
+// back as soon as the file holds the new start's secrets.
+func TestFileCredentialsOutlastARefusedReconnect(t *testing.T) {
+	t.Parallel()
+	first, err := events.NewCredentials()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	path := filepath.Join(dir, "serve.auth")
+	require.NoError(t, events.WriteCredentials(path, first))
+	e1 := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = first }))
+	addr := strings.TrimPrefix(e1.ClientURL(), "nats://")
+
+	var mu sync.Mutex
+	refusals := 0
+	reconnected := make(chan struct{}, 1)
+	opts := append(events.FileClientOptions(path, events.RoleReader),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrAuthorization) {
+				mu.Lock()
+				refusals++
+				mu.Unlock()
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
+	nc, err := events.Connect([]string{e1.ClientURL()}, opts...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+
+	e1.Shutdown()
+	second, err := events.NewCredentials()
+	require.NoError(t, err)
+	eventstest.StartServer(t, eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = second; c.Listen = addr }))
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return refusals >= 3 },
+		time.Minute, 10*time.Millisecond, "the old secret is refused again and again")
+	require.False(t, nc.IsClosed(), "repeated refusals do not close the connection")
+
+	require.NoError(t, events.WriteCredentials(path, second))
+	select {
+	case <-reconnected:
+	case <-time.After(time.Minute):
+		t.Fatalf("not reconnected with the new secrets (status %v)", nc.Status())
+	}
+	require.True(t, nc.IsConnected())
+}

@@ -352,10 +352,23 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 				peer, dir, filepath.Join(dir, authFileName))
 		}
 	}
+	authPath := filepath.Join(dir, authFileName)
 	if o.serveKind != "" {
 		cfg.Listen = o.listen
 		cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:0")
+		// The credentials before the server listens: a client reconnecting
+		// the moment the port opens (a restart on the recorded port) reads
+		// this start's secrets, not a missing file.
+		if err := events.WriteCredentials(authPath, creds); err != nil {
+			return nil, failf("%v", err)
+		}
 	}
+	started := false
+	defer func() {
+		if !started {
+			os.Remove(authPath)
+		}
+	}()
 	recorded := ""
 	if o.serveKind == "serve" {
 		// A taken port would only show as a start-up timeout.
@@ -396,11 +409,13 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 	c := &engineConn{mode: connEmbedded, dataDir: dir, emb: emb, js: js, lock: lock}
 	if u := emb.ClientURL(); u != "" {
 		c.urls = []string{u}
-		// The credentials first: a client that finds serve.json finds
-		// them too.
-		if err := events.WriteCredentials(filepath.Join(dir, authFileName), creds); err != nil {
-			c.Close()
-			return nil, failf("%v", err)
+		// The credentials (written before the server started) come
+		// before serve.json: a client that finds serve.json finds them.
+		if o.serveKind == "" {
+			if err := events.WriteCredentials(authPath, creds); err != nil {
+				c.Close()
+				return nil, failf("%v", err)
+			}
 		}
 		c.wroteAuth = true
 		info := serveInfo{PID: os.Getpid(), URL: u, Kind: o.serveKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC()}
@@ -415,6 +430,7 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 			}
 		}
 	}
+	started = true
 	return c, nil
 }
 
