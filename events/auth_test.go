@@ -22,12 +22,7 @@ import (
 // credentials file other processes would read and the refused peers seen.
 func authServer(t *testing.T) (*events.Embedded, string, func() []string) {
 	t.Helper()
-	creds, err := events.NewCredentials()
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o700))
-	path := filepath.Join(dir, "serve.auth")
-	require.NoError(t, events.WriteCredentials(path, creds))
+	creds, path := credentialsFile(t)
 	var mu sync.Mutex
 	var refused []string
 	e := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithConfig(func(c *events.EmbeddedConfig) {
@@ -36,6 +31,19 @@ func authServer(t *testing.T) (*events.Embedded, string, func() []string) {
 	}))
 	eventstest.Open(t, e, events.JetStreamConfig{})
 	return e, path, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), refused...) }
+}
+
+// credentialsFile draws fresh credentials and writes them where a serve
+// would, in a 0700 directory of their own.
+func credentialsFile(t *testing.T) (*events.Credentials, string) {
+	t.Helper()
+	creds, err := events.NewCredentials()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	path := filepath.Join(dir, "serve.auth")
+	require.NoError(t, events.WriteCredentials(path, creds))
+	return creds, path
 }
 
 // connectAs connects over TCP as role r with the secret in path.
@@ -146,12 +154,7 @@ func TestEmbeddedAuthRoles(t *testing.T) {
 // back as soon as the file holds the new start's secrets.
 func TestFileCredentialsOutlastARefusedReconnect(t *testing.T) {
 	t.Parallel()
-	first, err := events.NewCredentials()
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o700))
-	path := filepath.Join(dir, "serve.auth")
-	require.NoError(t, events.WriteCredentials(path, first))
+	first, path := credentialsFile(t)
 	e1 := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = first }))
 	addr := strings.TrimPrefix(e1.ClientURL(), "nats://")
 
