@@ -1,6 +1,6 @@
 //go:build !linux
 
-package activities
+package runner
 
 import "syscall"
 
