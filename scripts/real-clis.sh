@@ -3,8 +3,12 @@
 # gemini, opencode and the sandbox runtime srt) for the conformance suite,
 # never globally: into SWITCHYARD_REALCLI_DIR (default
 # ${XDG_CACHE_HOME:-~/.cache}/switchyard/real-clis), from the committed
-# testdata/realcli/package-lock.json, install scripts off (every package
-# ships its binary; none needs a download of its own).
+# testdata/realcli/package-lock.json. Install scripts run only where
+# package.json's allowScripts allows them: @anthropic-ai/claude-code and
+# opencode-ai, whose postinstall links the platform binary their optional
+# package shipped into bin/ (without it bin/ holds a text stub: "exec format
+# error"; neither downloads anything). Gemini's keytar and node-pty native
+# builds are denied: gemini runs without them.
 #
 # Not `npm ci`: npm writes only this platform's optional packages of
 # opencode-ai into a lockfile, and npm ci then refuses the lockfile on every
@@ -37,7 +41,7 @@ if ! command -v npm >/dev/null 2>&1; then
 	exit 69
 fi
 
-stamp="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1) $versions"
+stamp="$(cat "$src/package.json" "$src/package-lock.json" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1) $versions"
 if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ] && [ -d "$dir/node_modules/.bin" ]; then
 	echo "real-clis: up to date in $dir" >&2
 	echo "$dir"
@@ -48,11 +52,11 @@ mkdir -p "$dir"
 rm -rf "$dir/node_modules" "$dir/.stamp"
 cp "$src/package.json" "$src/package-lock.json" "$dir/"
 echo "real-clis: installing the pinned CLIs into $dir" >&2
-(cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+(cd "$dir" && npm install --strict-allow-scripts --no-audit --no-fund --loglevel=error >&2)
 if [ -n "$versions" ]; then
 	echo "real-clis: replacing with $versions" >&2
 	# shellcheck disable=SC2086 # VERSIONS is a list of package@version words
-	(cd "$dir" && npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error $versions >&2)
+	(cd "$dir" && npm install --no-save --strict-allow-scripts --no-audit --no-fund --loglevel=error $versions >&2)
 fi
 if [ -z "$versions" ]; then
 	(cd "$dir" && npm ls --omit=dev >/dev/null) || {
@@ -61,8 +65,8 @@ if [ -z "$versions" ]; then
 	}
 fi
 for cli in claude codex gemini opencode srt; do
-	if [ ! -x "$dir/node_modules/.bin/$cli" ]; then
-		echo "real-clis: $cli is missing from $dir/node_modules/.bin after the install" >&2
+	if ! "$dir/node_modules/.bin/$cli" --version >/dev/null 2>&1; then
+		echo "real-clis: $cli from $dir/node_modules/.bin does not run (--version failed) after the install" >&2
 		exit 1
 	fi
 done
