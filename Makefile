@@ -105,6 +105,11 @@ demo: ## Build, run a three-seat panel on the simulated CLIs, replay it (a few s
 	@echo "demo: running the panel"
 	./scripts/demo.sh
 
+.PHONY: smoke-providers
+
+smoke-providers: build ## One real, cheap round trip through every installed, signed-in provider CLI (SPENDS; never in CI)
+	./scripts/smoke-providers.sh
+
 .PHONY: bench-e2e
 
 bench-e2e: build ## End-to-end lanes/s and runs/s with real processes against the bare spawn rate (minutes; SMALL=1 for a smoke)

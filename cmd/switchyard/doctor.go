@@ -24,6 +24,12 @@ type doctorFlags struct {
 	parent, mode    string
 	probe, json     bool
 	allowUnverified []string
+	// roundTrip (--round-trip) makes one real, cheap attempt per provider
+	// after the probes; descriptors (--descriptor) and apiSpend
+	// (--api-spend) say with which model and spending policy.
+	roundTrip   bool
+	descriptors []string
+	apiSpend    string
 }
 
 // doctorOutput is `switchyard doctor --json` (schema in the README).
@@ -69,7 +75,7 @@ func newDoctorCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var df doctorFlags
 	c := &cobra.Command{
-		Use:   "doctor [--provider P] [--sheet F --role R] [--mode M] [--probe] [--json] [--data-dir D | --nats URLS]",
+		Use:   "doctor [--provider P] [--sheet F --role R] [--mode M] [--probe [--round-trip --descriptor D]] [--json] [--data-dir D | --nats URLS]",
 		Short: "Check what will and will not work before a run: CLIs, sign-in, billing guard, containment, quota, workers",
 		Long: `Check every provider (or those asked) and say what will not work, each
 problem with the line that fixes it:
@@ -94,13 +100,25 @@ With --sheet and --role, doctor checks exactly the providers that role
 can route to (resolved as "run" resolves it, for --parent) and lists each
 lane: a lane whose every attempt has a blocking problem cannot run at all.
 
+With --probe --round-trip, doctor then makes ONE real attempt per
+provider through the runner (read-only, in an empty scratch checkout,
+"Reply with the single word: ready", at most 5 minutes) and prints its
+receipt in brief: the status, the model the CLI served, its usage and
+cost. This spends: doctor never does it unless asked. The model is the
+role's first attempt for that provider (--sheet/--role, with the sheet's
+apiSpend) or --descriptor P:MODEL@EFFORT (with --api-spend, default
+deny). A provider whose CLI is missing or not signed in is skipped, and
+one the gate would stop (the billing guard under api-spend deny, an
+unverified containment) is refused, without a launch.
+
 Doctor creates nothing (no data directory, no store) and works with and
 without a server. Nothing it prints carries an environment value or a
 credential.
 
 Exit codes: 0 the check ran (problems or not), except: 1 with
---sheet/--role when some lane cannot run at all; 64 usage error; 65 the
-sheet or role is invalid.`,
+--sheet/--role when some lane cannot run at all, and 1 with --round-trip
+when no round trip ran or one did not end complete; 64 usage error; 65
+the sheet or role is invalid.`,
 		Example: `  # Every provider, quickly (no probes):
   switchyard doctor
 
@@ -111,7 +129,11 @@ sheet or role is invalid.`,
   switchyard doctor --sheet team.sheet --role "bug-fix" --probe
 
   # For scripts (schema in the README):
-  switchyard doctor --json`,
+  switchyard doctor --json
+
+  # One real, cheap round trip (spends!) through two signed-in CLIs:
+  switchyard doctor --probe --round-trip \
+    --descriptor claude:sonnet@low --descriptor codex:gpt-5.6-luna@low`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(cmd); err != nil {
 				return err
@@ -128,6 +150,9 @@ sheet or role is invalid.`,
 	fl.BoolVar(&df.probe, "probe", false, "run each provider's --version and real preflight (sign-in) probes, 10s each")
 	fl.BoolVar(&df.json, "json", false, "print JSON (schema in the README)")
 	fl.StringSliceVar(&df.allowUnverified, "allow-unverified-containment", nil, "providers whose UNVERIFIED containment you accept (as run's flag of that name)")
+	fl.BoolVar(&df.roundTrip, "round-trip", false, "with --probe: make one real, cheap read-only attempt per provider (spends) and print its status, served model and usage")
+	fl.StringSliceVar(&df.descriptors, "descriptor", nil, "with --round-trip: the attempt to make, <provider>:<model>@<effort> (repeatable or a comma list; one per provider)")
+	fl.StringVar(&df.apiSpend, "api-spend", string(policy.APISpendDeny), "with --descriptor: the spending policy of its round trips, deny or approved (a sheet's attempts use the sheet's)")
 	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
@@ -143,6 +168,10 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 		return err
 	}
 	out := doctorOutput{SchemaVersion: doctorSchemaVersion, Mode: mode, Probed: df.probe}
+	targets, err := parseRoundTripFlags(df)
+	if err != nil {
+		return err
+	}
 	var lanes []policy.LanePolicy
 	var provs []policy.Provider
 	switch {
@@ -156,6 +185,13 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 			return err
 		}
 		out.Sheet, out.Role = df.sheet, df.role
+	case df.roundTrip && len(df.providers) == 0:
+		// The descriptors name the providers.
+		for _, name := range providerNames() {
+			if _, ok := targets[policy.Provider(name)]; ok {
+				provs = append(provs, policy.Provider(name))
+			}
+		}
 	default:
 		if provs, err = parseUsageProviders(df.providers); err != nil {
 			return err
@@ -181,6 +217,12 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 	if ctx.Err() != nil {
 		return &cliError{code: exitInterrupted, msg: "interrupted while checking"}
 	}
+	if df.roundTrip {
+		roundTrips(ctx, c, out.Providers, targets)
+		if ctx.Err() != nil {
+			return &cliError{code: exitInterrupted, msg: "interrupted during a round trip"}
+		}
+	}
 	out.Lanes = doctorLanes(lanes, out.Providers)
 	for _, p := range out.Providers {
 		out.Problems += len(p.Problems)
@@ -203,7 +245,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 	if err != nil {
 		return err
 	}
-	if out.BlockedLanes > 0 {
+	if out.BlockedLanes > 0 || (df.roundTrip && !roundTripsPassed(out.Providers)) {
 		return &exitError{code: exitDoctorBlocked}
 	}
 	return nil
@@ -393,6 +435,9 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 				}
 				fmt.Fprintf(&b, "  worker:       %s\n", line)
 			}
+		}
+		if p.RoundTrip != nil {
+			fmt.Fprintf(&b, "  round trip:   %s\n", roundTripLine(p.RoundTrip))
 		}
 		for _, pr := range p.Problems {
 			tag := "warning"

@@ -121,6 +121,8 @@ type doctorProvider struct {
 	// Workers is nil without a server (JSON: null), else the live workers.
 	Workers  []doctorWorker  `json:"workers"`
 	Problems []doctorProblem `json:"problems"`
+	// RoundTrip is set with --round-trip only.
+	RoundTrip *doctorRoundTrip `json:"round_trip,omitempty"`
 }
 
 // blocking reports whether p has a blocking problem for an attempt with
