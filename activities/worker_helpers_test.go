@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simlog"
 )
@@ -147,7 +148,7 @@ func (e *workerEnv) newJob(lane int) events.Job {
 		ExecutionID: id, Run: e.run, Lane: lane, Descriptor: "codex:gpt-5.5@high",
 		Provider: policy.Codex, Model: "gpt-5.5", Effort: policy.EffortHigh, Mode: policy.ReadOnly,
 		APISpend: policy.APISpendDeny, Contract: policy.ContractLegacy, Parent: policy.ParentClaude,
-		Route: policy.RouteExternal, TimeoutMs: 60_000,
+		Route: policy.RouteExternal, TimeoutMs: 60_000, StallTimeoutMs: events.DefaultStallTimeoutMs,
 		Paths: events.Paths{
 			Prompt: filepath.Join(dir, "prompt.md"), Output: filepath.Join(dir, "out.md"),
 			Receipt: filepath.Join(dir, "receipt.json"), Progress: filepath.Join(dir, "progress.json"),
@@ -187,8 +188,10 @@ func (e *workerEnv) appendEvent(lane int, p events.Payload) (uint64, error) {
 	return e.js.Store().Append(ctx, events.NewEnvelope(e.run, lane, time.Now(), p), last)
 }
 
-// recordLaunch appends the run's run-created (once) and job's launch to
-// the store, matching job.
+// recordLaunch appends job's launch to the store, after the run's
+// run-created (recordRun(job) unless the run has one), and checks that the
+// log now gives exactly job (events.JobOf, what a worker compares a job
+// with), so a test's genuine job is one the engine could have published.
 func (e *workerEnv) recordLaunch(provider policy.Provider, job events.Job) {
 	e.t.Helper()
 	ctx := context.Background()
@@ -202,18 +205,66 @@ func (e *workerEnv) recordLaunch(provider policy.Provider, job events.Job) {
 		return env.Seq
 	}
 	if last(events.RunLane) == 0 {
-		created := eventstest.SamplePayload(events.TypeRunCreated).(events.RunCreated)
-		created.Access, created.Parent, created.Options.Contract = job.Mode, job.Parent, job.Contract
-		created.Cwd = job.Paths.Cwd
-		_, err := st.Append(ctx, events.NewEnvelope(job.Run, events.RunLane, time.Now(), created), 0)
-		require.NoError(e.t, err)
+		e.recordRun(job)
 	}
 	launch := eventstest.SamplePayload(events.TypeLaunch).(events.Launch)
 	launch.ExecutionID, launch.Descriptor, launch.Route = job.ExecutionID, job.Descriptor, job.Route
 	launch.AttemptIndex, launch.Paths, launch.JobSubject = job.AttemptIndex, job.Paths, events.JobSubject(string(provider))
-	launch.Decision.AttemptIndex = &launch.AttemptIndex
+	ap := attemptOf(job)
+	launch.Decision.AttemptIndex, launch.Decision.Attempt = &launch.AttemptIndex, &ap
 	_, err := st.Append(ctx, events.NewEnvelope(job.Run, job.Lane, time.Now(), launch), last(job.Lane))
 	require.NoError(e.t, err)
+
+	runEnvs, err := st.Load(ctx, job.Run, events.RunLane)
+	require.NoError(e.t, err)
+	want, err := events.JobOf(job.Run, job.Lane, runEnvs[0].Payload.(events.RunCreated), launch, providers.UnsetStallTimeoutMs)
+	require.NoError(e.t, err)
+	job.Schema = 0
+	require.Equal(e.t, want, job, "recordLaunch: the run's log (its run-created is the first recorded job's) does not give this job")
+}
+
+// testLanes is how many lanes the tests' run-created resolves.
+const testLanes = 8
+
+// recordRun appends the run's run-created, which gives jobs: jobs[0]'s
+// access, parent, contract, checkout, timeouts and allow-flags are the
+// run's, and each lane's attempts are those of the job on it, or of
+// jobs[0] (so a later job like it, on any lane, matches too).
+func (e *workerEnv) recordRun(jobs ...events.Job) {
+	e.t.Helper()
+	first := jobs[0]
+	c := eventstest.SamplePayload(events.TypeRunCreated).(events.RunCreated)
+	c.Access, c.Parent, c.Cwd = first.Mode, first.Parent, first.Paths.Cwd
+	c.Options = events.RunOptions{Contract: first.Contract, TimeoutMs: first.TimeoutMs, StallTimeoutMs: first.StallTimeoutMs,
+		OpenCodeChatGPTSubscription: first.OpenCodeChatGPTSubscription}
+	if first.AllowUnverifiedContainment {
+		c.Options.AllowUnverifiedContainment = []policy.Provider{first.Provider}
+	}
+	c.Lanes = make([]policy.LanePolicy, testLanes)
+	for i := range c.Lanes {
+		job := first
+		for _, j := range jobs {
+			if j.Lane == i {
+				job = j
+			}
+		}
+		c.Lanes[i] = policy.LanePolicy{ID: fmt.Sprintf("bug-fix#%d", i+1), Fallback: policy.DefaultFallback()}
+		for range job.AttemptIndex + 1 {
+			c.Lanes[i].Attempts = append(c.Lanes[i].Attempts, attemptOf(job))
+		}
+	}
+	_, err := e.js.Store().Append(context.Background(), events.NewEnvelope(e.run, events.RunLane, time.Now(), c), 0)
+	require.NoError(e.t, err)
+}
+
+// attemptOf is the resolved attempt that runs job.
+func attemptOf(job events.Job) policy.AttemptPolicy {
+	return policy.AttemptPolicy{
+		Descriptor:      job.Descriptor,
+		Attempt:         policy.Attempt{Kind: policy.KindDescriptor, Provider: job.Provider, Model: job.Model, Effort: job.Effort},
+		ExhaustionGroup: job.Provider, Funding: policy.FundingIncluded, APISpend: job.APISpend, Route: job.Route,
+		Authorization: policy.Authorization{State: "allowed"},
+	}
 }
 
 // workerConfig is the tests' worker configuration.

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // A job is only a request: before a worker claims it (and so before any
@@ -17,10 +19,12 @@ import (
 // or corrupted on the way, never runs a CLI with the worker's logins on
 // paths the engine did not prepare.
 
-// verifyJob compares job, delivered from provider's queue, with its execution's
-// launch (or continue) in the lane's log and the run's run-created. It
-// returns the refusal and a detail for the log when they differ; err is a
-// failure to read the log (the job is then returned for later).
+// verifyJob compares job, delivered from provider's queue, with the job
+// its execution's launch (or continue) in the lane's log and the run's
+// run-created give (events.JobOf, as the engine built it), field by field
+// (jobChecks). It returns the refusal and a detail naming the differing
+// fields for the log when they differ; err is a failure to read the log
+// (the job is then returned for later).
 func (w *Worker) verifyJob(ctx context.Context, provider policy.Provider, job events.Job) (events.Refusal, string, error) {
 	actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 	defer cancel()
@@ -58,21 +62,19 @@ func (w *Worker) verifyJob(ctx context.Context, provider policy.Provider, job ev
 	if created == nil {
 		return events.RefusalNoLaunch, "the run has no run-created event", nil
 	}
+	want, err := events.JobOf(job.Run, job.Lane, *created, *launch, providers.UnsetStallTimeoutMs)
+	if err != nil {
+		return events.RefusalMismatch, "the run records no attempt for the job's launch: " + err.Error(), nil
+	}
 	var diffs []string
-	check := func(field string, got, want any) {
-		if got != want {
-			diffs = append(diffs, field)
+	if launch.JobSubject != events.JobSubject(string(provider)) || want.Provider != provider {
+		diffs = append(diffs, "queue") // delivered from another provider's queue
+	}
+	for _, f := range jobChecks {
+		if !f.same(job, want) {
+			diffs = append(diffs, f.key)
 		}
 	}
-	check("provider", string(job.Provider), string(provider))
-	check("paths", job.Paths, launch.Paths)
-	check("descriptor", job.Descriptor, launch.Descriptor)
-	check("attemptIndex", job.AttemptIndex, launch.AttemptIndex)
-	check("route", job.Route, launch.Route)
-	check("queue", events.JobSubject(string(provider)), launch.JobSubject)
-	check("mode", job.Mode, created.Access)
-	check("parent", job.Parent, created.Parent)
-	check("contract", job.Contract, created.Options.Contract)
 	if len(diffs) > 0 {
 		return events.RefusalMismatch, "the job's " + strings.Join(diffs, ", ") + " differ from the recorded launch", nil
 	}
@@ -82,6 +84,43 @@ func (w *Worker) verifyJob(ctx context.Context, provider policy.Provider, job ev
 		}
 	}
 	return "", "", nil
+}
+
+// jobChecks are the job fields verifyJob compares with the job the log
+// gives (events.JobOf), by JSON key: every field the runner is built from
+// (runnerOptions) and every field the engine or its reports act on. The
+// stall timeout is compared as the runner resolves it (0 is the default).
+// The execution id, run and lane are not here: the log read is the one
+// they name. A test checks that every other key of events.Job is here.
+var jobChecks = []struct {
+	key  string
+	same func(job, want events.Job) bool
+}{
+	{"provider", func(j, w events.Job) bool { return j.Provider == w.Provider }},
+	{"model", func(j, w events.Job) bool { return j.Model == w.Model }},
+	{"effort", func(j, w events.Job) bool { return j.Effort == w.Effort }},
+	{"descriptor", func(j, w events.Job) bool { return j.Descriptor == w.Descriptor }},
+	{"attemptIndex", func(j, w events.Job) bool { return j.AttemptIndex == w.AttemptIndex }},
+	{"route", func(j, w events.Job) bool { return j.Route == w.Route }},
+	{"paths", func(j, w events.Job) bool { return j.Paths == w.Paths }},
+	{"mode", func(j, w events.Job) bool { return j.Mode == w.Mode }},
+	{"parent", func(j, w events.Job) bool { return j.Parent == w.Parent }},
+	{"contract", func(j, w events.Job) bool { return j.Contract == w.Contract }},
+	{"apiSpend", func(j, w events.Job) bool { return j.APISpend == w.APISpend }},
+	{"timeoutMs", func(j, w events.Job) bool { return j.TimeoutMs == w.TimeoutMs }},
+	{"stallTimeoutMs", func(j, w events.Job) bool { return resolvedStall(j) == resolvedStall(w) }},
+	{"allowUnverifiedContainment", func(j, w events.Job) bool { return j.AllowUnverifiedContainment == w.AllowUnverifiedContainment }},
+	{"opencodeChatGPTSubscription", func(j, w events.Job) bool { return j.OpenCodeChatGPTSubscription == w.OpenCodeChatGPTSubscription }},
+}
+
+// resolvedStall is the stall timeout the runner would apply for j, or -1
+// for one it refuses.
+func resolvedStall(j events.Job) int64 {
+	ms, err := runner.ResolveStallTimeoutMS(j.StallTimeoutMs)
+	if err != nil {
+		return -1
+	}
+	return ms
 }
 
 // outsideArea names the first of job's paths outside its execution's area

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
@@ -46,7 +45,7 @@ func (d *driver) launch(ctx context.Context, i int, rec events.Decided) error {
 		note = continuationNote(d.r.Lanes[i].History)
 	}
 	pl := &pendingLaunch{lane: i, rec: rec, id: id, folded: len(d.envs), done: make(chan struct{})}
-	c, run, spec := d.r.Created, d.run, launchSpec{route: dec.Attempt.Route, provider: attemptProvider(*dec.Attempt), reviewed: d.reviewed[i]}
+	c, run, spec := d.r.Created, d.run, launchSpec{route: dec.Attempt.Route, provider: dec.Attempt.RunsOn(), reviewed: d.reviewed[i]}
 	prepare := func() {
 		defer close(pl.done)
 		pl.paths, pl.base, pl.err = d.e.prepare(ctx, c, run, i, id, dec.PreparedExecution, note, spec)
@@ -272,48 +271,14 @@ func (d *driver) publish(ctx context.Context, i int) error {
 	return nil
 }
 
-// jobOf builds the job of lane l's dispatch from the frozen run inputs; the
-// same log always gives the same job.
+// jobOf builds the job of lane l's dispatch from the frozen run inputs
+// (events.JobOf, which workers check jobs against); the same log always
+// gives the same job.
 func jobOf(r *machines.Run, l machines.LaneRecord) (events.Job, error) {
-	disp := l.Dispatch
-	if disp == nil {
+	if l.Dispatch == nil {
 		return events.Job{}, fmt.Errorf("lane %d has no dispatch", l.Index)
 	}
-	ap := l.Policy.Attempts[disp.AttemptIndex]
-	provider := attemptProvider(ap)
-	c := r.Created
-	return events.Job{
-		ExecutionID: disp.ExecutionID, Run: r.ID, Lane: l.Index, AttemptIndex: disp.AttemptIndex,
-		Descriptor: disp.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
-		Mode: c.Access, APISpend: ap.APISpend, Contract: c.Options.Contract, Parent: c.Parent,
-		Route: disp.Route, Paths: disp.Paths, TimeoutMs: c.Options.TimeoutMs,
-		StallTimeoutMs:             effectiveStallTimeoutMs(c.Options, provider),
-		AllowUnverifiedContainment: slices.Contains(c.Options.AllowUnverifiedContainment, provider),
-		OpenCodeChatGPTSubscription: c.Options.OpenCodeChatGPTSubscription &&
-			events.ChatGPTSubscriptionAttempt(provider, ap.Attempt.Model, ap.Attempt.Effort, ap.APISpend),
-	}, nil
-}
-
-// effectiveStallTimeoutMs is the response-stall timeout of an attempt of
-// provider under the run's options: the provider's override, else the
-// run's, else events.DefaultStallTimeoutMs (a zero resolves to the
-// default). The job always carries the effective value, never 0, so the
-// worker applies exactly what the run recorded.
-func effectiveStallTimeoutMs(o events.RunOptions, provider policy.Provider) int64 {
-	ms := o.StallTimeoutMs
-	if v, ok := o.ProviderStallTimeoutMs[provider]; ok {
-		ms = v
-	}
-	if ms <= 0 || ms > events.MaxStallTimeoutMs {
-		// Unset (or, past run-created's validation, impossible): the
-		// provider's default, which is longer for a CLI that prints
-		// nothing until its final answer (providers.SilentUntilDone).
-		if providers.SilentUntilDone(provider) {
-			return providers.SilentStallTimeoutMs
-		}
-		return events.DefaultStallTimeoutMs
-	}
-	return ms
+	return events.JobOf(r.ID, l.Index, *r.Created, *l.Dispatch, providers.UnsetStallTimeoutMs)
 }
 
 // strictNativeUnsupported is the capability a strict-contract native lane
@@ -326,13 +291,4 @@ func unsupportedFinish(l machines.LaneRecord) events.Finish {
 	notStarted := false
 	return events.Finish{ExecutionID: l.Dispatch.ExecutionID, Unsupported: strictNativeUnsupported,
 		Event: policy.Event{AttemptIndex: l.Dispatch.AttemptIndex, Status: policy.OutcomeFailed, ProcessStarted: &notStarted}}
-}
-
-// attemptProvider is the provider that runs ap: its descriptor's, or for a
-// parent alias the parent's own group.
-func attemptProvider(ap policy.AttemptPolicy) policy.Provider {
-	if ap.Attempt.Provider == "" {
-		return ap.ExhaustionGroup
-	}
-	return ap.Attempt.Provider
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -77,13 +78,17 @@ func TestSubmitThroughEngine(t *testing.T) {
 	other.Payload = c
 	require.ErrorIs(t, pjs.Submit(ctx, other), events.ErrRunExists)
 
-	// Forged: a prompt outside the run's frozen copy, and lanes that are
-	// not the sheet's.
+	// Forged: each starts as a copy of the genuine event for a new run,
+	// its prompt at that run's frozen path (named as the genuine run's
+	// frozen prompt is, so every check after the path's is reached).
+	genuine := created.Payload.(events.RunCreated)
+	frozenName := filepath.Base(genuine.PromptPath)
+	require.Equal(t, filepath.Join(data, "runs", run, frozenName), genuine.PromptPath, "the frozen prompt is the run directory's")
 	forge := func(edit func(*events.RunCreated)) events.Envelope {
 		env := created
 		env.Run = eventstest.NewRunID()
 		c := env.Payload.(events.RunCreated)
-		c.PromptPath = filepath.Join(data, "runs", env.Run, "prompt.md")
+		c.PromptPath = filepath.Join(data, "runs", env.Run, frozenName)
 		edit(&c)
 		env.Payload = c
 		return env
@@ -91,7 +96,31 @@ func TestSubmitThroughEngine(t *testing.T) {
 	err = pjs.Submit(ctx, forge(func(c *events.RunCreated) { c.PromptPath = "/etc/passwd" }))
 	require.ErrorIs(t, err, events.ErrInvalid)
 	require.ErrorContains(t, err, "not the run's frozen prompt")
+	err = pjs.Submit(ctx, forge(func(c *events.RunCreated) { c.PromptPath = filepath.Join(filepath.Dir(c.PromptPath), "prompt.md") }))
+	require.ErrorIs(t, err, events.ErrInvalid)
+	require.ErrorContains(t, err, "not the run's frozen prompt", "a file beside the frozen prompt is not it")
 	err = pjs.Submit(ctx, forge(func(c *events.RunCreated) { c.Lanes = append(c.Lanes, c.Lanes[0]) }))
 	require.ErrorIs(t, err, events.ErrInvalid)
 	require.ErrorContains(t, err, "not its sheet's resolution")
+
+	// At the frozen path: refused while the file is missing or holds other
+	// bytes than the recorded digest names; the same event is recorded
+	// once the file holds the prompt the digest is of.
+	atPath := forge(func(*events.RunCreated) {})
+	err = pjs.Submit(ctx, atPath)
+	require.ErrorIs(t, err, events.ErrInvalid)
+	require.ErrorContains(t, err, "read the frozen prompt")
+	prompt := atPath.Payload.(events.RunCreated).PromptPath
+	require.NoError(t, os.MkdirAll(filepath.Dir(prompt), 0o700))
+	require.NoError(t, os.WriteFile(prompt, []byte("A task the run never recorded.\n"), 0o600))
+	err = pjs.Submit(ctx, atPath)
+	require.ErrorIs(t, err, events.ErrInvalid)
+	require.ErrorContains(t, err, "the frozen prompt does not match the recorded digest")
+	_, err = js.Store().Last(ctx, atPath.Run, events.RunLane)
+	require.ErrorIs(t, err, events.ErrNotFound, "a refused submission records nothing")
+	require.NoError(t, os.WriteFile(prompt, req.Prompt, 0o600))
+	require.NoError(t, pjs.Submit(ctx, atPath), "the same event with the prompt its digest names")
+	envs, err = js.Store().Load(ctx, atPath.Run, events.RunLane)
+	require.NoError(t, err)
+	require.Len(t, envs, 1)
 }

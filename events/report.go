@@ -41,9 +41,9 @@ type Refusal string
 const (
 	// RefusalNoLaunch: the lane's log records no launch of the execution.
 	RefusalNoLaunch Refusal = "no-launch"
-	// RefusalMismatch: the job differs from the recorded launch (paths,
-	// descriptor, attempt, route, queue, or the run's mode, parent or
-	// contract).
+	// RefusalMismatch: the job differs from the job its recorded launch
+	// and the run's run-created give (JobOf) in any field, or came from
+	// another provider's queue.
 	RefusalMismatch Refusal = "job-mismatch"
 	// RefusalOutsideDataDir: a path of the job lies outside the data
 	// directory's area for that execution.

@@ -57,6 +57,15 @@ type AttemptPolicy struct {
 	Authorization   Authorization `json:"authorization"`
 }
 
+// RunsOn is the provider that runs ap: its descriptor's, or for a parent
+// alias (no provider of its own) the parent's own group.
+func (ap AttemptPolicy) RunsOn() Provider {
+	if ap.Attempt.Provider == "" {
+		return ap.ExhaustionGroup
+	}
+	return ap.Attempt.Provider
+}
+
 // FallbackPolicy lists the outcomes that advance to the next attempt.
 type FallbackPolicy struct {
 	On []Outcome `json:"on"`

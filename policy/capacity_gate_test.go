@@ -85,6 +85,7 @@ func gateCases() []gateCase {
 	learnedCodex := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z"), 30*time.Minute)
 	learnedAgy := until(excluded(ExcludeQuotaExhausted, EvidenceOpaque, "antigravity: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z"), 30*time.Minute)
 	notSignedIn := excluded(ExcludeNotSignedIn, EvidenceUnknown, "claude: not signed in")
+	learnedClaude := until(excluded(ExcludeQuotaExhausted, EvidenceUnknown, "claude: usage exhaustion learned at 2026-12-01T11:30:00Z, until 2026-12-01T12:30:00Z"), 30*time.Minute)
 	exhausted5h := until(excluded(ExcludeQuotaExhausted, EvidenceMeasured, "codex: quota window 5h at 100% until 2026-12-01T12:45:00Z"), 45*time.Minute)
 	claudeIn := func(r *CapacityReport) EligibilityInput {
 		return EligibilityInput{Provider: Claude, Source: QuotaLiveHTTP, Report: r, Now: capT0}
@@ -135,6 +136,10 @@ func gateCases() []gateCase {
 		{"an active learned exhaustion is quota_exhausted until its end", codexIn(gateReport("measured-eligible", withLearned(-30*time.Minute, 30*time.Minute))), learnedCodex},
 		{"a learned exhaustion outranks a policy block", codexIn(gateReport("measured-policy-blocked", withLearned(-30*time.Minute, 30*time.Minute))), learnedCodex},
 		{"an expired learned exhaustion is eligible", codexIn(gateReport("measured-eligible", withLearned(-2*time.Hour, -time.Minute))), measured},
+		{"a learned exhaustion outranks signed_in=false", claudeIn(gateReport("unknown-not-signed-in", withLearned(-30*time.Minute, 30*time.Minute))), learnedClaude},
+		{"a learned exhaustion outranks reason not_signed_in", claudeIn(gateReport("unknown-not-signed-in", withLearned(-30*time.Minute, 30*time.Minute),
+			func(r *CapacityReport) { r.Snapshot.SignedIn = nil })), learnedClaude},
+		{"an expired learned exhaustion leaves signed_in=false to decide", claudeIn(gateReport("unknown-not-signed-in", withLearned(-2*time.Hour, -time.Minute))), notSignedIn},
 
 		// (4) Not signed in.
 		{"signed_in=false is not_signed_in", claudeIn(gateReport("unknown-not-signed-in")), notSignedIn},

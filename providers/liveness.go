@@ -50,3 +50,15 @@ const SilentStallTimeoutMs = 3_600_000
 func SilentUntilDone(p policy.Provider) bool {
 	return p == policy.Cursor || p == policy.Devin
 }
+
+// UnsetStallTimeoutMs is the response-stall timeout, in milliseconds, of
+// an attempt of p whose run sets none: SilentStallTimeoutMs for a provider
+// SilentUntilDone, else 0, the execution-runtime contract's default
+// (events.DefaultStallTimeoutMs; providers imports no events). It is what
+// events.JobOf takes.
+func UnsetStallTimeoutMs(p policy.Provider) int64 {
+	if SilentUntilDone(p) {
+		return SilentStallTimeoutMs
+	}
+	return 0
+}

@@ -69,11 +69,12 @@ type Options struct {
 // Server is the console's http.Handler. Run must be active for the runs
 // list's live updates and for the event-derived metrics.
 type Server struct {
-	o     Options
-	mux   *http.ServeMux
-	csrf  string
-	hub   *hub
-	lanes *laneStates
+	o        Options
+	mux      *http.ServeMux
+	patterns []string // every pattern routes registered, in order
+	csrf     string
+	hub      *hub
+	lanes    *laneStates
 }
 
 // csrfCookie and csrfField carry the per-server CSRF token: the cookie
@@ -110,30 +111,48 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// route is one endpoint of the console: its ServeMux pattern, its
+// handler, and whether it is served without the token.
+type route struct {
+	pattern string
+	handler http.Handler
+	open    bool
+}
+
+// routes registers every endpoint from one table, recording each pattern
+// (http.ServeMux cannot list its own), so a test walks exactly what is
+// served. Every route but /healthz, /readyz and, with MetricsOpen,
+// /metrics needs the token.
 func (s *Server) routes() {
 	static, _ := fs.Sub(assets, "assets")
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	if s.o.Metrics != nil {
-		if s.o.MetricsOpen {
-			s.mux.Handle("GET /metrics", s.o.Metrics.Handler())
-		} else {
-			s.mux.Handle("GET /metrics", s.auth(s.o.Metrics.Handler()))
-		}
+	table := []route{
+		{"GET /healthz", http.HandlerFunc(s.healthz), true},
+		{"GET /readyz", http.HandlerFunc(s.readyz), true},
+		{"GET /{$}", s.page("index.html"), false},
+		{"GET /runs/{id}", s.page("run.html"), false},
+		{"GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)), false},
+		{"GET /api/v1/runs", http.HandlerFunc(s.apiRuns), false},
+		{"GET /api/v1/runs/{id}", http.HandlerFunc(s.apiRun), false},
+		{"GET /api/v1/runs/{id}/report", http.HandlerFunc(s.apiReport), false},
+		{"GET /api/v1/runs/{id}/timeline", http.HandlerFunc(s.apiTimeline), false},
+		{"GET /api/v1/runs/{id}/events", http.HandlerFunc(s.apiEvents), false},
+		{"GET /api/v1/runs/{id}/stream", http.HandlerFunc(s.runStream), false},
+		{"GET /api/v1/runs/{id}/lanes/{lane}/executions/{exec}/{file}", http.HandlerFunc(s.apiFile), false},
+		{"GET /api/v1/stream", http.HandlerFunc(s.runsStream), false},
+		{"GET /api/v1/machine.svg", http.HandlerFunc(s.machineSVG), false},
+		{"POST /runs/{id}/lanes/{lane}/answer", http.HandlerFunc(s.answer), false},
 	}
-	s.mux.Handle("GET /{$}", s.auth(http.HandlerFunc(s.page("index.html"))))
-	s.mux.Handle("GET /runs/{id}", s.auth(http.HandlerFunc(s.page("run.html"))))
-	s.mux.Handle("GET /assets/", s.auth(http.StripPrefix("/assets/", http.FileServerFS(static))))
-	s.mux.Handle("GET /api/v1/runs", s.auth(http.HandlerFunc(s.apiRuns)))
-	s.mux.Handle("GET /api/v1/runs/{id}", s.auth(http.HandlerFunc(s.apiRun)))
-	s.mux.Handle("GET /api/v1/runs/{id}/report", s.auth(http.HandlerFunc(s.apiReport)))
-	s.mux.Handle("GET /api/v1/runs/{id}/timeline", s.auth(http.HandlerFunc(s.apiTimeline)))
-	s.mux.Handle("GET /api/v1/runs/{id}/events", s.auth(http.HandlerFunc(s.apiEvents)))
-	s.mux.Handle("GET /api/v1/runs/{id}/stream", s.auth(http.HandlerFunc(s.runStream)))
-	s.mux.Handle("GET /api/v1/runs/{id}/lanes/{lane}/executions/{exec}/{file}", s.auth(http.HandlerFunc(s.apiFile)))
-	s.mux.Handle("GET /api/v1/stream", s.auth(http.HandlerFunc(s.runsStream)))
-	s.mux.Handle("GET /api/v1/machine.svg", s.auth(http.HandlerFunc(s.machineSVG)))
-	s.mux.Handle("POST /runs/{id}/lanes/{lane}/answer", s.auth(http.HandlerFunc(s.answer)))
+	if s.o.Metrics != nil {
+		table = append(table, route{"GET /metrics", s.o.Metrics.Handler(), s.o.MetricsOpen})
+	}
+	for _, r := range table {
+		h := r.handler
+		if !r.open {
+			h = s.auth(h)
+		}
+		s.mux.Handle(r.pattern, h)
+		s.patterns = append(s.patterns, r.pattern)
+	}
 }
 
 // ServeHTTP implements http.Handler.

@@ -209,3 +209,74 @@ func TestLanesByState(t *testing.T) {
 	require.Eventually(t, func() bool { return fmt.Sprint(f.srv.LanesByState()) == fmt.Sprint(want) }, waitTimeout, 20*time.Millisecond,
 		"got %v", f.srv.LanesByState())
 }
+
+// TestTokenGuardsEveryRoute walks every route the server registered (its
+// own list, not one kept here) and requires the token on each but
+// /healthz and /readyz, and /metrics only when MetricsOpen: a request
+// that reaches the route without the token, or with a wrong one, is 401
+// with the bearer challenge. With MetricsOpen, /metrics alone opens.
+func TestTokenGuardsEveryRoute(t *testing.T) {
+	f := newFixture(t, "s3cret-token")
+	openMetrics, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: f.data, Token: "s3cret-token",
+		Metrics: f.metrics, MetricsOpen: true})
+	require.NoError(t, err)
+	health := map[string]bool{"GET /healthz": true, "GET /readyz": true}
+	for _, c := range []struct {
+		name string
+		srv  *console.Server
+		open map[string]bool
+	}{
+		{"metrics guarded", f.srv, health},
+		{"metrics open", openMetrics, map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true}},
+	} {
+		patterns := c.srv.Patterns()
+		require.Contains(t, patterns, "GET /metrics", c.name)
+		guarded := 0
+		for _, pattern := range patterns {
+			req := requestFor(t, pattern)
+			require.Equal(t, pattern, c.srv.RoutedTo(req), "%s: the walk's request for %s reaches it", c.name, pattern)
+			if c.open[pattern] {
+				rec := newRecorder()
+				c.srv.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code, "%s: %s is served without the token", c.name, pattern)
+				continue
+			}
+			guarded++
+			// A cancelled request: the token is checked before anything
+			// else, and a route served without it (a stream) returns at
+			// once instead of holding the test.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			for _, auth := range []string{"", "Bearer wrong", "Bearer "} {
+				r := req.Clone(ctx)
+				if auth != "" {
+					r.Header.Set("Authorization", auth)
+				}
+				rec := newRecorder()
+				c.srv.ServeHTTP(rec, r)
+				require.Equal(t, http.StatusUnauthorized, rec.Code, "%s: %s with authorization %q", c.name, pattern, auth)
+				require.Equal(t, `Bearer realm="switchyard"`, rec.Header().Get("WWW-Authenticate"), "%s: %s", c.name, pattern)
+				require.NotContains(t, rec.Body.String(), "s3cret-token")
+			}
+		}
+		require.Equal(t, len(patterns)-len(c.open), guarded, "%s: every route but the open ones is guarded", c.name)
+	}
+}
+
+// requestFor is a request that reaches pattern: its method, and its path
+// with each wildcard filled with a value of the fixture's run.
+func requestFor(t *testing.T, pattern string) *http.Request {
+	t.Helper()
+	method, path, ok := strings.Cut(pattern, " ")
+	require.True(t, ok, "pattern %q has a method", pattern)
+	fill := map[string]string{"{$}": "", "{id}": "alpha", "{lane}": "0", "{exec}": "x1", "{file}": "output.md"}
+	path = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllStringFunc(path, func(w string) string {
+		v, ok := fill[w]
+		require.True(t, ok, "pattern %q: no value for wildcard %s", pattern, w)
+		return v
+	})
+	if strings.HasSuffix(path, "/") && path != "/" {
+		path += "app.js" // a subtree pattern: a file under it
+	}
+	return mustRequest(t, method, path)
+}
