@@ -73,32 +73,34 @@ func TestGeminiClassifySignedOutCapture(t *testing.T) {
 	}
 }
 
-// TestGeminiClassifyUntrustedFolderCapture: the captured run in an
-// untrusted folder (the override warning, then the sign-in error) fails
+// TestGeminiClassifyUntrustedFolderCapture: the captured runs whose
+// approval mode the CLI replaced (an untrusted folder; plan turned off in
+// the checkout's settings), the warning then the sign-in error, fail
 // closed as unsupported-capability: the override wins over the sign-in
 // stop. So does the override over a successful stream (the composed
 // scenario): a success under the default approval mode never counts.
 func TestGeminiClassifyUntrustedFolderCapture(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		scenario string
-		phase    policy.FailurePhase
-		success  bool
+		scenario, line string
+		phase          policy.FailurePhase
+		success        bool
 	}{
-		{"untrusted-folder", policy.PhaseInvocation, false},
-		{"untrusted-folder-success", policy.PhasePostprocess, true},
+		{"untrusted-folder", geminiModeOverridden, policy.PhaseInvocation, false},
+		{"untrusted-folder-success", geminiModeOverridden, policy.PhasePostprocess, true},
+		{"plan-disabled", geminiPlanDisabled, policy.PhaseInvocation, false},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
 			c := geminiCapture(t, tc.scenario)
-			require.True(t, strings.HasPrefix(string(c.Stderr), geminiModeOverridden+"\n"), "the capture changed: %q", c.Stderr)
+			require.True(t, strings.HasPrefix(string(c.Stderr), tc.line+"\n"), "the capture changed: %q", c.Stderr)
 			got := classifyGemini(t, policy.ReadOnly, c)
 			require.Equal(t, policy.StatusUnsupportedCapability, got.Status, "%+v", got.Error)
 			require.Equal(t, tc.phase, got.Phase)
 			require.Equal(t, tc.success, *got.TerminalSuccess, "the parser's assessment is kept so a success is never replayed")
 			require.Contains(t, got.Error.Evidence, "diagnostic: gemini_approval_mode_overridden")
-			require.Contains(t, got.Error.Evidence, `"stderr":"Approval mode overridden to \"default\" because the current folder is not trusted."`)
-			require.Contains(t, got.Error.Message, geminiModeOverridden)
+			require.Contains(t, got.Error.Evidence, `"stderr":"`+strings.ReplaceAll(tc.line, `"`, `\"`)+`"`)
+			require.Contains(t, got.Error.Message, tc.line)
 		})
 	}
 }
@@ -123,6 +125,7 @@ func TestGeminiStopNeedsTheExactText(t *testing.T) {
 		{"sign-in text with a clean exit", "", capturedSignedOut + "\n", 0, policy.StatusMalformedOutput},
 		{"override warning in the model's answer", strings.Replace(string(success), "no changes were needed.", strings.ReplaceAll(geminiModeOverridden, `"`, `\"`), 1), "", 0, policy.StatusComplete},
 		{"another override warning", string(success), `Approval mode overridden to "plan" because the current folder is not trusted.` + "\n", 0, policy.StatusComplete},
+		{"plan-disabled warning over a success", string(success), geminiPlanDisabled + "\n", 0, policy.StatusUnsupportedCapability},
 		{"styled override warning", string(success), "\x1b[33m" + geminiModeOverridden + "\x1b[0m\r\n", 0, policy.StatusUnsupportedCapability},
 		{"styled sign-in text", "", "\x1b[31m" + capturedSignedOut + "\x1b[0m\n", 41, policy.StatusUnauthenticated},
 		{"sign-in text with a spaced home", "", strings.Replace(capturedSignedOut, "/home/sim", "/Users/A User", 1) + "\n", 41, policy.StatusUnauthenticated},

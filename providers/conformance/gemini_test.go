@@ -29,6 +29,7 @@ import (
 const (
 	geminiSignedOutExit = 41
 	geminiOverridden    = `Approval mode overridden to "default" because the current folder is not trusted.`
+	geminiPlanDisabled  = `Approval mode "plan" is disabled in your settings. Falling back to "default".`
 )
 
 func geminiSignedOutLine(home string) string {
@@ -86,7 +87,7 @@ func geminiAccepted(run geminiRun, home string) error {
 		return fmt.Errorf("exit %d, want the sign-in stop's %d; stderr: %s", run.Exit, geminiSignedOutExit, run.Stderr)
 	case strings.TrimSpace(run.Stdout) != "":
 		return fmt.Errorf("stdout not empty: %s", run.Stdout)
-	case slices.Contains(lines, geminiOverridden):
+	case slices.Contains(lines, geminiOverridden) || slices.Contains(lines, geminiPlanDisabled):
 		return fmt.Errorf("the CLI overrode the approval mode: %s", run.Stderr)
 	case !slices.Equal(lines, []string{geminiSignedOutLine(home)}):
 		return fmt.Errorf("stderr is not exactly the sign-in error: %q", run.Stderr)
@@ -265,4 +266,25 @@ func TestConformanceGeminiQuotaSignedOut(t *testing.T) {
 	report := quota.Acquire(context.Background(), policy.Gemini, quota.Config{Env: env})
 	require.Equal(t, policy.CapacityUnknown, report.Snapshot.State, "gemini %s: %+v", version, report)
 	require.Equal(t, policy.CapacityReasonNoCredentials, report.Snapshot.Reason, "gemini %s: %+v", version, report)
+}
+
+// TestConformanceGeminiPlanDisabledFailsClosed: a checkout whose own
+// .gemini/settings.json turns plan mode off (read once the folder is
+// trusted) makes the real CLI fall back to the default approval mode; the
+// read-only attempt ends unsupported-capability (exit 79) with the CLI's
+// warning as evidence instead of running on.
+func TestConformanceGeminiPlanDisabledFailsClosed(t *testing.T) {
+	h := newHost(t)
+	version := realcli.Installed(t, "gemini")
+	require.NoError(t, os.MkdirAll(filepath.Join(h.Repo, ".gemini"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Repo, ".gemini", "settings.json"), []byte(`{"general":{"plan":{"enabled":false}}}`), 0o600))
+	res := h.attempt(t, runner.Options{Provider: policy.Gemini, Model: "gemini-2.5-pro", Effort: policy.EffortHigh,
+		Mode: policy.ReadOnly, APISpend: policy.APISpendDeny})
+	rc := res.Receipt
+	where := fmt.Sprintf("gemini %s: %s: %s", version, argvString(rc.Argv), res.Bytes)
+	require.Equal(t, policy.StatusUnsupportedCapability, rc.Status, where)
+	require.Equal(t, 79, res.ExitCode, where)
+	require.True(t, *rc.ProcessStarted, where)
+	require.Contains(t, rc.Error.Evidence, "diagnostic: gemini_approval_mode_overridden", where)
+	require.Contains(t, rc.Error.Evidence, `Approval mode \"plan\" is disabled in your settings. Falling back to \"default\".`, where)
 }

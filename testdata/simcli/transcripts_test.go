@@ -273,6 +273,7 @@ func TestTranscriptsClassifyAsNamed(t *testing.T) {
 		{policy.Gemini, "unauthenticated", "", policy.StatusUnauthenticated},
 		{policy.Gemini, "untrusted-folder", "", policy.StatusUnsupportedCapability},
 		{policy.Gemini, "untrusted-folder-success", "", policy.StatusUnsupportedCapability},
+		{policy.Gemini, "plan-disabled", "", policy.StatusUnsupportedCapability},
 		{policy.Gemini, "malformed", "", policy.StatusMalformedOutput},
 	}
 	for _, r := range rows {
