@@ -28,7 +28,7 @@ import (
 //     the attempt cannot count: the CLI overrode the requested access
 //     mode (unsupported-capability, whatever else happened, a success
 //     included) or stopped at its sign-in check before any model request
-//     (unauthenticated). Only Gemini has one (gemini_parse.go).
+//     (unauthenticated). Only Gemini has one (classify_gemini.go).
 //  1. A provider's quota adapter proves usage-exhausted (phase invocation,
 //     or postprocess after a clean exit). A real terminal success observed
 //     by the parser vetoes every adapter, so a later success supersedes an
