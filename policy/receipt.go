@@ -25,7 +25,10 @@ const (
 	StatusCancelled ReceiptStatus = "cancelled"
 	// StatusUnavailableCLI: the provider CLI is missing or too old. Exit 69.
 	StatusUnavailableCLI ReceiptStatus = "unavailable-cli"
-	// StatusUnauthenticated: the authentication preflight failed. Exit 77.
+	// StatusUnauthenticated: the authentication preflight failed, or (in
+	// the invocation) the CLI stopped at its own sign-in check before any
+	// model request, proved by its exit status and exact text (Gemini's
+	// exit 41). Exit 77.
 	StatusUnauthenticated ReceiptStatus = "unauthenticated"
 	// StatusUnavailableModel: the requested model is not offered. Exit 69.
 	StatusUnavailableModel ReceiptStatus = "unavailable-model"
@@ -43,7 +46,9 @@ const (
 	// validation (postprocess). Exit 65.
 	StatusMalformedOutput ReceiptStatus = "malformed-output"
 	// StatusUnsupportedCapability: the route cannot prove the requested
-	// contract (--contract strict); written in preflight. Exit 79.
+	// contract: --contract strict or unverified writer containment, written
+	// in preflight; or, after the workload started, the CLI said it replaced
+	// the requested access mode (Gemini's approval-mode override). Exit 79.
 	StatusUnsupportedCapability ReceiptStatus = "unsupported-capability"
 )
 

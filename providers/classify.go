@@ -18,10 +18,17 @@ import (
 // unauthenticated, unavailable-model), billing-policy blocks or the strict
 // contract: the runner decides those before or around the workload. After
 // a workload starts, authentication or model wording is never proof of a
-// route problem, so those failures are child-failed (provider-dispatch.md).
+// route problem, so those failures are child-failed (provider-dispatch.md),
+// except a sign-in stop proved by the CLI's exit status and exact text
+// (step 0).
 //
 // The order of decisions:
 //
+//  0. A provider's stop adapter proves, in the CLI's exact words, that
+//     the attempt cannot count: the CLI overrode the requested access
+//     mode (unsupported-capability, whatever else happened, a success
+//     included) or stopped at its sign-in check before any model request
+//     (unauthenticated). Only Gemini has one (classify_gemini.go).
 //  1. A provider's quota adapter proves usage-exhausted (phase invocation,
 //     or postprocess after a clean exit). A real terminal success observed
 //     by the parser vetoes every adapter, so a later success supersedes an
@@ -83,6 +90,25 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 		return out
 	}
 
+	if stop, ok := stopAdapters[provider]; ok {
+		if s := stop(req, c, p); s != nil {
+			phase := policy.PhaseInvocation
+			if exitedClean {
+				phase = policy.PhasePostprocess
+			}
+			words := Field{Name: "stderr", Value: CapText(s.Words, FieldCap)}
+			return Classification{
+				Status:          s.Status,
+				Phase:           phase,
+				TerminalSuccess: &success,
+				ReportedModel:   p.ReportedModel,
+				Error: &policy.ReceiptError{
+					Message:  CapText(s.Note+": "+s.Words, FieldCap),
+					Evidence: FailureEvidence(s.Note, s.Code, []Field{words}, c.Stdout, c.Stderr),
+				},
+			}
+		}
+	}
 	if !success {
 		if code := adapter(req, c); code != "" {
 			phase := policy.PhaseInvocation
@@ -167,6 +193,23 @@ func exitDescription(c Capture) string {
 		return fmt.Sprintf("exited with status %d", *c.ExitCode)
 	}
 	return "did not exit normally"
+}
+
+// providerStop is an end a provider's CLI proves in its own fixed words,
+// decided before the quota adapters: the CLI refused the attempt's
+// contract (Gemini overriding the requested approval mode) or stopped at
+// its sign-in check before any model request (Gemini's exit 41).
+type providerStop struct {
+	Status policy.ReceiptStatus
+	Code   string // the evidence block's diagnostic code
+	Note   string // launcher-authored sentence
+	Words  string // the CLI's own line, kept as evidence (a path, never an environment value)
+}
+
+// stopAdapters are the providers with pinned stop lines; each returns nil
+// unless the capture carries one of its exact known texts.
+var stopAdapters = map[policy.Provider]func(Request, Capture, Parsed) *providerStop{
+	policy.Gemini: geminiStop,
 }
 
 // quotaAdapter returns the canonical quota code when the capture proves

@@ -1,8 +1,29 @@
 package providers
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/switchyard-dev/switchyard/policy"
 )
+
+// geminiTrustEnv names the Gemini CLI's trusted-folders file
+// (Storage.getTrustedFoldersPath reads it before ~/.gemini/trustedFolders.json).
+const geminiTrustEnv = "GEMINI_CLI_TRUSTED_FOLDERS_PATH"
+
+// geminiTrustFile is the private trusted-folders file's name.
+const geminiTrustFile = "trustedFolders.json"
+
+// geminiTrustedFolders is the private trusted-folders document: the
+// attempt's cwd (and so its subdirectories) at TRUST_FOLDER, nothing else.
+// Gemini drops a requested approval mode to "default" in a folder it does
+// not trust, so without it plan mode would silently not hold.
+func geminiTrustedFolders(cwd string) ([]byte, error) {
+	if cwd == "" {
+		return nil, fmt.Errorf("gemini: no cwd to trust")
+	}
+	return json.Marshal(map[string]string{cwd: "TRUST_FOLDER"})
+}
 
 // geminiGuard lists the Gemini CLI's known API routes: API keys, service
 // account credentials and endpoint overrides when non-blank, Vertex AI
@@ -24,6 +45,12 @@ func init() { register(geminiSpec()) }
 // spending a request, so the preflight only proves the CLI runs a stable
 // release and records that authentication and the billing route are
 // established by the invocation itself.
+//
+// Gemini honours --approval-mode only in a folder it trusts, so every child
+// reads a private trusted-folders file (GEMINI_CLI_TRUSTED_FOLDERS_PATH)
+// that trusts the attempt's cwd and nothing else; the user's own
+// ~/.gemini/trustedFolders.json is never read or written. Classify still
+// fails an attempt closed when the CLI says it overrode the mode.
 func geminiSpec() *Spec {
 	s := &Spec{
 		Provider: policy.Gemini,
@@ -34,7 +61,9 @@ func geminiSpec() *Spec {
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "gemini --approval-mode auto_edit without --sandbox (it needs a container runtime): no write or network confinement"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "gemini --approval-mode plan without --sandbox: no verified read-only or no-network guarantee per platform"},
 		},
-		KnownVersions: []string{"0.6.1"},
+		// 0.61.0 is the release the conformance suite checked
+		// (testdata/realcli pins it).
+		KnownVersions: []string{"0.6.1", "0.61.0"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
 		CLIModel:      effortModel(policy.Gemini),
@@ -44,8 +73,13 @@ func geminiSpec() *Spec {
 		// project; neither variable is a credential.
 		KeepEnv: []string{"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"},
 		Guard:   envGuardFunc(geminiGuard),
-		Prepare: func(Request) ([]File, []string, error) {
-			return nil, nil, nil
+		Prepare: func(req Request) ([]File, []string, error) {
+			doc, err := geminiTrustedFolders(req.Cwd)
+			if err != nil {
+				return nil, nil, err
+			}
+			path := inPrivate(req, geminiTrustFile)
+			return []File{privateFile(path, doc)}, []string{geminiTrustEnv + "=" + path}, nil
 		},
 		Parse: parseGemini,
 	}

@@ -73,13 +73,14 @@ func e2eCases() []e2eCase {
 	quota[policy.OpenCode], quotaWhy[policy.OpenCode] = policy.StatusChildFailed, "opencode has no quota classifier (UNKNOWN): a provider.rate-limit error is child-failed"
 	// Where authentication can only surface at invocation there is no
 	// probe to say "unauthenticated": Claude read-only has no preflight
-	// (auth deferred to the task), OpenCode's preflight checks version and
-	// config only, and Gemini has only a version probe. The CLI's own
-	// failure is what really happens: child-failed in the invocation.
+	// (auth deferred to the task) and OpenCode's preflight checks version
+	// and config only. The CLI's own failure is what really happens:
+	// child-failed in the invocation. Gemini has only a version probe too,
+	// but its sign-in stop (exit 41 and its exact sign-in error, before any
+	// model request) is classified unauthenticated in the invocation.
 	for p, why := range map[policy.Provider]string{
 		policy.Claude:   "claude read-only has no preflight; the workload's \"Not logged in\" result is child-failed",
 		policy.OpenCode: "opencode's preflight checks version and config, not auth; the workload's 401 is child-failed",
-		policy.Gemini:   "gemini has only a version probe; the workload's auth error (exit 41) is child-failed",
 	} {
 		auth[p], authWhy[p] = policy.StatusChildFailed, why
 	}

@@ -270,7 +270,10 @@ func TestTranscriptsClassifyAsNamed(t *testing.T) {
 		{policy.Gemini, "success", "", policy.StatusComplete},
 		{policy.Gemini, "usage-exhausted", "", policy.StatusUsageExhausted},
 		{policy.Gemini, "capacity-exhausted", "", policy.StatusChildFailed},
-		{policy.Gemini, "unauthenticated", "", policy.StatusChildFailed},
+		{policy.Gemini, "unauthenticated", "", policy.StatusUnauthenticated},
+		{policy.Gemini, "untrusted-folder", "", policy.StatusUnsupportedCapability},
+		{policy.Gemini, "untrusted-folder-success", "", policy.StatusUnsupportedCapability},
+		{policy.Gemini, "plan-disabled", "", policy.StatusUnsupportedCapability},
 		{policy.Gemini, "malformed", "", policy.StatusMalformedOutput},
 	}
 	for _, r := range rows {
