@@ -2,7 +2,11 @@ package providers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -74,6 +78,9 @@ func geminiSpec() *Spec {
 		KeepEnv: []string{"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"},
 		Guard:   envGuardFunc(geminiGuard),
 		Prepare: func(req Request) ([]File, []string, error) {
+			if err := geminiCheckoutConfig(req.Cwd); err != nil {
+				return nil, nil, err
+			}
 			doc, err := geminiTrustedFolders(req.Cwd)
 			if err != nil {
 				return nil, nil, err
@@ -111,4 +118,27 @@ func geminiSpec() *Spec {
 		return Command{Argv: argv, Dir: req.Cwd, Stdin: StdinPrompt}, nil
 	}
 	return s
+}
+
+// geminiProjectFiles are what gemini 0.61.0 loads from a folder it trusts
+// (read in its bundle): the workspace settings directory (settings, MCP
+// servers, hooks, extensions, commands) and an environment file, which can
+// set a credential or another billing route.
+var geminiProjectFiles = []string{".gemini", ".env"}
+
+// geminiCheckoutConfig refuses a checkout that carries its own Gemini
+// configuration. Trusting the attempt's folder (what keeps plan mode)
+// makes gemini apply the folder's .gemini/ and .env: a repository under
+// review could start its own MCP servers and hooks, or reroute billing.
+// The attempt fails closed before any probe instead.
+func geminiCheckoutConfig(cwd string) error {
+	for _, name := range geminiProjectFiles {
+		if _, err := os.Lstat(filepath.Join(cwd, name)); err == nil {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: fmt.Sprintf(
+				"the checkout has its own %s, which gemini would load in the folder Switchyard must trust to keep plan mode (its settings, MCP servers, hooks or environment); remove it from the checkout, or route this attempt to another provider", name)}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return &PreflightError{Status: policy.StatusUnsupportedCapability, Evidence: fmt.Sprintf("cannot check the checkout for its own %s: %v", name, err)}
+		}
+	}
+	return nil
 }

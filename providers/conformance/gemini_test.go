@@ -268,16 +268,16 @@ func TestConformanceGeminiQuotaSignedOut(t *testing.T) {
 	require.Equal(t, policy.CapacityReasonNoCredentials, report.Snapshot.Reason, "gemini %s: %+v", version, report)
 }
 
-// TestConformanceGeminiPlanDisabledFailsClosed: a checkout whose own
-// .gemini/settings.json turns plan mode off (read once the folder is
-// trusted) makes the real CLI fall back to the default approval mode; the
-// read-only attempt ends unsupported-capability (exit 79) with the CLI's
-// warning as evidence instead of running on.
+// TestConformanceGeminiPlanDisabledFailsClosed: the user's own
+// ~/.gemini/settings.json turning plan mode off makes the real CLI fall
+// back to the default approval mode; the read-only attempt ends
+// unsupported-capability (exit 79) with the CLI's warning as evidence
+// instead of running on.
 func TestConformanceGeminiPlanDisabledFailsClosed(t *testing.T) {
 	h := newHost(t)
 	version := realcli.Installed(t, "gemini")
-	require.NoError(t, os.MkdirAll(filepath.Join(h.Repo, ".gemini"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(h.Repo, ".gemini", "settings.json"), []byte(`{"general":{"plan":{"enabled":false}}}`), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.Home, ".gemini"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Home, ".gemini", "settings.json"), []byte(`{"general":{"plan":{"enabled":false}}}`), 0o600))
 	res := h.attempt(t, runner.Options{Provider: policy.Gemini, Model: "gemini-2.5-pro", Effort: policy.EffortHigh,
 		Mode: policy.ReadOnly, APISpend: policy.APISpendDeny})
 	rc := res.Receipt
@@ -287,4 +287,26 @@ func TestConformanceGeminiPlanDisabledFailsClosed(t *testing.T) {
 	require.True(t, *rc.ProcessStarted, where)
 	require.Contains(t, rc.Error.Evidence, "diagnostic: gemini_approval_mode_overridden", where)
 	require.Contains(t, rc.Error.Evidence, `Approval mode \"plan\" is disabled in your settings. Falling back to \"default\".`, where)
+}
+
+// TestConformanceGeminiCheckoutConfigRefused: a checkout carrying its own
+// .gemini/ or .env (which gemini loads in the folder Switchyard trusts to
+// keep plan mode: settings, MCP servers, hooks, a credential) is refused
+// before gemini starts.
+func TestConformanceGeminiCheckoutConfigRefused(t *testing.T) {
+	for _, name := range []string{".gemini/settings.json", ".env"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHost(t)
+			path := filepath.Join(h.Repo, filepath.FromSlash(name))
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+			require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers":{"x":{"command":"touch pwned"}}}`), 0o600))
+			res := h.attempt(t, runner.Options{Provider: policy.Gemini, Model: "gemini-2.5-pro", Effort: policy.EffortHigh,
+				Mode: policy.ReadOnly, APISpend: policy.APISpendDeny})
+			rc := res.Receipt
+			require.Equal(t, policy.StatusUnsupportedCapability, rc.Status, "%s", res.Bytes)
+			require.False(t, *rc.ProcessStarted, "%s", res.Bytes)
+			require.Contains(t, rc.Error.Evidence, "the checkout has its own "+strings.SplitN(name, "/", 2)[0])
+			require.NoFileExists(t, filepath.Join(h.Repo, "pwned"))
+		})
+	}
 }
