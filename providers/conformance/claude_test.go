@@ -169,6 +169,30 @@ func TestConformanceClaudeSignedOutAttempt(t *testing.T) {
 	require.Empty(t, rc.Preflight.Argv, "read-only claude runs no preflight")
 }
 
+// TestConformanceClaudeSignedOutWriterAttempt runs a writer attempt through
+// the runner: the version probe passes the floor, then the workload ends
+// unauthenticated (exit 77) where the writer sandbox can start, and
+// child-failed with claude's own sandbox refusal where bubblewrap and socat
+// are missing (the sandbox check comes before the sign-in check).
+func TestConformanceClaudeSignedOutWriterAttempt(t *testing.T) {
+	h := newHost(t)
+	res := h.attempt(t, runner.Options{Provider: policy.Claude, Model: "sonnet", Effort: policy.EffortHigh,
+		Mode: policy.IsolatedWrite, APISpend: policy.APISpendDeny})
+	rc := res.Receipt
+	who := cli(t, "claude")
+	require.Equal(t, policy.PreflightPassed, rc.Preflight.Status, "%s: %s: %s", who, argvString(rc.Preflight.Argv), rc.Preflight.Evidence)
+	require.NotNil(t, rc.Error, "%s: %s", who, res.Line)
+	if !sandboxReady(h) {
+		require.Equal(t, policy.StatusChildFailed, rc.Status, "%s: %s: %s", who, argvString(rc.Argv), res.Line)
+		require.Equal(t, 70, res.ExitCode)
+		require.Contains(t, rc.Error.Evidence, "Sandbox required but unavailable", "%s: the evidence carries the CLI's refusal", who)
+		return
+	}
+	require.Equal(t, policy.StatusUnauthenticated, rc.Status, "%s: %s: %s", who, argvString(rc.Argv), res.Line)
+	require.Equal(t, 77, res.ExitCode)
+	require.Contains(t, rc.Error.Evidence, claudeNotLoggedIn)
+}
+
 // TestConformanceClaudeQuotaSignedOut: after the real claude ran signed out
 // (and wrote its own ~/.claude state), the OAuth usage acquirer finds no
 // credentials file and says no_credentials without touching the network.
