@@ -87,8 +87,17 @@ func (h *host) runUntil(t *testing.T, dir string, stdin []byte, within time.Dura
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start(), "%s: start %q", cli(t, name), argv)
-	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	defer kill()
+	// The group is signalled only while its leader is unreaped (alive or a
+	// zombie), so its id cannot belong to anyone else's processes.
+	var mu sync.Mutex
+	reaped := false
+	kill := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !reaped {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
 	go func() {
 		<-ctx.Done()
 		kill()
@@ -102,12 +111,15 @@ func (h *host) runUntil(t *testing.T, dir string, stdin []byte, within time.Dura
 		stdout.WriteString(line + "\n")
 		if stop != nil && stop(line) {
 			stopped = true
-			kill()
 			break
 		}
 	}
 	timedOut := ctx.Err() != nil && !stopped
+	kill() // what is left of the group once stdout closed or the stop matched
 	_ = cmd.Wait()
+	mu.Lock()
+	reaped = true
+	mu.Unlock()
 	require.False(t, timedOut, "%s: %q neither exited nor got far enough within %s\nstdout:\n%s\nstderr:\n%s",
 		cli(t, name), argv, within, stdout.String(), stderr.String())
 	return run{Stdout: stdout.String(), Stderr: stderr.String(), Exit: cmd.ProcessState.ExitCode(), Stopped: stopped}
