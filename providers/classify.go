@@ -19,8 +19,10 @@ import (
 // contract: the runner decides those before or around the workload. After
 // a workload starts, authentication or model wording is never proof of a
 // route problem, so those failures are child-failed (provider-dispatch.md),
-// except a sign-in stop proved by the CLI's exit status and exact text
-// (step 0).
+// with two exceptions proved in the CLI's exact words: a sign-in stop by
+// its exit status and text (Gemini, step 0), and the typed sign-in refusal
+// of a provider that defers authentication to invocation (Claude has no
+// authentication preflight), matched like a quota envelope (authAdapters).
 //
 // The order of decisions:
 //
@@ -36,6 +38,8 @@ import (
 //     Antigravity and OpenCode have no adapter that can prove exhaustion;
 //     a provider with no adapter at all is a launcher failure (child-failed
 //     with no terminalSuccess assessment), never silently "not quota".
+//     Then a provider's authentication adapter proves unauthenticated the
+//     same way (the same veto, the same phases).
 //  2. A non-zero exit or a signal is child-failed (invocation), even after
 //     a terminal success, which is recorded so the attempt is not replayed.
 //  3. After a clean exit (postprocess): a typed provider error envelope is
@@ -117,6 +121,16 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 			}
 			return fail(policy.StatusUsageExhausted, phase, code,
 				fmt.Sprintf("%s reported usage exhaustion (%s)", provider, code), true)
+		}
+		if auth, ok := authAdapters[provider]; ok {
+			if code := auth(c); code != "" {
+				phase := policy.PhaseInvocation
+				if exitedClean {
+					phase = policy.PhasePostprocess
+				}
+				return fail(policy.StatusUnauthenticated, phase, code,
+					fmt.Sprintf("%s reported no usable login (%s)", provider, code), true)
+			}
 		}
 	}
 	if !exitedClean {
@@ -308,6 +322,71 @@ func claudeQuota(_ Request, c Capture) string {
 		if beginsAt(text, d, " \u00b7 ") {
 			return claudeQuotaCode
 		}
+	}
+	return ""
+}
+
+// authAdapter returns a fixed evidence code when the capture is the
+// provider's own typed sign-in refusal, "" for everything else.
+type authAdapter func(c Capture) string
+
+// authAdapters covers the providers whose authentication is deferred to
+// the workload (provider-dispatch.md: Claude has no authentication
+// preflight). Every other provider's login is judged by its preflight, and
+// its workload's authentication wording stays child-failed.
+var authAdapters = map[policy.Provider]authAdapter{
+	policy.Claude: claudeAuth,
+}
+
+// claudeSignIn is one sign-in refusal Claude Code ends a -p run with: the
+// exact result text and the api_error_status it carries (nil: JSON null).
+type claudeSignIn struct {
+	result string
+	status *int
+	code   string
+}
+
+var claude401 = 401
+
+// claudeSignIns are the known refusals (PROVIDER-PROTOCOLS.md §1 "Failure
+// example lines"). "Not logged in" was captured from claude 2.1.332 signed
+// out (testdata/transcripts/claude/unauthenticated); the others are public
+// captures of earlier versions. Texts compare whole, after trimming, never
+// as substrings.
+var claudeSignIns = []claudeSignIn{
+	{result: "Not logged in · Please run /login", code: "claude_not_logged_in"},
+	{result: "Failed to authenticate: OAuth session expired and could not be refreshed", code: "claude_oauth_expired"},
+	{result: "Invalid API key · Fix external API key", status: &claude401, code: "claude_invalid_api_key"},
+}
+
+// claudeAuth proves a sign-in refusal: the last result is an errored
+// api_error result (is_error true, terminal_reason "api_error") whose
+// result text and api_error_status match one known refusal exactly.
+func claudeAuth(c Capture) string {
+	r := claudeLastResult(c)
+	if r == nil || r.typ() != "result" || r.text("terminal_reason") != "api_error" {
+		return ""
+	}
+	if isError, _ := r.boolean("is_error"); !isError {
+		return ""
+	}
+	text, ok := r.str("result")
+	if !ok {
+		return ""
+	}
+	text = strings.TrimSpace(text)
+	for _, s := range claudeSignIns {
+		if text != s.result {
+			continue
+		}
+		if s.status == nil {
+			if !r.has("api_error_status") || !r.isNull("api_error_status") {
+				return ""
+			}
+		} else if n, ok := r.number("api_error_status"); !ok || n.String() != fmt.Sprint(*s.status) {
+			return ""
+		}
+		return s.code
 	}
 	return ""
 }

@@ -36,7 +36,9 @@ func claudeSpec() *Spec {
 			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "claude --settings sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false, filesystem isolation, no allowed network domains) with WebSearch and WebFetch disallowed, at version 2.1.285 or newer"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "claude --permission-mode plan grants Bash outside any sandbox; no native sandbox proves read-only or no network"},
 		},
-		KnownVersions: []string{"2.1.220", "2.1.240", "2.1.285"},
+		// 2.1.332: the pinned release the conformance suite verified
+		// (testdata/realcli); 2.1.220: the invalid-API-key capture fixture.
+		KnownVersions: []string{"2.1.220", "2.1.332"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
 		CLIModel:      claudeModel,

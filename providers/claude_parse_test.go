@@ -48,8 +48,27 @@ func TestParseClaude(t *testing.T) {
 		{name: "wrong-separator", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
 		{name: "not-api-error", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
 		{name: "status-401-limit-text", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},
-		{name: "unauthenticated", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
-		{name: "invalid-key", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Invalid API key"},
+		// Sign-in refusals: claude defers authentication to the workload,
+		// so its own typed refusal is unauthenticated (exit 77), matched
+		// whole. signed-out-2.1.332 is the real stdout of claude 2.1.332
+		// run signed out with a fresh HOME (paths shortened).
+		withCheck(unauthenticated("signed-out-2.1.332", "4df54964-3516-48eb-a382-f2307001bee6", "Not logged in \u00b7 Please run /login", "claude_not_logged_in"),
+			func(t *testing.T, _ Parsed, c Classification) {
+				require.Equal(t, policy.PhaseInvocation, c.Phase)
+				require.Contains(t, c.Error.Evidence, "Not logged in \u00b7 Please run /login", "the CLI's own words are the evidence")
+				require.Contains(t, c.Error.Evidence, "claude_not_logged_in")
+			}),
+		unauthenticated("unauthenticated", "eba86727-1", "Not logged in", "claude_not_logged_in"),
+		withCheck(unauthenticated("unauthenticated", "eba86727-1", "Not logged in", "claude_not_logged_in"),
+			func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }).at("refusal at a clean exit is postprocess", 0),
+		unauthenticated("oauth-expired", "eba86727-1", "OAuth session expired", "claude_oauth_expired"),
+		unauthenticated("invalid-key", "eba86727-1", "Invalid API key", "claude_invalid_api_key"),
+		// Near misses stay child-failed: the texts and statuses are exact.
+		{name: "not-logged-in-status-401", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
+		{name: "not-logged-in-no-status", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
+		{name: "not-logged-in-tail", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
+		{name: "not-logged-in-not-api-error", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Not logged in"},
+		{name: "invalid-key-no-status", exit: 1, status: policy.StatusChildFailed, session: "eba86727-1", terminal: "Invalid API key"},
 		{name: "max-turns", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "error_max_turns"},
 		{name: "error result at a clean exit", fixture: "max-turns", status: policy.StatusChildFailed, session: session, terminal: "error_max_turns",
 			check: func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }},
@@ -91,7 +110,36 @@ func TestParseClaude(t *testing.T) {
 	runParseCases(t, policy.Claude, "opus", parseClaude, rows)
 }
 
+// unauthenticated is a sign-in refusal row: exit 1, status
+// unauthenticated with the refusal's evidence code and the CLI's text.
+func unauthenticated(fixture, session, terminal, code string) parseCase {
+	return parseCase{name: fixture, exit: 1, status: policy.StatusUnauthenticated, session: session, terminal: terminal,
+		check: func(t *testing.T, _ Parsed, c Classification) {
+			require.Contains(t, c.Error.Evidence, code)
+			require.Contains(t, c.Error.Message, terminal)
+			require.Empty(t, c.QuotaCode)
+			require.False(t, *c.TerminalSuccess)
+		}}
+}
+
+// at renames a row and replays its fixture with another exit code.
+func (c parseCase) at(name string, exit int) parseCase {
+	if c.fixture == "" {
+		c.fixture = c.name
+	}
+	c.name, c.exit = name, exit
+	return c
+}
+
+// withCheck adds check to the row's checks (run after any it had).
 func withCheck(c parseCase, check func(t *testing.T, p Parsed, c Classification)) parseCase {
+	if prior := c.check; prior != nil {
+		c.check = func(t *testing.T, p Parsed, cl Classification) {
+			prior(t, p, cl)
+			check(t, p, cl)
+		}
+		return c
+	}
 	c.check = check
 	return c
 }

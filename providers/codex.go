@@ -14,6 +14,10 @@ var codexGuard = envGuard{NonBlank: []string{"OPENAI_API_KEY"}}
 // ChatGPT (subscription) login under --api-spend deny.
 const codexChatGPTLogin = "Logged in using ChatGPT"
 
+// codexNotLoggedIn is the whole of `codex login status` signed out, on
+// stderr with exit 1 (verified against codex 0.171.0).
+const codexNotLoggedIn = "Not logged in"
+
 var (
 	// codexLoggedIn matches a login line of `codex login status`.
 	codexLoggedIn = regexp.MustCompile(`(?im)^\s*logged in\b`)
@@ -36,7 +40,9 @@ func codexSpec() *Spec {
 			policy.IsolatedWrite: {Class: ContainmentWorkspaceWriteNoNetwork, Reason: "codex --sandbox workspace-write confines writes to the workspace; --config sandbox_workspace_write.network_access=false pins network off so a profile cannot reopen it"},
 			policy.ReadOnly:      {Class: ContainmentReadOnlyNoNetwork, Reason: "codex --sandbox read-only: the native sandbox denies writes and network"},
 		},
-		KnownVersions: []string{"0.154.0", "0.155.1"},
+		// 0.171.0: the pinned release the conformance suite verified
+		// (testdata/realcli); 0.155.1: the signed-out 401 workload capture.
+		KnownVersions: []string{"0.155.1", "0.171.0"},
 		QuotaSource:   QuotaLiveRPC,
 		ModelEvidence: policy.EvidencePinnedArgv,
 		CLIModel:      effortModel(policy.Codex),
@@ -87,6 +93,10 @@ func codexSpec() *Spec {
 func readCodexLogin(req Request, c Capture) PreflightVerdict {
 	text := probeText(c)
 	if !exited0(c) || !codexLoggedIn.MatchString(text) {
+		if lines := nonEmptyLines(text); len(lines) == 1 && lines[0] == codexNotLoggedIn {
+			// The CLI's own fixed sentence, quoted: it carries no value.
+			return fail(policy.StatusUnauthenticated, "codex login status reported no login: %q (%s)", codexNotLoggedIn, exitText(c))
+		}
 		return fail(policy.StatusUnauthenticated, "codex login status reported no login (%s)", exitText(c))
 	}
 	if req.APISpend != policy.APISpendDeny {

@@ -72,18 +72,19 @@ func e2eCases() []e2eCase {
 	quota[policy.Antigravity], quotaWhy[policy.Antigravity] = policy.StatusChildFailed, "antigravity has no quota classifier (UNKNOWN): a 429 error event is child-failed"
 	quota[policy.OpenCode], quotaWhy[policy.OpenCode] = policy.StatusChildFailed, "opencode has no quota classifier (UNKNOWN): a provider.rate-limit error is child-failed"
 	// Where authentication can only surface at invocation there is no
-	// probe to say "unauthenticated": Claude read-only has no preflight
-	// (auth deferred to the task) and OpenCode's preflight checks version
+	// probe to say "unauthenticated": OpenCode's preflight checks version
 	// and config only. The CLI's own failure is what really happens:
-	// child-failed in the invocation. Gemini has only a version probe too,
-	// but its sign-in stop (exit 41 and its exact sign-in error, before any
-	// model request) is classified unauthenticated in the invocation.
+	// child-failed in the invocation. Claude (no preflight: authentication
+	// is deferred to the task) and Gemini (a version probe only) are the
+	// exceptions: claude's typed "Not logged in" result, and gemini's
+	// sign-in stop (exit 41 and its exact sign-in error, before any model
+	// request), are classified unauthenticated, as the real CLIs print them.
 	for p, why := range map[policy.Provider]string{
-		policy.Claude:   "claude read-only has no preflight; the workload's \"Not logged in\" result is child-failed",
 		policy.OpenCode: "opencode's preflight checks version and config, not auth; the workload's 401 is child-failed",
 	} {
 		auth[p], authWhy[p] = policy.StatusChildFailed, why
 	}
+	authWhy[policy.Claude] = "claude read-only has no preflight; the workload's typed \"Not logged in\" result is unauthenticated"
 	var cases []e2eCase
 	for _, p := range e2eProviders {
 		spend := e2eAPISpend[p]

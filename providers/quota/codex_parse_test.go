@@ -124,6 +124,8 @@ var codexFixtureWants = map[string]codexWant{
 		elig:    policy.EligibilityEligible},
 	"logged-out": {state: policy.CapacityUnknown, reason: policy.CapacityReasonNotSignedIn, signedIn: ptr(false),
 		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
+	"signed-out-0.171.0": {state: policy.CapacityUnknown, reason: policy.CapacityReasonNotSignedIn, signedIn: ptr(false),
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
 	"api-key": {state: policy.CapacityUnknown, reason: policy.CapacityReasonNoPlanQuota, signedIn: ptr(true),
 		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
 	"backend-error": {state: policy.CapacityUnknown, reason: policy.CapacityReasonBackendError, signedIn: ptr(true),
@@ -446,7 +448,7 @@ func TestCodexNoSentinelInOutputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, names)
 	// A logged-out or API-key session carries no account data to plant.
-	bare := []string{"api-key", "logged-out"}
+	bare := []string{"api-key", "logged-out", "signed-out-0.171.0"}
 	for _, path := range names {
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)

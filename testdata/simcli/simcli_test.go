@@ -92,7 +92,7 @@ func TestScenarioSelectionPerProviderAndKind(t *testing.T) {
 		wantStderr string // substring
 	}
 	rows := []row{
-		{"claude version default", "claude", "success", []string{"--version"}, simlog.KindVersion, "claude/_preflight/preflight-version", 0, "2.1.290 (Claude Code)", ""},
+		{"claude version default", "claude", "success", []string{"--version"}, simlog.KindVersion, "claude/_preflight/preflight-version", 0, "2.1.332 (Claude Code)", ""},
 		{"claude old version", "claude", "old-version", []string{"--version"}, simlog.KindVersion, "claude/old-version/preflight-version", 0, "2.1.240", ""},
 		{"claude auth status is classified", "claude", "success", []string{"auth", "status", "--json"}, simlog.KindStatus, "claude/_preflight/preflight-status", 0, `"loggedIn": true`, ""},
 		{"codex logged in on stderr", "codex", "success", []string{"login", "status"}, simlog.KindStatus, "codex/_preflight/preflight-status", 0, "", "Logged in using ChatGPT"},
@@ -614,7 +614,7 @@ func TestConfigIsFoundBesideArgv0WithoutFollowingSymlinks(t *testing.T) {
 	a := runSim(t, binA, call{provider: "claude", args: []string{"--version"}})
 	b := runSim(t, binB, call{provider: "claude", args: []string{"--version"}})
 	assert.Equal(t, "2.1.240 (Claude Code)\n", a.stdout)
-	assert.Equal(t, "2.1.290 (Claude Code)\n", b.stdout)
+	assert.Equal(t, "2.1.332 (Claude Code)\n", b.stdout)
 	assert.Len(t, simenv.Invocations(t, binA), 1)
 	assert.Len(t, simenv.Invocations(t, binB), 1)
 

@@ -216,7 +216,7 @@ func TestTranscriptsClassifyAsNamed(t *testing.T) {
 		{policy.Claude, "success", "", policy.StatusComplete},
 		{policy.Claude, "handoff", "", policy.StatusNeedsParentOperation},
 		{policy.Claude, "usage-exhausted", "", policy.StatusUsageExhausted},
-		{policy.Claude, "unauthenticated", "", policy.StatusChildFailed},
+		{policy.Claude, "unauthenticated", "", policy.StatusUnauthenticated},
 		{policy.Claude, "malformed", "", policy.StatusMalformedOutput},
 
 		{policy.Codex, "success", "", policy.StatusComplete},
