@@ -325,16 +325,8 @@ func outcomeOf(r *Receipt) (Outcome, DeniedCause, error) {
 			out = OutcomeFailed
 		}
 	case r.Status == StatusUnavailableCLI || r.Status == StatusUnauthenticated || r.Status == StatusUnavailableModel:
-		// Route proof exists only before the workload starts. A sign-in
-		// refusal classified after the start (Claude defers authentication
-		// to its task) is governed by terminal-failure, as the child-failed
-		// it would otherwise be (provider-dispatch.md), given the runner's
-		// terminalSuccess:false assessment.
-		switch {
-		case notStarted:
-		case r.Status == StatusUnauthenticated && phase != PhasePreflight && successFalse:
-			out = OutcomeTerminalFailure
-		default:
+		// Route proof exists only before the workload starts.
+		if !notStarted {
 			out = OutcomeFailed
 		}
 	case r.Status == StatusChildFailed || r.Status == StatusMalformedOutput:

@@ -177,11 +177,7 @@ func TestNormalizeDowngradesToFailed(t *testing.T) {
 		{"usage-exhausted without phase", 2, []obj{eligible(StatusUsageExhausted), {"failurePhase": nil}}, OutcomeFailed},
 		// Route claims prove nothing once the workload may have started.
 		{"unavailable-cli started", 2, []obj{invocationFailure, {"status": "unavailable-cli"}}, OutcomeFailed},
-		// ... except a sign-in refusal the classifier proved after the start
-		// (Claude's): terminal-failure, as a child-failed receipt would be.
-		{"unauthenticated started", 2, []obj{invocationFailure, {"status": "unauthenticated"}}, OutcomeTerminalFailure},
-		{"unauthenticated started without assessment", 2, []obj{invocationFailure, {"status": "unauthenticated", "terminalSuccess": absent}}, OutcomeFailed},
-		{"unauthenticated started with a success", 2, []obj{invocationFailure, {"status": "unauthenticated", "terminalSuccess": true}}, OutcomeFailed},
+		{"unauthenticated started", 2, []obj{invocationFailure, {"status": "unauthenticated"}}, OutcomeFailed},
 		{"unavailable-model started", 2, []obj{invocationFailure, {"status": "unavailable-model"}}, OutcomeFailed},
 		{"unavailable-model of unknown start", 1, []obj{preflightFailure, {"status": "unavailable-model", "processStarted": absent}}, OutcomeFailed},
 		// Terminal failures need the runner's terminalSuccess:false assessment.
