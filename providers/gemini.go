@@ -67,7 +67,7 @@ func geminiSpec() *Spec {
 		},
 		// 0.61.0 is the release the conformance suite checked
 		// (testdata/realcli pins it).
-		KnownVersions: []string{"0.6.1", "0.61.0"},
+		KnownVersions: []string{"0.61.0"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
 		CLIModel:      effortModel(policy.Gemini),
