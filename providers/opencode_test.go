@@ -612,3 +612,30 @@ func TestOpenCodeChatGPTModelMatchesTheEngine(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, OpenCodeChatGPTModel, events.OpenCodeChatGPTModel)
 }
+
+// TestOpenCodeSandboxProbeNamesMissingDependencies: a failed startup probe
+// whose sandbox runtime refused for missing dependencies (the stderr srt
+// 0.0.83 printed on a host without bubblewrap, socat and ripgrep) names
+// them; an item of another shape is reported without its text (it may
+// carry a path); any other failure keeps the plain evidence; a passing
+// probe passes.
+func TestOpenCodeSandboxProbeNamesMissingDependencies(t *testing.T) {
+	t.Parallel()
+	real := "Error: Sandbox dependencies not available: ripgrep (rg) not found, bubblewrap (bwrap) not installed, socat not installed\n"
+	v := readOpenCodeSandboxProbe(exit(1, "", real))
+	require.Equal(t, policy.StatusUnavailableCLI, v.Status)
+	require.Contains(t, v.Evidence, "the sandboxed shell startup probe failed (exit 1): the sandbox runtime's dependencies are not available (missing ripgrep (rg), bubblewrap (bwrap), socat)")
+	require.NotContains(t, v.Evidence, "another dependency problem")
+	require.Contains(t, v.Evidence, "npm i -g @anthropic-ai/sandbox-runtime")
+
+	odd := readOpenCodeSandboxProbe(exit(1, "", "Error: Sandbox dependencies not available: socat not installed, bubblewrap (bwrap) not executable at /home/dev/secret/bwrap\n"))
+	require.Contains(t, odd.Evidence, "(missing socat) (and another dependency problem it reports)")
+	require.NotContains(t, odd.Evidence, "/home/dev")
+
+	plain := readOpenCodeSandboxProbe(exit(1, "", "bwrap: Creating new namespace failed: Operation not permitted\n"))
+	require.Equal(t, policy.StatusUnavailableCLI, plain.Status)
+	require.NotContains(t, plain.Evidence, "dependencies are not available")
+	require.NotContains(t, plain.Evidence, "namespace")
+
+	require.Empty(t, readOpenCodeSandboxProbe(exit(0, "", "")).Status)
+}
