@@ -385,7 +385,9 @@ func duplicateKey(o jsonObject) string {
 // what the runner wrote (regular 0600 files, not symlinks, same bytes) and
 // that nothing else appeared beside them: on V1 the private directory
 // holds only opencode.json; on V2 it holds only config/, which holds only
-// opencode.json and service.json.
+// opencode.json and service.json. Beside them the CLI's own global
+// configuration directory opencode/ may appear, holding at most its
+// .gitignore (openCodeGlobalDirIntact).
 func openCodePrivateIntact(req Request) error {
 	files, err := openCodeFiles(req)
 	if err != nil {
