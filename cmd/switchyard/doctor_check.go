@@ -62,7 +62,7 @@ type doctorBinary struct {
 	Names   []string `json:"names"`
 	Path    string   `json:"path,omitempty"`
 	Version string   `json:"version,omitempty"` // with --probe only
-	// Known: the version is one of the spec's fixture-tested versions
+	// Known: the version is one of the spec's known (verified) versions
 	// (evidence, not an allowlist); absent when no version was read.
 	Known         *bool    `json:"known,omitempty"`
 	KnownVersions []string `json:"known_versions"`
