@@ -31,7 +31,7 @@ func ModelsProbeFor(p policy.Provider) ModelsProbe {
 	case policy.Cursor:
 		return ModelsProbe{Argv: []string{"models"}, Read: readCursorModels}
 	case policy.OpenCode:
-		return ModelsProbe{Argv: []string{"debug", "models"}, Read: readOpenCodeModels}
+		return ModelsProbe{Argv: []string{"models"}, Read: readOpenCodeModels} // 1.18.33 has no `debug models`
 	case policy.Antigravity:
 		return ModelsProbe{Argv: []string{"models"}, Read: readAntigravityModels}
 	case policy.Grok:
@@ -122,7 +122,7 @@ func readAntigravityModels(stdout []byte) ([]string, error) {
 	return out, nil
 }
 
-// readOpenCodeModels reads `opencode debug models`: one provider/model ID
+// readOpenCodeModels reads `opencode models`: one provider/model ID
 // per line (extra path segments kept). A cold empty list is no evidence.
 func readOpenCodeModels(stdout []byte) ([]string, error) {
 	var out []string
@@ -130,7 +130,7 @@ func readOpenCodeModels(stdout []byte) ([]string, error) {
 		id := strings.Fields(line)[0]
 		provider, model, ok := strings.Cut(id, "/")
 		if !ok || provider == "" || model == "" || strings.Contains(id, "//") || strings.HasSuffix(id, "/") || !modelToken.MatchString(id) {
-			return nil, listingErr("opencode debug models line %q is not a provider/model ID", CapText(line, 80))
+			return nil, listingErr("opencode models line %q is not a provider/model ID", CapText(line, 80))
 		}
 		out = append(out, id)
 	}

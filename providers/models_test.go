@@ -55,7 +55,7 @@ func TestModelListingsAreReadFailClosed(t *testing.T) {
 		require.Nil(t, ModelsProbeFor(p).Argv, "%s has no listing command", p)
 	}
 	require.Equal(t, []string{"models", "list", "--format", "json"}, ModelsProbeFor(policy.Devin).Argv)
-	require.Equal(t, []string{"debug", "models"}, ModelsProbeFor(policy.OpenCode).Argv)
+	require.Equal(t, []string{"models"}, ModelsProbeFor(policy.OpenCode).Argv)
 	require.Equal(t, []string{"models"}, ModelsProbeFor(policy.Cursor).Argv)
 	require.Equal(t, []string{"models"}, ModelsProbeFor(policy.Antigravity).Argv)
 }

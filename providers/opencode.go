@@ -77,7 +77,11 @@ func openCodeSpec() *Spec {
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "opencode's shell runs inside the sandbox runtime (worktree writes only, no network), but its file tools are tool policy with no OS sandbox: shell confinement, not whole-provider isolation"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "opencode has no native sandbox: the agent permission rules allow only read, glob and grep, which is tool policy, not containment"},
 		},
-		KnownVersions: []string{"1.18.32", "2.0.0", "2.0.25", "2.0.26", "2.0.27"},
+		// The verified releases: the conformance suite runs the pinned
+		// npm release (testdata/realcli). The seed's fixture versions
+		// (1.18.32; 2.0.0, 2.0.25-2.0.27) were never run here, and no V2
+		// release is pinned, so none of them is listed.
+		KnownVersions: []string{"1.18.33"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
 		CLIModel:      slugModel(policy.OpenCode),

@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -283,7 +284,7 @@ func checkOpenCodeV1Effective(req Request, out []byte) error {
 	agents, _ := gotObj.get("agent")
 	agentsObj, _ := agents.(jsonObject)
 	wantAgents := exp.mustGet("agent").(jsonObject)
-	if v, ok := agentsObj.get(name); !ok || !jsonEqual(v, wantAgents.mustGet(name)) {
+	if v, ok := agentsObj.get(name); !ok || !jsonEqual(withoutEmptyOptions(v), wantAgents.mustGet(name)) {
 		return fmt.Errorf("effective configuration does not carry the private agent")
 	}
 	for _, key := range []string{"provider", "mcp"} {
@@ -294,6 +295,25 @@ func checkOpenCodeV1Effective(req Request, out []byte) error {
 		}
 	}
 	return nil
+}
+
+// withoutEmptyOptions drops the empty "options" object OpenCode 1.x adds to
+// every agent it loads (observed with opencode 1.18.33: the private agent
+// comes back from `debug config` with "options": {} appended). Options
+// carrying anything are left in place, so they fail the comparison.
+func withoutEmptyOptions(v any) any {
+	agent, ok := v.(jsonObject)
+	if !ok {
+		return v
+	}
+	out := make(jsonObject, 0, len(agent))
+	for _, m := range agent {
+		if opts, isObj := m.Value.(jsonObject); m.Key == "options" && isObj && len(opts) == 0 {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // checkOpenCodeV2Sources checks V2's configuration sources: exactly the
@@ -365,7 +385,9 @@ func duplicateKey(o jsonObject) string {
 // what the runner wrote (regular 0600 files, not symlinks, same bytes) and
 // that nothing else appeared beside them: on V1 the private directory
 // holds only opencode.json; on V2 it holds only config/, which holds only
-// opencode.json and service.json.
+// opencode.json and service.json. Beside them the CLI's own global
+// configuration directory opencode/ may appear, holding at most its
+// .gitignore (openCodeGlobalDirIntact).
 func openCodePrivateIntact(req Request) error {
 	files, err := openCodeFiles(req)
 	if err != nil {
@@ -400,6 +422,10 @@ func openCodePrivateIntact(req Request) error {
 	// Shell commands write the private temporary and cache directories.
 	delete(want, openCodeShellTmp(req))
 	delete(want, openCodeShellCache(req))
+	if err := openCodeGlobalDirIntact(req); err != nil {
+		return err
+	}
+	want[req.PrivateDir] = append(want[req.PrivateDir], openCodeGlobalDirName)
 	for dir, names := range want {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -407,15 +433,70 @@ func openCodePrivateIntact(req Request) error {
 		}
 		for _, e := range entries {
 			if !slices.Contains(names, e.Name()) {
-				kind := "file"
-				if e.Type()&fs.ModeSymlink != 0 {
-					kind = "symlink"
-				}
-				return fmt.Errorf("unexpected %s %s in the private configuration", kind, e.Name())
+				return fmt.Errorf("unexpected %s %s in the private configuration", entryKind(e), e.Name())
 			}
 		}
 	}
 	return nil
+}
+
+// openCodeGlobalDirName is the CLI's global configuration directory,
+// $XDG_CONFIG_HOME/opencode, inside the private directory (XDG_CONFIG_HOME
+// is the private directory).
+const openCodeGlobalDirName = "opencode"
+
+// openCodeGitignore is the one file OpenCode writes into a configuration
+// directory it loads: a .gitignore for the plugin dependencies it may
+// install there. It configures nothing.
+const openCodeGitignore = ".gitignore"
+
+// openCodeGlobalDirIntact accepts exactly what the real CLI writes into the
+// private directory on its own (observed with opencode 1.18.33, every
+// command, --version and --pure included): its global configuration
+// directory opencode/, created at startup, and once a command loads
+// configuration, a .gitignore in it. That directory cannot be moved
+// elsewhere: it is where the CLI looks for a global opencode.json,
+// config.json, opencode.jsonc, agents, commands, modes and plugins, and it
+// is the private directory's job to hold none of those. So it may be
+// absent, or a real directory (never a symlink, which could lead to a
+// user's configuration) holding nothing, or only a regular .gitignore;
+// anything else in it (a configuration file, an agent, a command, a plugin
+// or its package.json and node_modules) fails closed.
+func openCodeGlobalDirIntact(req Request) error {
+	dir := inPrivate(req, openCodeGlobalDirName)
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("private directory cannot be read")
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("unexpected %s %s in the private configuration (opencode's global configuration directory must be a real directory)", entryKind(fs.FileInfoToDirEntry(fi)), openCodeGlobalDirName)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("private directory cannot be read")
+	}
+	for _, e := range entries {
+		if e.Name() == openCodeGitignore && e.Type().IsRegular() {
+			continue
+		}
+		return fmt.Errorf("unexpected %s %s in the private configuration", entryKind(e), filepath.Join(openCodeGlobalDirName, e.Name()))
+	}
+	return nil
+}
+
+// entryKind names a directory entry's type for evidence: symlink,
+// directory or file.
+func entryKind(e fs.DirEntry) string {
+	switch t := e.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "symlink"
+	case t.IsDir():
+		return "directory"
+	}
+	return "file"
 }
 
 // realDirectory reports whether p is a directory and not a symlink.

@@ -3,6 +3,7 @@ package providers
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -132,10 +133,55 @@ func openCodeSandboxPolicy(req Request) ([]byte, error) {
 	return renderJSON(doc)
 }
 
-// readOpenCodeSandboxProbe judges the sandboxed startup probe.
+// readOpenCodeSandboxProbe judges the sandboxed startup probe. When the
+// runtime refused to start for missing dependencies (bubblewrap, socat,
+// ripgrep on Linux), the evidence names them.
 func readOpenCodeSandboxProbe(c Capture) PreflightVerdict {
 	if !exited0(c) {
-		return fail(policy.StatusUnavailableCLI, "the sandboxed shell startup probe failed (%s); opencode writers never run an unsandboxed shell; fix: %s", exitText(c), sandboxRuntimeInstall)
+		why := ""
+		if missing, other := srtMissingDependencies(c.Stderr); len(missing) > 0 || other {
+			why = ": the sandbox runtime's dependencies are not available"
+			if len(missing) > 0 {
+				why += " (missing " + strings.Join(missing, ", ") + ")"
+			}
+			if other {
+				why += " (and another dependency problem it reports)"
+			}
+		}
+		return fail(policy.StatusUnavailableCLI, "the sandboxed shell startup probe failed (%s)%s; opencode writers never run an unsandboxed shell; fix: %s", exitText(c), why, sandboxRuntimeInstall)
 	}
 	return pass("sandboxed shell startup probe passed")
+}
+
+// srtDependencyError opens the sandbox runtime's refusal to start for
+// missing dependencies (srt 0.0.83 prints "Error: Sandbox dependencies not
+// available: <item>, <item>" on stderr and exits 1).
+const srtDependencyError = "Sandbox dependencies not available: "
+
+// srtMissingItem is one missing dependency as srt names it: "ripgrep (rg)
+// not found", "bubblewrap (bwrap) not installed", "socat not installed".
+var srtMissingItem = regexp.MustCompile(`^([a-z][a-z0-9-]{0,31})( \([a-z0-9._-]{1,32}\))? not (?:found|installed)$`)
+
+// srtMissingDependencies reads srt's dependency refusal from its stderr:
+// the dependencies it names as missing (name and command, as srt spells
+// them), and whether it reported anything else (an item of another shape,
+// which may carry a path, is never copied). Nothing when the refusal is
+// absent.
+func srtMissingDependencies(stderr []byte) (missing []string, other bool) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		_, list, ok := strings.Cut(strings.TrimSpace(line), srtDependencyError)
+		if !ok {
+			continue
+		}
+		for _, item := range strings.Split(list, ", ") {
+			m := srtMissingItem.FindStringSubmatch(strings.TrimSpace(item))
+			if m == nil {
+				other = true
+				continue
+			}
+			missing = append(missing, m[1]+m[2])
+		}
+		return missing, other
+	}
+	return nil, false
 }

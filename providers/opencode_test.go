@@ -115,6 +115,8 @@ func TestOpenCodeV1DebugConfig(t *testing.T) {
 	}{
 		{"verbatim", string(config), true},
 		{"extra effective keys and agents", withExtras(t, config, name), true},
+		{"the empty agent options opencode 1.18.33 adds", agentOptions(t, config, name, `{}`), true},
+		{"agent options carrying a setting", agentOptions(t, config, name, `{"baseURL":"https://gw"}`), false},
 		{"reordered permission rules", swapPermission(t, config), false},
 		{"another model", replaceModel(t, config), false},
 		{"a provider override", setKey(t, config, "provider", `{"openai":{"options":{"baseURL":"https://gw"}}}`), false},
@@ -136,6 +138,18 @@ func TestOpenCodeV1DebugConfig(t *testing.T) {
 	w := req
 	w.Mode = policy.IsolatedWrite
 	require.Equal(t, policy.StatusUnavailableCLI, spec.ReadPreflight(w, 1, exit(0, string(config), "")).Status, "writer rules differ")
+}
+
+// agentOptions appends an "options" member (raw JSON) to the attempt agent,
+// as the real CLI's effective configuration does.
+func agentOptions(t *testing.T, config []byte, name, raw string) string {
+	return editConfig(t, config, func(doc jsonObject) jsonObject {
+		agents := doc.mustGet("agent").(jsonObject)
+		ours := agents.mustGet(name).(jsonObject)
+		decoded, err := decodeOrdered([]byte(raw))
+		require.NoError(t, err)
+		return doc.set("agent", agents.set(name, append(ours, jsonMember{"options", decoded})))
+	})
 }
 
 // TestOpenCodeV2DebugConfig: the sources must be exactly the private
@@ -239,6 +253,79 @@ func TestOpenCodeConfigurationMustStayIntact(t *testing.T) {
 				require.ErrorAs(t, err, &pe)
 				require.Equal(t, policy.StatusUnavailableCLI, pe.Status)
 				require.Equal(t, policy.StatusUnavailableCLI, spec.ReadPreflight(req, 1, exit(0, "{}", "")).Status)
+			})
+		}
+	}
+}
+
+// TestOpenCodeGlobalConfigDirectory: what the real CLI writes into the
+// private directory on its own (its global configuration directory
+// opencode/, empty or holding only its .gitignore, as opencode 1.18.33
+// does on every command) leaves the configuration intact; anything in that
+// directory that could configure the attempt (a configuration file, an
+// agent, a plugin or its package), or the directory replaced by a symlink
+// or a file, fails closed on both contracts.
+func TestOpenCodeGlobalConfigDirectory(t *testing.T) {
+	t.Parallel()
+	spec := mustLookup(t, policy.OpenCode)
+	gitignore := "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+	for _, contract := range []string{"v1", "v2"} {
+		for _, tc := range []struct {
+			name  string
+			plant func(t *testing.T, global string)
+			want  string // "" when intact
+		}{
+			{"created empty at startup", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+			}, ""},
+			{"holding the CLI's .gitignore", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(global, ".gitignore"), []byte(gitignore), 0o644))
+			}, ""},
+			{"a global opencode.json", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(global, "opencode.json"), []byte(`{"model":"x/y"}`), 0o644))
+			}, "unexpected file opencode/opencode.json"},
+			{"a global config.json", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(global, "config.json"), []byte(`{}`), 0o644))
+			}, "unexpected file opencode/config.json"},
+			{"an agent directory", func(t *testing.T, global string) {
+				require.NoError(t, os.MkdirAll(filepath.Join(global, "agent"), 0o755))
+			}, "unexpected directory opencode/agent"},
+			{"a plugin package", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(global, "package.json"), []byte(`{}`), 0o644))
+			}, "unexpected file opencode/package.json"},
+			{"a symlinked .gitignore", func(t *testing.T, global string) {
+				require.NoError(t, os.Mkdir(global, 0o755))
+				require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(global, ".gitignore")))
+			}, "unexpected symlink opencode/.gitignore"},
+			{"the directory a symlink to a user's configuration", func(t *testing.T, global string) {
+				user := filepath.Join(t.TempDir(), "opencode")
+				require.NoError(t, os.Mkdir(user, 0o755))
+				require.NoError(t, os.Symlink(user, global))
+			}, "unexpected symlink opencode"},
+			{"the directory a file", func(t *testing.T, global string) {
+				require.NoError(t, os.WriteFile(global, []byte("{}"), 0o644))
+			}, "unexpected file opencode"},
+		} {
+			t.Run(contract+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				req := openCodeAttempt(t, contract)
+				tc.plant(t, filepath.Join(req.PrivateDir, "opencode"))
+				err := spec.Check(req)
+				if tc.want == "" {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorContains(t, err, tc.want)
+				var pe *PreflightError
+				require.ErrorAs(t, err, &pe)
+				require.Equal(t, policy.StatusUnavailableCLI, pe.Status)
+				v := spec.ReadPreflight(req, 1, exit(0, "{}", ""))
+				require.Equal(t, policy.StatusUnavailableCLI, v.Status)
+				require.Contains(t, v.Evidence, tc.want)
 			})
 		}
 	}
@@ -524,4 +611,31 @@ func FuzzOpenCodeAuthLists(f *testing.F) {
 func TestOpenCodeChatGPTModelMatchesTheEngine(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, OpenCodeChatGPTModel, events.OpenCodeChatGPTModel)
+}
+
+// TestOpenCodeSandboxProbeNamesMissingDependencies: a failed startup probe
+// whose sandbox runtime refused for missing dependencies (the stderr srt
+// 0.0.83 printed on a host without bubblewrap, socat and ripgrep) names
+// them; an item of another shape is reported without its text (it may
+// carry a path); any other failure keeps the plain evidence; a passing
+// probe passes.
+func TestOpenCodeSandboxProbeNamesMissingDependencies(t *testing.T) {
+	t.Parallel()
+	real := "Error: Sandbox dependencies not available: ripgrep (rg) not found, bubblewrap (bwrap) not installed, socat not installed\n"
+	v := readOpenCodeSandboxProbe(exit(1, "", real))
+	require.Equal(t, policy.StatusUnavailableCLI, v.Status)
+	require.Contains(t, v.Evidence, "the sandboxed shell startup probe failed (exit 1): the sandbox runtime's dependencies are not available (missing ripgrep (rg), bubblewrap (bwrap), socat)")
+	require.NotContains(t, v.Evidence, "another dependency problem")
+	require.Contains(t, v.Evidence, "npm i -g @anthropic-ai/sandbox-runtime")
+
+	odd := readOpenCodeSandboxProbe(exit(1, "", "Error: Sandbox dependencies not available: socat not installed, bubblewrap (bwrap) not executable at /home/dev/secret/bwrap\n"))
+	require.Contains(t, odd.Evidence, "(missing socat) (and another dependency problem it reports)")
+	require.NotContains(t, odd.Evidence, "/home/dev")
+
+	plain := readOpenCodeSandboxProbe(exit(1, "", "bwrap: Creating new namespace failed: Operation not permitted\n"))
+	require.Equal(t, policy.StatusUnavailableCLI, plain.Status)
+	require.NotContains(t, plain.Evidence, "dependencies are not available")
+	require.NotContains(t, plain.Evidence, "namespace")
+
+	require.Empty(t, readOpenCodeSandboxProbe(exit(0, "", "")).Status)
 }

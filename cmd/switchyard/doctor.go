@@ -81,9 +81,10 @@ func newDoctorCmd(stdout, stderr io.Writer) *cobra.Command {
 problem with the line that fixes it:
 
   binary       the CLI found on PATH (path; with --probe its version and
-               whether that version is one the spec was tested with)
+               whether it is verified: one the conformance suite checked,
+               or "not verified" (a newer release still runs))
   sign-in      with --probe: the provider's real preflight probes, each
-               bounded to 10s, read exactly as the runner reads them
+               bounded to 30s, read exactly as the runner reads them
   guard        what the billing guard would block under api-spend deny:
                the NAMES of the variables set, never their values
   containment  the containment class per access mode; the --mode in
@@ -147,7 +148,7 @@ the sheet or role is invalid.`,
 	fl.StringVar(&df.role, "role", "", "with --sheet: the role to check")
 	fl.StringVar(&df.parent, "parent", string(policy.ParentClaude), "with --sheet: the parent harness the role is resolved for (claude or codex)")
 	fl.StringVar(&df.mode, "mode", string(policy.ReadOnly), "the access mode whose containment is checked: read-only or isolated-write")
-	fl.BoolVar(&df.probe, "probe", false, "run each provider's --version and real preflight (sign-in) probes, 10s each")
+	fl.BoolVar(&df.probe, "probe", false, "run each provider's --version and real preflight (sign-in) probes, 30s each")
 	fl.BoolVar(&df.json, "json", false, "print JSON (schema in the README)")
 	fl.StringSliceVar(&df.allowUnverified, "allow-unverified-containment", nil, "providers whose UNVERIFIED containment you accept (as run's flag of that name)")
 	fl.BoolVar(&df.roundTrip, "round-trip", false, "with --probe: make one real, cheap read-only attempt per provider (spends) and print its status, served model and usage")
@@ -363,11 +364,18 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 		bin := "not found (tried " + strings.Join(p.Binary.Names, ", ") + ")"
 		if p.Binary.Path != "" {
 			bin = p.Binary.Path
+			verified := strings.Join(p.Binary.KnownVersions, ", ")
+			if verified == "" {
+				verified = "none"
+			}
 			switch {
-			case p.Binary.Version != "" && p.Binary.Known != nil && *p.Binary.Known:
-				bin += " (" + p.Binary.Version + ", a tested version)"
-			case p.Binary.Version != "":
-				bin += " (" + p.Binary.Version + ", not among the tested versions " + strings.Join(p.Binary.KnownVersions, ", ") + ")"
+			case p.Binary.Version == "":
+			case p.Binary.Verification == versionVerified:
+				bin += " (" + p.Binary.Version + ", verified)"
+			case p.Binary.Verification == versionNewer:
+				bin += " (" + p.Binary.Version + ", not verified: newer than every verified version: " + verified + ")"
+			default:
+				bin += " (" + p.Binary.Version + ", not verified: not among the verified versions: " + verified + ")"
 			}
 		}
 		fmt.Fprintf(&b, "  binary:       %s\n", bin)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,9 +26,12 @@ import (
 // doctorSchemaVersion is the schema of `switchyard doctor --json`.
 const doctorSchemaVersion = 1
 
-// doctorProbeTimeout bounds each probe doctor runs (--version and every
-// preflight probe).
-const doctorProbeTimeout = 10 * time.Second
+// doctorProbeTimeout bounds each probe doctor runs (--version, every
+// preflight probe). The real CLIs take 4 to 15 s for a signed-out
+// `--version` or `opencode --pure debug config` on a busy two-core host
+// (measured with claude 2.1.332, gemini 0.61.0 and opencode 1.18.33), so
+// 10 s timed out healthy CLIs.
+const doctorProbeTimeout = 30 * time.Second
 
 // Problem codes. A blocking problem keeps every attempt of the provider (in
 // the checked mode) from running; the others are warnings.
@@ -58,10 +62,63 @@ type doctorBinary struct {
 	Names   []string `json:"names"`
 	Path    string   `json:"path,omitempty"`
 	Version string   `json:"version,omitempty"` // with --probe only
-	// Known: the version is one of the spec's fixture-tested versions
+	// Known: the version is one of the spec's known (verified) versions
 	// (evidence, not an allowlist); absent when no version was read.
 	Known         *bool    `json:"known,omitempty"`
 	KnownVersions []string `json:"known_versions"`
+	// Verification reads Version against KnownVersions (the verified
+	// ones): "verified" (one of them), "newer" (newer than every one:
+	// it still runs, and is not verified), "other" (older, between them,
+	// or not comparable); absent when no version was read.
+	Verification string `json:"verification,omitempty"`
+}
+
+// Version verification states (doctorBinary.Verification).
+const (
+	versionVerified = "verified"
+	versionNewer    = "newer"
+	versionOther    = "other"
+)
+
+// verifyVersion places a probed version against the verified ones.
+func verifyVersion(v string, known []string) string {
+	if slices.Contains(known, v) {
+		return versionVerified
+	}
+	if len(known) == 0 {
+		return versionOther
+	}
+	for _, k := range known {
+		c, ok := compareDotted(v, k)
+		if !ok || c <= 0 {
+			return versionOther
+		}
+	}
+	return versionNewer
+}
+
+// compareDotted compares two dotted numeric versions (1.18.33,
+// 2026.10.01) field by field; ok is false when either is not dotted
+// digits or their lengths differ.
+func compareDotted(a, b string) (int, bool) {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	if len(as) != len(bs) {
+		return 0, false
+	}
+	for i := range as {
+		x, errX := strconv.ParseUint(as[i], 10, 32)
+		y, errY := strconv.ParseUint(bs[i], 10, 32)
+		if errX != nil || errY != nil {
+			return 0, false
+		}
+		if x != y {
+			if x < y {
+				return -1, true
+			}
+			return 1, true
+		}
+	}
+	return 0, true
 }
 
 // doctorSignIn is the sign-in state: not_probed (no --probe), no_probe
@@ -255,6 +312,7 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 		if d.Binary.Version != "" {
 			known := slices.Contains(spec.KnownVersions, d.Binary.Version)
 			d.Binary.Known = &known
+			d.Binary.Verification = verifyVersion(d.Binary.Version, spec.KnownVersions)
 		}
 		d.SignIn = probeSignIn(ctx, spec, req, c.env)
 		switch d.SignIn.State {
@@ -462,27 +520,29 @@ func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Reques
 	if len(probes) == 0 {
 		return doctorSignIn{State: "no_probe", Evidence: "the " + string(spec.Provider) + " spec runs no preflight probe in " + string(req.Mode) + " mode"}
 	}
+	var evidence []string
 	files, overlay, err := spec.Prepare(req)
+	if err != nil && req.CLIModel == "" {
+		// A spec whose probes render a configuration for one model
+		// (OpenCode) needs one even when no role names it: pick one, and
+		// say so.
+		choice, why := doctorProbeModel(spec.Provider)
+		if choice == nil {
+			return doctorSignIn{State: "error", Evidence: "cannot prepare the probe: " + err.Error() + "; " + why}
+		}
+		req.Model, req.Effort, req.CLIModel = choice.Model, choice.DefaultEffort, choice.CLIModel
+		evidence = append(evidence, "probed with "+choice.Descriptor+" ("+why+"; the probe checks the CLI, not the model: pass --sheet/--role to probe a role's model)")
+		files, overlay, err = spec.Prepare(req)
+	}
 	if err != nil {
 		return doctorSignIn{State: "error", Evidence: "cannot prepare the probe: " + err.Error()}
 	}
-	for _, f := range files {
-		if !strings.HasPrefix(f.Path, priv+string(filepath.Separator)) {
-			continue // only the private directory is doctor's to write
-		}
-		if f.Dir {
-			err = os.MkdirAll(f.Path, 0o700)
-		} else {
-			err = os.WriteFile(f.Path, f.Content, os.FileMode(f.Mode))
-		}
-		if err != nil {
-			return doctorSignIn{State: "error", Evidence: "cannot prepare the probe's private files"}
-		}
+	if err := writeProbeFiles(priv, files); err != nil {
+		return doctorSignIn{State: "error", Evidence: "cannot prepare the probe's private files"}
 	}
-	childEnv := providers.ChildEnv(spec, env, req, overlay)
-	var evidence []string
-	for i, argv := range probes {
-		res := runProbe(ctx, argv, childEnv)
+	for i := 0; i < len(probes); i++ {
+		argv := probes[i]
+		res := runProbe(ctx, argv, providers.ChildEnv(spec, env, req, overlay))
 		switch {
 		case res.timedOut:
 			return doctorSignIn{State: "timeout", Evidence: fmt.Sprintf("%s did not answer within %s", filepath.Base(argv[0])+" "+strings.Join(argv[1:], " "), doctorProbeTimeout)}
@@ -494,6 +554,15 @@ func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Reques
 			evidence = append(evidence, v.Evidence)
 		}
 		if v.Status == "" {
+			if c := v.Then; c != nil {
+				// The runner's continuation (OpenCode's banner selects its
+				// contract): its files, its environment, its probes.
+				req.Contract, overlay = c.Contract, c.Overlay
+				if err := writeProbeFiles(priv, c.Files); err != nil {
+					return doctorSignIn{State: "error", Evidence: "cannot prepare the probe's private files"}
+				}
+				probes = append(probes[:i+1:i+1], c.Probes...)
+			}
 			continue
 		}
 		state := "failed"
@@ -508,6 +577,45 @@ func probeSignIn(ctx context.Context, spec *providers.Spec, req providers.Reques
 		return doctorSignIn{State: state, status: v.Status, Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
 	}
 	return doctorSignIn{State: "passed", Evidence: providers.CapText(strings.Join(evidence, "; "), 500)}
+}
+
+// writeProbeFiles creates the probe's private files and directories; only
+// those inside the private directory priv are doctor's to write.
+func writeProbeFiles(priv string, files []providers.File) error {
+	for _, f := range files {
+		if !strings.HasPrefix(f.Path, priv+string(filepath.Separator)) {
+			continue
+		}
+		var err error
+		if f.Dir {
+			err = os.MkdirAll(f.Path, 0o700)
+		} else {
+			err = os.WriteFile(f.Path, f.Content, os.FileMode(f.Mode))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// doctorProbeModel picks the model a probe renders its configuration for
+// when no role names one (OpenCode's probes check the CLI and the private
+// configuration it renders for one model, not the model's availability):
+// the provider's first model-matrix row, else for OpenCode the model of
+// its ChatGPT-subscription mode. No listing runs: the real `opencode
+// models` takes 10 to 25 s on a busy host, longer than the probes it
+// would serve. why says where the model came from, or why there is none.
+func doctorProbeModel(p policy.Provider) (*providers.ModelChoice, string) {
+	if choices := providers.Choices(p, nil); len(choices) > 0 {
+		return &choices[0], "the model matrix's first " + string(p) + " row"
+	}
+	if p == policy.OpenCode {
+		c := providers.ModelChoice{Provider: p, Model: providers.OpenCodeChatGPTModel, DefaultEffort: policy.EffortDefault,
+			Descriptor: string(p) + ":" + providers.OpenCodeChatGPTModel + "@" + string(policy.EffortDefault), CLIModel: providers.OpenCodeChatGPTModel}
+		return &c, "the model of Switchyard's OpenCode ChatGPT-subscription mode"
+	}
+	return nil, "no model to probe " + string(p) + " with: pass --sheet/--role to probe a role's model"
 }
 
 // minimalEnv is the environment of a --version probe: only what finds the

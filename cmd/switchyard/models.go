@@ -84,7 +84,7 @@ runner would give the CLI, stdin closed):
 
   devin        devin models list --format json   (families[].variants[].model_uid)
   cursor       cursor-agent models               ("<slug> - <name>"; auto is never a descriptor)
-  opencode     opencode debug models             (provider/model per line)
+  opencode     opencode models                   (provider/model per line)
   antigravity  agy models                        (slug first on each line; auto is never a descriptor)
   grok         grok models                       (the "Available models:" section)
   claude, codex, gemini: no listing command; the matrix rows are shown and

@@ -67,7 +67,7 @@ func classify(provider string, args []string) string {
 			return simlog.KindDebugConfig
 		case sub("auth", "list"):
 			return simlog.KindStatus
-		case sub("models"), sub("debug", "models"):
+		case sub("models"):
 			return simlog.KindModels
 		}
 	}

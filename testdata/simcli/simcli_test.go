@@ -531,7 +531,8 @@ func TestOpenCodeDebugConfigEchoesThePrivateConfig(t *testing.T) {
 
 	got := runSim(t, bin, call{provider: "opencode", args: []string{"--pure", "debug", "config"}, env: env})
 	require.Equal(t, 0, got.code, got.stderr)
-	assert.Equal(t, content, got.stdout, "verbatim echo")
+	assert.Equal(t, "{\n  \"model\": \"openai/gpt-6.1-sol\",\n  \"provider\": {},\n  \"agent\": {},\n  \"mode\": {},\n  \"plugin\": [],\n"+
+		"  \"command\": {},\n  \"username\": \"unknown\"\n}\n", got.stdout, "the file's effective configuration")
 
 	unset := runSim(t, bin, call{provider: "opencode", args: []string{"--pure", "debug", "config"}})
 	assert.Equal(t, 1, unset.code)
@@ -542,6 +543,68 @@ func TestOpenCodeDebugConfigEchoesThePrivateConfig(t *testing.T) {
 	require.Equal(t, 0, other.code)
 	assert.NotEqual(t, content, other.stdout)
 	assert.Contains(t, other.stdout, "anthropic/claude-sonnet-4-5")
+}
+
+// TestOpenCodeV1DebugConfigMatchesTheRealCLI: for the two configurations
+// captured from opencode 1.18.33 (testdata/opencode-1.18.33: a minimal
+// file, and the private file the runner renders for a read-only attempt),
+// the simulated `--pure debug config` prints byte for byte what the real
+// CLI printed, with the same OPENCODE_DISABLE_AUTOCOMPACT the capture had.
+func TestOpenCodeV1DebugConfigMatchesTheRealCLI(t *testing.T) {
+	t.Parallel()
+	bin := simenv.Install(t, "", simenv.Config{})
+	for _, name := range []string{"minimal", "runner-v1"} {
+		want, err := os.ReadFile(filepath.Join("testdata", "opencode-1.18.33", name+".debug-config"))
+		require.NoError(t, err)
+		cfg, err := filepath.Abs(filepath.Join("testdata", "opencode-1.18.33", name+".opencode.json"))
+		require.NoError(t, err)
+		env := append(minimalEnv(t, bin), "OPENCODE_CONFIG="+cfg, "OPENCODE_DISABLE_AUTOCOMPACT=1")
+		got := runSim(t, bin, call{provider: "opencode", args: []string{"--pure", "debug", "config"}, env: env})
+		require.Equal(t, 0, got.code, got.stderr)
+		assert.Equal(t, string(want), got.stdout, name)
+	}
+}
+
+// TestOpenCodeWritesItsGlobalConfigDirectory: as opencode 1.18.33 does,
+// every simulated OpenCode command creates $XDG_CONFIG_HOME/opencode, and
+// the commands that load configuration (debug config, models, run) write
+// the captured .gitignore into it; --version and auth list write nothing
+// in it.
+func TestOpenCodeWritesItsGlobalConfigDirectory(t *testing.T) {
+	t.Parallel()
+	bin := simenv.Install(t, "", simenv.Config{})
+	want, err := os.ReadFile(filepath.Join("testdata", "opencode-1.18.33", "gitignore"))
+	require.NoError(t, err)
+	cfg := filepath.Join(t.TempDir(), "opencode.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"model":"openai/gpt-6.1-sol"}`), 0o600))
+	for _, tc := range []struct {
+		args      []string
+		gitignore bool
+	}{
+		{[]string{"--version"}, false},
+		{[]string{"--pure", "auth", "list"}, false},
+		{[]string{"--pure", "debug", "config"}, true},
+		{[]string{"models"}, true},
+		{[]string{"run", "--pure", "--format", "json", "--model", "openai/gpt-6.1-sol"}, true},
+	} {
+		home := t.TempDir()
+		env := append(minimalEnv(t, bin), "XDG_CONFIG_HOME="+home, "OPENCODE_CONFIG="+cfg)
+		got := runSim(t, bin, call{provider: "opencode", args: tc.args, env: env, stdin: strings.NewReader("Reply ready.\n")})
+		require.Equal(t, 0, got.code, "%v: %s", tc.args, got.stderr)
+		fi, err := os.Lstat(filepath.Join(home, "opencode"))
+		require.NoError(t, err, "%v creates the global configuration directory", tc.args)
+		require.True(t, fi.IsDir())
+		entries, err := os.ReadDir(filepath.Join(home, "opencode"))
+		require.NoError(t, err)
+		if !tc.gitignore {
+			assert.Empty(t, entries, "%v", tc.args)
+			continue
+		}
+		require.Len(t, entries, 1, "%v", tc.args)
+		b, err := os.ReadFile(filepath.Join(home, "opencode", ".gitignore"))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(b), "%v", tc.args)
+	}
 }
 
 // TestOpenCodeV2DebugConfigListsSources: with OPENCODE_CONFIG_DIR (2.x)

@@ -107,6 +107,9 @@ func (s *simulation) run() int {
 
 	vars := s.templateVars(pc, inv.Cwd)
 	if s.prov.Name == "opencode" {
+		if err := touchOpenCodeConfigHome(kind); err != nil {
+			return s.failf("opencode global configuration directory: %v", err)
+		}
 		switch kind {
 		case simlog.KindWorkload:
 			// OpenCode persists each session (prompt, directory, agent,
@@ -360,8 +363,8 @@ func (s *simulation) emit(stdout, stderr []byte, r *replay) error {
 }
 
 // readEchoed prints the configuration named by the first set variable of
-// names (space separated): a file verbatim (OpenCode 1.x's OPENCODE_CONFIG,
-// the merged configuration is the private file), or, for a directory
+// names (space separated): for a file (OpenCode 1.x's OPENCODE_CONFIG) the
+// effective configuration 1.18.33 prints for it (openCodeEffective), or, for a directory
 // (OpenCode 2.x's OPENCODE_CONFIG_DIR), the 2.x `debug config` source list:
 // the directory's opencode.json as a document source and the directory
 // itself.
@@ -373,7 +376,11 @@ func readEchoed(names string) ([]byte, error) {
 		}
 		fi, err := os.Stat(path)
 		if err != nil || !fi.IsDir() {
-			return os.ReadFile(path)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			return openCodeEffective(b), nil
 		}
 		doc := filepath.Join(path, "opencode.json")
 		b, err := os.ReadFile(doc)

@@ -254,6 +254,7 @@ func TestTranscriptsClassifyAsNamed(t *testing.T) {
 		{policy.OpenCode, "success", "", policy.StatusComplete},
 		{policy.OpenCode, "usage-exhausted", "", policy.StatusChildFailed},
 		{policy.OpenCode, "unauthenticated", "", policy.StatusChildFailed},
+		{policy.OpenCode, "signed-out", "", policy.StatusChildFailed},
 		{policy.OpenCode, "malformed", "", policy.StatusMalformedOutput},
 		{policy.OpenCode, "config-mismatch", policy.StatusUnavailableCLI, ""},
 		{policy.OpenCode, "v2-success", "", policy.StatusComplete},
