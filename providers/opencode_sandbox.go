@@ -99,8 +99,16 @@ func openCodeSandboxFiles(req Request) ([]File, error) {
 		"  echo \"switchyard sandbox shell: only '-c COMMAND' is supported\" >&2\n" +
 		"  exit 2\n" +
 		"fi\n" +
-		"TMPDIR=" + quoted[2] + "; XDG_CACHE_HOME=" + quoted[3] + "; export TMPDIR XDG_CACHE_HOME\n" +
-		"exec " + quoted[0] + " --settings " + quoted[1] + " -c \"$2\"\n"
+		"# The runtime's own bridge sockets go in a fresh, short directory: a Unix\n" +
+		"# socket path holds at most 107 bytes, and the attempt's private one can\n" +
+		"# be longer (srt 0.0.83: \"Failed to create bridge sockets\"). The command\n" +
+		"# itself gets the attempt's private TMPDIR.\n" +
+		"srt_tmp=$(mktemp -d /tmp/switchyard-srt.XXXXXXXX) || exit 1\n" +
+		"trap 'rm -rf \"$srt_tmp\"' EXIT\n" +
+		"trap 'exit 130' INT\n" +
+		"trap 'exit 143' TERM\n" +
+		"XDG_CACHE_HOME=" + quoted[3] + "; export XDG_CACHE_HOME\n" +
+		"TMPDIR=$srt_tmp " + quoted[0] + " --settings " + quoted[1] + " -c \"TMPDIR=" + quoted[2] + "; export TMPDIR; $2\"\n"
 	return []File{
 		privateDir(openCodeControlDir(req)),
 		privateDir(openCodeShellTmp(req)),

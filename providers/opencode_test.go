@@ -368,7 +368,9 @@ func TestOpenCodeWriterNeedsTheWorktreeRoot(t *testing.T) {
 }
 
 // TestOpenCodeSandboxWrapper: the writer's wrapper accepts only `-c
-// COMMAND` and execs the runtime with the attempt's policy; the policy
+// COMMAND` and runs the runtime with the attempt's policy (its own
+// sockets in a short fresh directory, the command with the private
+// TMPDIR); the policy
 // confines writes to the worktree and private tmp/cache, denies the
 // control directory and .git, and allows no network.
 func TestOpenCodeSandboxWrapper(t *testing.T) {
@@ -387,7 +389,8 @@ func TestOpenCodeSandboxWrapper(t *testing.T) {
 			settings = string(f.Content)
 		}
 	}
-	require.Contains(t, script, "exec '/opt/bin/srt' --settings '"+openCodeSandboxSettings(req)+"' -c \"$2\"")
+	require.Contains(t, script, "TMPDIR=$srt_tmp '/opt/bin/srt' --settings '"+openCodeSandboxSettings(req)+"' -c \"TMPDIR='"+openCodeShellTmp(req)+"'; export TMPDIR; $2\"")
+	require.Contains(t, script, "srt_tmp=$(mktemp -d /tmp/switchyard-srt.XXXXXXXX) || exit 1", "the runtime's sockets live in a short, fresh directory")
 	require.Contains(t, script, `[ "$1" != "-c" ]`)
 	var doc struct {
 		Network struct {

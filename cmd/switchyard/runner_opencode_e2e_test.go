@@ -238,8 +238,13 @@ func fakeSRT(t *testing.T, failOn string) (path, log string) {
 	script := "#!/bin/sh\n" +
 		"[ \"$1\" = --settings ] && [ -f \"$2\" ] && [ \"$3\" = -c ] && [ \"$#\" -eq 4 ] || { echo 'srt: bad usage' >&2; exit 1; }\n" +
 		"grep -q '\"allowWrite\"' \"$2\" || { echo 'Error: Could not load settings' >&2; exit 1; }\n" +
-		"printf '%s\\n' \"$4\" >> '" + log + "'\n" +
-		"[ \"$4\" = '" + failOn + "' ] && { echo 'sandbox: bwrap not found' >&2; exit 1; }\n" +
+		// The runtime's own sockets go in a short fresh directory; the
+		// command sets the attempt's private TMPDIR first.
+		"case \"$TMPDIR\" in /tmp/switchyard-srt.*) ;; *) echo \"srt: TMPDIR $TMPDIR is not the short socket directory\" >&2; exit 1;; esac\n" +
+		"case \"$4\" in \"TMPDIR='\"*\".opencode-config/tmp'; export TMPDIR; \"*) ;; *) echo 'srt: the command does not set the private TMPDIR' >&2; exit 1;; esac\n" +
+		"cmd=${4#*; export TMPDIR; }\n" +
+		"printf '%s\\n' \"$cmd\" >> '" + log + "'\n" +
+		"[ \"$cmd\" = '" + failOn + "' ] && { echo 'sandbox: bwrap not found' >&2; exit 1; }\n" +
 		"exec /bin/sh -c \"$4\"\n"
 	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
 	return path, log
