@@ -450,6 +450,8 @@ func TestRunnerBillingGuardDeny(t *testing.T) {
 // OpenCode's private config and switches).
 var e2eChildEnv = map[policy.Provider][]string{
 	policy.Cursor: {"CURSOR_CONFIG_DIR"},
+	// The private trusted-folders file that keeps gemini's plan mode.
+	policy.Gemini: {"GEMINI_CLI_TRUSTED_FOLDERS_PATH"},
 	policy.OpenCode: {"OPENCODE_CONFIG", "OPENCODE_DISABLE_AUTOCOMPACT", "OPENCODE_DISABLE_AUTOUPDATE",
 		"OPENCODE_DISABLE_CLAUDE_CODE", "OPENCODE_DISABLE_EXTERNAL_SKILLS", "OPENCODE_DISABLE_LSP_DOWNLOAD",
 		"OPENCODE_DISABLE_PROJECT_CONFIG", "XDG_CONFIG_HOME"},
