@@ -99,7 +99,7 @@ A listing proves discovery only: it never proves the account can run a
 model. A listing whose format is not the known one is reported as
 "unrecognized" and nothing is guessed.
 
-Exit status: 0 when every installed CLI's discovery worked; 1 when one
+Exit codes: 0 when every installed CLI's discovery worked; 1 when one
 failed, timed out or was unrecognized; 69 when the one --provider asked
 for is not installed; 64 on a usage error.`,
 		Example: `  switchyard models

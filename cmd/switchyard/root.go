@@ -14,7 +14,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Durable lanes for AI coding-agent CLIs",
 		Long: `Switchyard runs lanes of AI coding-agent CLIs (claude, codex, grok, devin,
 cursor, antigravity, opencode) as durable state machines, deciding each
-lane's next step from a frozen model sheet.`,
+lane's next step from a frozen model sheet.
+
+Exit codes: 0 success; 64 a usage error (a bad or missing option, an
+unknown command); 65 a policy or input refusal; 1 an operational failure.
+Each command's --help lists its own codes.`,
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
