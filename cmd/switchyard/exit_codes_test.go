@@ -83,6 +83,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"contract", "op-validate", "--response", blank}, 64, "missing required options"},
 		{[]string{"contract", "op-record", "--ledger", filepath.Join(tmp, "ops.json"), "--id", "op-1", "--task", "T", "--checkpoint", "C", "--kind", "push", "--state", "pending"}, 64, `--kind "push": want commit-checkpoint or run-checks`},
 		{[]string{"contract", "op-status", "--ledger", filepath.Join(tmp, "none.json")}, 64, "does not exist"},
+		{[]string{"completion", "tcsh"}, 64, `no completion script for shell "tcsh": want one of bash, fish, powershell, zsh`},
+		{[]string{"completion"}, 64, "needs a shell: one of bash, fish, powershell, zsh"},
+		{[]string{"help", "bogus"}, 64, `no help topic "bogus": switchyard has the commands cancel, completion,`},
+		{[]string{"help", "native", "bogus"}, 64, `no help topic "bogus": switchyard native has the commands next, report`},
 		{[]string{"runner", "status"}, 64, "status needs one or more --progress F --receipt F pairs"},
 	} {
 		t.Run(strings.Join(tc.args[:min(2, len(tc.args))], "_"), func(t *testing.T) {
