@@ -217,6 +217,9 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 		if err != nil {
 			return usagef("%v", err)
 		}
+		if err := storeAccessError(dir); err != nil {
+			return err
+		}
 		if hasStore(dir) {
 			c, err := openEngineConn(ctx, f, connectOptions{query: true})
 			if err != nil {
