@@ -106,7 +106,8 @@ model prose.
 
 Exit codes: 0 the outcome was recorded; 64 usage error (an unknown --status,
 a --process-started other than true or false, an --execution no run waits
-for); 1 anything else (the store cannot be reached).`,
+for or one already reported); 1 anything else (the store cannot be
+reached).`,
 		Example: `  switchyard native report --execution 4b1d9e0c-... --status complete --process-started true
   switchyard native report --execution 4b1d9e0c-... --status usage-exhausted --process-started false \
     --evidence envelopes/capacity-4b1d.json`,
@@ -131,7 +132,7 @@ for); 1 anything else (the store cannot be reached).`,
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
 				if err := eng.NativeReport(ctx, execution, outcome, processStarted, evidence); err != nil {
-					return nativeReportError(err, execution, f, conn)
+					return nativeReportError(ctx, err, execution, f, conn)
 				}
 				fmt.Fprintf(stdout, "native outcome %s recorded for execution %s%s\n", outcome, execution, pendingNote(conn, f))
 				return nil
