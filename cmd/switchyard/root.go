@@ -50,6 +50,7 @@ Each command's --help lists its own codes.`,
 	root.AddCommand(newAntigravityHookCmd(hookStdin, stdout, stderr))
 	root.SetHelpCommand(newHelpCmd(stderr))
 	strictCompletion(root, stderr)
+	addFlagCompletions(root)
 	return root
 }
 
