@@ -17,7 +17,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 60s
 
-.PHONY: help build test lint cross bench fuzz chaos clean real-clis conformance
+.PHONY: help build test lint cross bench fuzz chaos clean real-clis conformance docs
 
 help: ## Show this list of targets
 	@echo "Usage: make <target> [FUZZTIME=60s] [VERSION=...]"
@@ -91,6 +91,11 @@ fuzz: ## Run each fuzz target in the repo for FUZZTIME (default 60s)
 chaos: ## Randomized crash matrix: serve, embedded server and cluster leader SIGKILLs (build tag chaos; minutes)
 	SY_CHAOS_CLUSTER_ROUNDS=$${SY_CHAOS_CLUSTER_ROUNDS:-3} \
 		$(GO) test -race -count=1 -tags chaos -run 'TestFaults' -timeout 60m -v ./cmd/switchyard ./events ./engine
+
+# TestCLIReference fails when docs/cli differs from what the commands'
+# help generates; -update makes it rewrite docs/cli instead.
+docs: ## Regenerate the command reference in docs/cli from the commands' help
+	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/switchyard -update
 
 clean: ## Remove build output
 	rm -rf bin

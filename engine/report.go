@@ -28,6 +28,9 @@ type RunReport struct {
 	Access      policy.Access `json:"access"`
 	SheetDigest string        `json:"sheetDigest"`
 	Final       bool          `json:"final"`
+	// Cancelled: the run is final and was cancelled as a whole (status
+	// says "cancelled" for it).
+	Cancelled bool `json:"cancelled,omitempty"`
 	// Summary is one line: lane counts by final state and the diversity.
 	Summary   string       `json:"summary"`
 	Lanes     []LaneReport `json:"lanes"`
@@ -195,7 +198,7 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 	c := r.Created
 	b := &reportBuilder{r: r,
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
-			Final: r.Closed != nil, Lanes: make([]LaneReport, len(r.Lanes))},
+			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes))},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
 		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
 	for i, l := range r.Lanes {
@@ -552,7 +555,10 @@ func summaryLine(rep RunReport) string {
 func (rep RunReport) Text() string {
 	var b strings.Builder
 	state := "in progress"
-	if rep.Final {
+	switch {
+	case rep.Cancelled:
+		state = "cancelled" // the state status gives the run
+	case rep.Final:
 		state = "final"
 	}
 	fmt.Fprintf(&b, "run %s (role %s, parent %s, %s): %s\n", rep.Run, rep.Role, rep.Parent, rep.Access, state)

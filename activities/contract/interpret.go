@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -31,11 +32,15 @@ type Verdict struct {
 // Interpret reads a final response with the runner's own handoff parser
 // (providers.ParseHandoff): no reserved marker is an ordinary completion;
 // exactly one well-formed block ending the response is a handoff; a
-// truncated, repeated, trailing or malformed block, or an empty response,
-// is malformed-output.
+// truncated, repeated, trailing or malformed block, or an empty or
+// whitespace-only response, is malformed-output.
 func Interpret(final []byte) Verdict {
 	if len(final) == 0 {
 		return Verdict{Verdict: VerdictMalformed, Error: "the final response is empty"}
+	}
+	if len(bytes.TrimSpace(final)) == 0 {
+		// A response of blanks says nothing: not a completion.
+		return Verdict{Verdict: VerdictMalformed, Error: "the final response holds only whitespace"}
 	}
 	h, present, err := providers.ParseHandoff(string(final))
 	switch {

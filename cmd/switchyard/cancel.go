@@ -22,7 +22,11 @@ func newCancelCmd(stdout, stderr io.Writer) *cobra.Command {
 --lane). A cancelled lane is final. If its attempt is running, the worker
 signals the provider CLI, which ends with a cancelled receipt; the run
 records run-final once each cancelled attempt has reported (or a grace period
-passed).`,
+passed).
+
+Exit codes: 0 the cancel was requested; 64 usage error (a bad --run or
+--lane, no such run or lane); 1 anything else (the run is already final,
+the store cannot be reached).`,
 		Example: `  # Cancel lane 2 of a run:
   switchyard cancel --run 7f3c2a --lane 2 --reason "superseded"
 

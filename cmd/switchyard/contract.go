@@ -74,7 +74,11 @@ tells a read-only worker to write only its parent-assigned output artifact.
 
 The legacy contract is prompt guidance, not confinement. --contract strict
 is unsupported on every route: it prints the reason and exits 79, a
-terminal capability stop, not a route failure to fall back from.`,
+terminal capability stop, not a route failure to fall back from.
+
+Exit codes: 0 the contract was printed; 64 usage error (a missing option, an
+unknown parent, provider, route, mode or contract); 79 --contract strict
+(unsupported); 1 anything else.`,
 		Example: `  switchyard contract prepare --parent claude --provider claude --route native --mode isolated-write > prompt.md
   cat task.md >> prompt.md
   switchyard contract prepare --parent codex --provider grok --route external --mode read-only --json`,
@@ -123,11 +127,14 @@ func newContractInterpretCmd(stdout, stderr io.Writer) *cobra.Command {
    "handoff":{"task":..,"checkpoint":..,        pstack-handoff block ending
    "operation":..,"files":[..],"checks":[..],   the response
    "summary":..}}
-  {"verdict":"malformed-output","error":..}   empty, truncated, repeated,
+  {"verdict":"malformed-output","error":..}   empty or blank, truncated, repeated,
                                               trailing or malformed markers
 
 A malformed response fails closed: its JSON is printed and the exit is 65.
-A handoff is a request, not completion and not authorization.`,
+A handoff is a request, not completion and not authorization.
+
+Exit codes: 0 complete or needs-parent-operation; 65 malformed-output (its
+JSON is printed); 64 usage error (no --response, an unreadable file).`,
 		Example: `  switchyard contract interpret --response runs/a1/output.md`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "response"); err != nil {
@@ -172,7 +179,11 @@ func newContractValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 On success it prints JSON with "digest": the SHA-256 checkpoint digest over
 HEAD, operation, checks and the framed file paths, modes and contents
 (framing in docs/CONTRACT.md). Recheck it immediately before the
-operation. A refused handoff prints {"valid":false,"error":..} and exits 65.`,
+operation. A refused handoff prints {"valid":false,"error":..} and exits 65.
+
+Exit codes: 0 the handoff is valid (its digest is printed); 65 refused;
+64 usage error (a missing option, an unreadable --response); 1 anything
+else (git could not be run).`,
 		Example: `  switchyard contract op-validate --response runs/a1/output.md --repo /work/wt/fix \
     --task T-42 --checkpoint C-1 --expected-head "$(git -C /work/wt/fix rev-parse HEAD)" \
     --file src/parse.go --file src/parse_test.go --check unit`,
@@ -232,7 +243,13 @@ complete or rejected must equal the reserved preconditions.
 Writers are serialized with an exclusive lock on L.lock, and L is replaced
 atomically (temporary file, fsync, rename, directory fsync). Recording an
 operation does not authorize it. Prints the record as JSON; a refusal exits
-65 and leaves the ledger unchanged.`,
+65 and leaves the ledger unchanged.
+
+Exit codes: 0 the step was recorded; 64 usage error (a missing option, an
+unknown --kind or --state, --expected or --result not a JSON object); 65 the
+ledger refused it (a reused identity, no pending --id to settle, --expected
+differing from the reservation); 1 anything else (the ledger cannot be read
+or written).`,
 		Example: `  switchyard contract op-record --ledger ops.json --id op-7 --task T-42 --checkpoint C-1 \
     --kind commit-checkpoint --state pending --expected '{"digest":"5c1e...","head":"9f2b..."}'
   switchyard contract op-record --ledger ops.json --id op-7 --task T-42 --checkpoint C-1 \
@@ -277,7 +294,11 @@ func newContractStatusCmd(stdout, stderr io.Writer) *cobra.Command {
 crash is ambiguous: the operation may or may not have happened. Inspect the
 repository and settle it with op-record --state complete or rejected; never
 reserve it again to replay it. A missing ledger file is an error (exit 64),
-not an empty ledger.`,
+not an empty ledger.
+
+Exit codes: 0 the operations were printed (pending ones too); 64 usage
+error (no --ledger, a ledger file that does not exist); 1 anything else (the
+ledger cannot be read or parsed).`,
 		Example: `  switchyard contract op-status --ledger ops.json
   switchyard contract op-status --ledger ops.json --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {

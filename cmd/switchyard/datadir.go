@@ -124,6 +124,20 @@ func hasStore(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// storeAccessError is the error of a data directory whose store this user
+// may not look into (permission denied on the directory or its store), or
+// nil. Without it such a directory reads as one holding no store, which
+// sends the user hunting for runs that are there.
+func storeAccessError(dir string) error {
+	_, err := os.Stat(filepath.Join(dir, storeDirName))
+	if !errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	return failf("data directory %s: permission denied reading it, so its store cannot be opened; "+
+		"run switchyard as the user that owns it (the one that ran `switchyard serve` or `switchyard run` there), "+
+		"or give this user access (chmod u+rwx %s), or pass --data-dir DIR", dir, dir)
+}
+
 // noStoreError is the error of a command that needs stored runs in a data
 // directory holding none. It names where the directory came from, so a
 // typo is easy to see.

@@ -242,6 +242,9 @@ func connDataDir(f engineFlags, o connectOptions) (string, error) {
 	if err != nil {
 		return "", usagef("%v", err)
 	}
+	if err := storeAccessError(dir); err != nil {
+		return "", err
+	}
 	if !hasStore(dir) {
 		if o.noEmbed {
 			return "", failf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",

@@ -34,7 +34,10 @@ again after its execution ended), including those recorded after run-final.
 
 --lane keeps one lane's events (or "run" for the run-level ones) and --type
 keeps the given event types. --json prints each event in its stored wire
-form, one JSON object per line.`,
+form, one JSON object per line.
+
+Exit codes: 0 the events were printed; 64 usage error (a bad --lane or
+--type, no such run or lane); 1 anything else (the store cannot be read).`,
 		Example: `  switchyard history --run 7f3c2a
   switchyard history --run 7f3c2a --type audit
   switchyard history --run 7f3c2a --lane 1 --json`,

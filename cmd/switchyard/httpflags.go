@@ -179,8 +179,8 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 	}
 	if tokenFile != "" {
 		web.cleanup = func() { os.Remove(tokenFile) }
-		fmt.Fprintf(stdout, "switchyard serve: console sign-in (a new token every start, readable only by you): open \"http://%s/?token=$(cat %s)\"; /metrics, /healthz and /readyz need none\n",
-			web.addr, shellQuote(tokenFile))
+		fmt.Fprintf(stdout, "switchyard serve: console sign-in (a new token every start, readable only by you): %s \"http://%s/?token=$(cat %s)\"; /metrics, /healthz and /readyz need none\n",
+			browserOpener(), web.addr, shellQuote(tokenFile))
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	web.bg, web.cancelBg = make(chan struct{}), cancel

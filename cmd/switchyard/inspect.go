@@ -36,7 +36,12 @@ from: a commit or snapshot ref of the run's repository (--cwd). It must
 resolve there (git rev-parse --verify <ref>^{commit}); the verdict records
 the commit it resolved to, so moving the ref later changes nothing. Without
 --from the next writer starts from the checkout's HEAD, and the run report
-says so ("the clear verdict named no reviewed state").`,
+says so ("the clear verdict named no reviewed state").
+
+Exit codes: 0 the verdict was recorded; 64 usage error (a --state other than
+clear or unsafe, --from with unsafe, a --from that does not resolve, no such
+run or lane); 1 anything else (the lane does not wait for a verdict, the run
+is final, the store cannot be reached).`,
 		Example: `  # The partial work is safe; the fallback writer starts from the snapshot you reviewed:
   switchyard inspect --run 7f3c2a --lane 0 --state clear --evidence notes/inspect-lane0.md \
     --from refs/snapshots/lane0

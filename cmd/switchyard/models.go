@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ const defaultModelsTimeout = 20 * time.Second
 
 // exitModelsFailed is models' exit code when an installed CLI's discovery
 // failed (timed out, exited nonzero, or printed a listing it could not
-// read); exitModelsUnavailable when the one provider asked for is not
+// read); exitModelsUnavailable when a provider --provider names is not
 // installed.
 const (
 	exitModelsFailed      = 1
@@ -73,7 +74,7 @@ func newModelsCmd(stdout, stderr io.Writer) *cobra.Command {
 		timeout  time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "models [--provider P] [--json] [--timeout D]",
+		Use:   "models [--provider P,...] [--json] [--timeout D]",
 		Short: "List the models each installed provider CLI offers, as descriptors with their allowed efforts",
 		Long: `Ask each installed provider CLI which models it can run and print them as
 descriptors (provider:model@effort) with the efforts the provider allows,
@@ -99,9 +100,9 @@ A listing proves discovery only: it never proves the account can run a
 model. A listing whose format is not the known one is reported as
 "unrecognized" and nothing is guessed.
 
-Exit status: 0 when every installed CLI's discovery worked; 1 when one
-failed, timed out or was unrecognized; 69 when the one --provider asked
-for is not installed; 64 on a usage error.`,
+Exit codes: 0 when every installed CLI's discovery worked; 1 when one
+failed, timed out or was unrecognized; 69 when a provider --provider
+names is not installed; 64 on a usage error.`,
 		Example: `  switchyard models
   switchyard models --provider devin
   switchyard models --provider antigravity --json | jq -r '.providers[0].models[].descriptor'
@@ -110,15 +111,9 @@ for is not installed; 64 on a usage error.`,
 			if timeout <= 0 {
 				return usagef("--timeout %s: want a positive duration such as 20s", timeout)
 			}
-			var want []policy.Provider
-			if provider != "" {
-				p := policy.Provider(provider)
-				if _, err := providers.Lookup(p); err != nil {
-					return usagef("--provider %q: unknown provider; known: %s", provider, providerList())
-				}
-				want = []policy.Provider{p}
-			} else {
-				want = providers.Names()
+			want, err := modelsProviders(provider)
+			if err != nil {
+				return err
 			}
 			out := modelsOutput{SchemaVersion: modelsSchemaVersion}
 			for _, p := range want {
@@ -136,10 +131,37 @@ for is not installed; 64 on a usage error.`,
 			return modelsExit(out, provider != "")
 		},
 	}
-	c.Flags().StringVar(&provider, "provider", "", "only this provider ("+providerList()+")")
+	c.Flags().StringVar(&provider, "provider", "", "only these providers, comma-separated ("+providerList()+")")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema_version "+fmt.Sprint(modelsSchemaVersion)+", documented in the README)")
 	c.Flags().DurationVar(&timeout, "timeout", defaultModelsTimeout, "bound on each discovery probe")
 	return wireCommand(c, stderr)
+}
+
+// modelsProviders parses models' --provider: a comma list of providers
+// (as every command takes), or "" for every known provider.
+func modelsProviders(flag string) ([]policy.Provider, error) {
+	if flag == "" {
+		return providers.Names(), nil
+	}
+	var want []policy.Provider
+	for _, name := range strings.Split(flag, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		p := policy.Provider(name)
+		if _, err := providers.Lookup(p); err != nil {
+			return nil, usagef("--provider %q: unknown provider; known: %s", name, providerList())
+		}
+		if slices.Contains(want, p) {
+			return nil, usagef("--provider lists %q twice", name)
+		}
+		want = append(want, p)
+	}
+	if len(want) == 0 {
+		return nil, usagef("--provider %q names no provider; for example --provider devin,cursor", flag)
+	}
+	return want, nil
 }
 
 func providerList() string {
@@ -150,12 +172,13 @@ func providerList() string {
 	return strings.Join(names, ", ")
 }
 
-// modelsExit is the exit status of a finished discovery.
-func modelsExit(out modelsOutput, single bool) error {
+// modelsExit is the exit status of a finished discovery; asked is whether
+// --provider named the providers.
+func modelsExit(out modelsOutput, asked bool) error {
 	for _, p := range out.Providers {
 		switch p.Discovery {
 		case discoveryNotInstalled:
-			if single {
+			if asked {
 				return &exitError{code: exitModelsUnavailable}
 			}
 		case discoveryTimedOut, discoveryFailed, discoveryUnrecognized:

@@ -20,7 +20,10 @@ natively) runs inside the parent harness, not through a worker. The parent
 takes the job with "switchyard native next", runs it with its own subagent
 primitive, and records the outcome with "switchyard native report": the
 explicit host terminal metadata the dispatch contract requires, since a
-native attempt has no runner receipt.`,
+native attempt has no runner receipt.
+
+Exit codes: 64 without a subcommand or with an unknown one; each
+subcommand's --help lists its own.`,
 		stderr, newNativeNextCmd(stdout, stderr), newNativeReportCmd(stdout, stderr))
 }
 
@@ -43,7 +46,11 @@ artifact, the one file its subagent may write. Each job is handed out once;
 a cancelled lane's job is never handed out, and a run with --contract
 strict never queues one (no native route proves the strict boundary: the
 lane ends unsupported). Without --wait it answers at once ("no native
-job", exit 0) when none is queued; with --wait it blocks until one is.`,
+job", exit 0) when none is queued; with --wait it blocks until one is.
+
+Exit codes: 0 a job was printed, or none is queued; 64 usage error (a
+--parent other than claude or codex); 130 interrupted while waiting; 1
+anything else (the store cannot be reached).`,
 		Example: `  switchyard native next --parent claude
   switchyard native next --parent codex --wait --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,7 +102,12 @@ func newNativeReportCmd(stdout, stderr io.Writer) *cobra.Command {
 host does not know); --evidence points at the host's structured record, for
 example the tool envelope of a capacity failure. Usage exhaustion may be
 reported only from such an explicit structured failure, never inferred from
-model prose.`,
+model prose.
+
+Exit codes: 0 the outcome was recorded; 64 usage error (an unknown --status,
+a --process-started other than true or false, an --execution no run waits
+for or one already reported); 1 anything else (the store cannot be
+reached).`,
 		Example: `  switchyard native report --execution 4b1d9e0c-... --status complete --process-started true
   switchyard native report --execution 4b1d9e0c-... --status usage-exhausted --process-started false \
     --evidence envelopes/capacity-4b1d.json`,
@@ -120,7 +132,7 @@ model prose.`,
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
 				if err := eng.NativeReport(ctx, execution, outcome, processStarted, evidence); err != nil {
-					return nativeReportError(err, execution, f, conn)
+					return nativeReportError(ctx, err, execution, f, conn)
 				}
 				fmt.Fprintf(stdout, "native outcome %s recorded for execution %s%s\n", outcome, execution, pendingNote(conn, f))
 				return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -64,9 +66,17 @@ func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, as
 }
 
 // nativeReportError explains a refused native report.
-func nativeReportError(err error, execution string, f engineFlags, conn *engineConn) error {
+func nativeReportError(ctx context.Context, err error, execution string, f engineFlags, conn *engineConn) error {
 	flags := conn.connFlags(f)
 	if errors.Is(err, engine.ErrUnknownExecution) {
+		if run, lane, fin, ok := recordedFinish(ctx, conn.store(), execution); ok {
+			outcome := "its outcome"
+			if fin.Host != nil {
+				outcome = "outcome " + string(fin.Host.Status)
+			}
+			return usagef("--execution %s was already reported: run %s lane %d recorded %s, and nothing waits for another report; `switchyard status --run %s%s` shows the lane now",
+				execution, run, lane, outcome, run, flags)
+		}
 		return usagef("--execution %s names no native execution a run is waiting for; `switchyard native next --parent P%s` hands out queued jobs and `switchyard status%s` shows waiting lanes",
 			execution, flags, flags)
 	}
@@ -74,4 +84,26 @@ func nativeReportError(err error, execution string, f engineFlags, conn *engineC
 		return usagef("%s", invalidReason(err))
 	}
 	return failf("native report for execution %s: %v", execution, err)
+}
+
+// recordedFinish finds the finish event of execution in the store, newest
+// run first: a report for an execution that already ended says so rather
+// than that there is no such execution.
+func recordedFinish(ctx context.Context, store events.Store, execution string) (string, int, events.Finish, bool) {
+	ids, err := store.Runs(ctx)
+	if err != nil {
+		return "", 0, events.Finish{}, false
+	}
+	for k := len(ids) - 1; k >= 0; k-- {
+		envs, err := store.LoadRun(ctx, ids[k])
+		if err != nil {
+			continue
+		}
+		for _, env := range envs {
+			if fin, ok := env.Payload.(events.Finish); ok && fin.ExecutionID == execution {
+				return ids[k], env.Lane, fin, true
+			}
+		}
+	}
+	return "", 0, events.Finish{}, false
 }

@@ -31,7 +31,10 @@ run's log (history, replay --verify, status show it):
 done and reject need the pending record, and its digest and HEAD must still
 match. A pending operation after a crash is shown by status: inspect the
 worktree and settle it; never begin it again. The worked example is in the
-README ("A handoff from worker to commit").`,
+README ("A handoff from worker to commit").
+
+Exit codes: 64 without a subcommand or with an unknown one; each
+subcommand's --help lists its own.`,
 		stderr, newOperationValidateCmd(stdout, stderr), newOperationBeginCmd(stdout, stderr),
 		newOperationDoneCmd(stdout, stderr), newOperationRejectCmd(stdout, stderr))
 }
@@ -101,7 +104,11 @@ from: the last line of git -C WORKTREE log -g --format=%H HEAD, if nothing
 rewrote the worktree's reflog); --file and --check are what the parent
 allows, never taken from the handoff. The validated scope
 and checkpoint digest are recorded as an operation-step event. A refused
-handoff records nothing and exits 65.`,
+handoff records nothing and exits 65.
+
+Exit codes: 0 the handoff was validated and recorded; 64 usage error
+(a missing --expected-head, no such run or lane); 65 the handoff was
+refused (malformed, out of scope, HEAD moved); 1 anything else.`,
 		Example: `  switchyard operation validate --run 7f3c2a --lane 0 --expected-head 9f2b6c0e... --file README.md
   switchyard operation validate --run 7f3c2a --lane 0 --expected-head 9f2b6c0e... --check unit --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -141,7 +148,11 @@ ledger's pending record. begin waits (--wait) until the engine recorded it;
 only then may the parent perform its fixed operation. Exit 65 if the
 digest or HEAD changed since validation, if another parent began it first,
 or if it is already pending; exit 1 if no engine recorded it in time (do not
-perform the operation then).`,
+perform the operation then).
+
+Exit codes: 0 the operation is pending; 64 usage error (a missing
+--digest, no such run or lane); 65 refused (digest or HEAD changed, begun
+elsewhere, already pending); 1 not recorded in time, or anything else.`,
 		Example: `  switchyard operation begin --run 7f3c2a --lane 0 --digest 5c1e0b...`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.do(cmd, stderr, []string{"digest"}, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {
@@ -180,7 +191,11 @@ operation reject). It needs the pending record of operation begin, and:
   - anything else: the worktree must still be at the pending HEAD with the
     pending digest.
 
-The lane then continues as its sheet's continuation policy allows.`,
+The lane then continues as its sheet's continuation policy allows.
+
+Exit codes: 0 the result was recorded; 64 usage error (a --result other than
+succeeded, failed or rejected, no such run or lane); 65 refused (no pending
+operation, the worktree or --ref does not match it); 1 anything else.`,
 		Example: `  switchyard operation done --run 7f3c2a --lane 0 --result succeeded --ref "$(git -C WORKTREE rev-parse HEAD)"
   switchyard operation done --run 7f3c2a --lane 0 --result failed --detail "unit check failed: see logs/checks.txt"`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -224,7 +239,11 @@ func newOperationRejectCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Record that the parent decided not to perform the pending operation. The
 worktree must still be at the pending HEAD with the pending digest (nothing
 was performed). A rejected operation keeps its task/checkpoint identity;
-the lane continues as if the operation failed.`,
+the lane continues as if the operation failed.
+
+Exit codes: 0 the rejection was recorded; 64 usage error (no such run or
+lane); 65 refused (no pending operation, the worktree moved); 1 anything
+else.`,
 		Example: `  switchyard operation reject --run 7f3c2a --lane 0 --detail "the change touches generated files"`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.do(cmd, stderr, nil, func(ctx context.Context, conn *engineConn, eng engineAPI, run string) error {

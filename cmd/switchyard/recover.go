@@ -36,7 +36,12 @@ the continuation runs in a fresh worktree of it) with its SHA-256, and refs
 to the partial work, side effects and stopped writers you checked. The
 engine prepares the new execution (its id, output, receipt and workspace)
 and policy next decides. --decline stops the lane. --evidence names the
-inspection in both cases.`,
+inspection in both cases.
+
+Exit codes: 0 the answer was recorded; 64 usage error (neither or both of
+--clear and --decline, a missing recovery option, a malformed
+--snapshot-digest, no such run or lane); 1 anything else (the lane does not
+wait for recovery, the run is final, the store cannot be reached).`,
 		Example: `  switchyard recover --run 7f3c2a --lane 0 --evidence review/lane0.md --clear \
     --correction "checkpoint C-1 committed as 3f9e2c1" --blockage-id handoff-C-1 \
     --snapshot-ref 3f9e2c1 --snapshot-digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 \

@@ -39,7 +39,11 @@ every event must be a transition the lane machine allows.
 It prints how many events, decisions and outcomes were recomputed, or the
 first divergence: the event, what replay expected and what the log records.
 With --verify a divergence exits 1 (without, replay only reports it).
-Replay reads the log only; it works on a run in progress too.`,
+Replay reads the log only; it works on a run in progress too.
+
+Exit codes: 0 the result was printed (a divergence too, without --verify);
+1 with --verify when replay diverges, or anything else (the store cannot be
+read); 64 usage error or no such run.`,
 		Example: `  switchyard replay --run 7f3c2a --verify
   switchyard replay --run 7f3c2a --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {

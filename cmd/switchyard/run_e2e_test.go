@@ -220,10 +220,16 @@ func TestRunNativeLaneAnsweredFromAnotherProcess(t *testing.T) {
 	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Contains(t, out, "lane 0 how explorer#1: complete via inherit-parent")
 
-	// A report for an execution nobody waits for names it.
+	// A repeated report says the execution was already reported (issue
+	// 28, finding 32), not that there is no such execution.
 	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", job.ExecutionID, "--status", "complete")
 	require.Equal(t, 64, r.code, r.stdout)
-	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+job.ExecutionID+" names no native execution a run is waiting for"), r.stderr)
+	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+job.ExecutionID+" was already reported: run native lane 0 recorded outcome complete, and nothing waits for another report; `switchyard status --run native --data-dir "+s.data+"` shows the lane now"), r.stderr)
+	// One no run ever had still names no execution.
+	other := "4b1d9e0c-0000-4000-8000-000000000000"
+	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", other, "--status", "complete")
+	require.Equal(t, 64, r.code, r.stdout)
+	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+other+" names no native execution a run is waiting for"), r.stderr)
 }
 
 // TestWorkerNeedsAServer: a worker never starts an embedded server or

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -32,18 +33,31 @@ func newRunnerCmd(stdout, stderr io.Writer) *cobra.Command {
 	status := &cobra.Command{
 		Use:                "status --progress F --receipt F [--progress F --receipt F ...] [--json]",
 		Short:              "Show runner lanes from their progress snapshots and receipts",
-		Long:               runner.StatusUsage,
+		Long:               runnerStatusUsage,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "--help" }) {
+				// The runner's parser treats -h anywhere as help; this help
+				// adds the exit codes.
+				_, err := io.WriteString(stdout, runnerStatusUsage)
+				return err
+			}
 			return runnerExit(runRunner(cmd.Context(), stdout, stderr, func(r *runner.Runner, _ context.Context) int {
 				return r.Status(args)
 			}))
 		},
 	}
-	status.SetHelpFunc(func(*cobra.Command, []string) { io.WriteString(stdout, runner.StatusUsage) })
+	status.SetHelpFunc(func(*cobra.Command, []string) { io.WriteString(stdout, runnerStatusUsage) })
 	cmd.AddCommand(status)
 	return cmd
 }
+
+// runnerStatusUsage is runner status's help: the runner's own, and its exit
+// codes.
+const runnerStatusUsage = runner.StatusUsage + `
+Exit codes: 0 the lanes were printed (whatever state they are in); 64 usage
+error (no --progress, unpaired --progress and --receipt, an unknown option).
+`
 
 // runRunner builds a Runner writing to stdout and stderr and calls do.
 // SIGINT or SIGTERM to this process cancels do's context with a

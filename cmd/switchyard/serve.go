@@ -61,7 +61,12 @@ loopback only unless --http-token is set; then every request must carry the
 token (see docs/CONSOLE.md).
 
 SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
-shuts down (stepping down any leadership) before the process exits.`,
+shuts down (stepping down any leadership) before the process exits.
+
+Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (a bad
+--listen, --cap, --http or connection option); 1 anything else (the data
+directory is already served, the server or engine could not start or
+stopped with an error).`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
   switchyard serve
 

@@ -116,7 +116,7 @@ on a terminal. Without a terminal and without --yes nothing is written and
 setup says how to write it (exit 3). --json prints the proposal (and
 writes only with --yes).
 
-Exit status: 0 written or nothing to change; 3 proposed but not written;
+Exit codes: 0 written or nothing to change; 3 proposed but not written;
 1 discovery or validation failed; 64 usage error.`,
 		Example: `  switchyard setup --sheet ~/.config/switchyard/models.sheet
   switchyard setup --sheet models.sheet --parent codex --yes

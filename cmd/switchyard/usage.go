@@ -217,6 +217,9 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 		if err != nil {
 			return usagef("%v", err)
 		}
+		if err := storeAccessError(dir); err != nil {
+			return err
+		}
 		if hasStore(dir) {
 			c, err := openEngineConn(ctx, f, connectOptions{query: true})
 			if err != nil {
@@ -249,7 +252,10 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 	if uf.json {
 		return writeJSON(stdout, out)
 	}
-	return printUsage(stdout, out, where)
+	// Suggest --refresh only where it could help: not when it was given,
+	// nor when usage measured here (where it is implied).
+	suggestRefresh := !uf.refresh && conn != nil && conn.mode != connEmbedded
+	return printUsage(stdout, out, where, suggestRefresh)
 }
 
 // storedReports reads provs' reports from the capacity store; with
@@ -372,8 +378,9 @@ func measureHere(ctx context.Context, conn *engineConn, provs []policy.Provider)
 	return reports, nil
 }
 
-// printUsage prints the usage as text: one block per provider.
-func printUsage(w io.Writer, out usageOutput, where string) error {
+// printUsage prints the usage as text: one block per provider;
+// suggestRefresh adds "try --refresh" to a provider with no report.
+func printUsage(w io.Writer, out usageOutput, where string, suggestRefresh bool) error {
 	fmt.Fprintf(w, "provider usage, %s:\n", where)
 	for _, u := range out.Providers {
 		fmt.Fprintln(w)
@@ -385,7 +392,11 @@ func printUsage(w io.Writer, out usageOutput, where string) error {
 		case u.Source == policy.QuotaUnsupported:
 			head += ": no trustworthy metric; capacity is opaque"
 		case !u.QuotaView.Report:
-			head += ": no current report (no worker for it has measured yet; try --refresh)"
+			head += ": no current report (no worker for it has measured yet"
+			if suggestRefresh {
+				head += "; try --refresh"
+			}
+			head += ")"
 		case u.AgeSeconds != nil && u.QuotaView.State == policy.CapacityMeasured:
 			head += " " + ageText(*u.AgeSeconds) + " ago"
 			if u.QuotaView.Stale {

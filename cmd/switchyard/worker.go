@@ -73,7 +73,12 @@ the path is checked at start.
 
 --http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
 failures per provider, live workers, JetStream reachability), /healthz and
-/readyz; loopback only unless --http-token is set.`,
+/readyz; loopback only unless --http-token is set.
+
+Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (an
+unknown --provider, a bad --bin, --concurrency or --quota-refresh); 1
+anything else (nothing serves the data directory, the connection was
+refused, the worker stopped with an error).`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 

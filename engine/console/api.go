@@ -25,14 +25,53 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// apiError is the body of every API error.
+// apiError is the body of every API error: a stable code a client can
+// branch on (one per HTTP status) and one message for a person.
 type apiError struct {
 	Error string `json:"error"`
+	Code  string `json:"code"`
 }
 
-// fail writes err as a JSON error with the status it maps to.
+// errorCodes are the stable codes of the API's error statuses.
+var errorCodes = map[int]string{
+	http.StatusBadRequest:          "bad_request",
+	http.StatusUnauthorized:        "unauthorized",
+	http.StatusForbidden:           "forbidden",
+	http.StatusNotFound:            "not_found",
+	http.StatusMethodNotAllowed:    "method_not_allowed",
+	http.StatusConflict:            "conflict",
+	http.StatusServiceUnavailable:  "unavailable",
+	http.StatusInternalServerError: "internal",
+}
+
+// errorCode is status's stable code ("internal" for one without its own).
+func errorCode(status int) string {
+	if c, ok := errorCodes[status]; ok {
+		return c
+	}
+	return "internal"
+}
+
+// fail writes a JSON error with status; the message is cleaned by
+// cleanMessage, so wrapping an engine error that already names its run
+// does not name it twice.
 func (s *Server) fail(w http.ResponseWriter, status int, format string, a ...any) {
-	writeJSON(w, status, apiError{Error: fmt.Sprintf(format, a...)})
+	writeJSON(w, status, apiError{Error: cleanMessage(fmt.Sprintf(format, a...)), Code: errorCode(status)})
+}
+
+// cleanMessage drops the "engine: " package prefixes of wrapped errors
+// and a "part: " repeated right after itself ("run x: run x: unknown run"
+// reads "run x: unknown run").
+func cleanMessage(msg string) string {
+	msg = strings.ReplaceAll(msg, "engine: ", "")
+	parts := strings.Split(msg, ": ")
+	out := parts[:1]
+	for _, p := range parts[1:] {
+		if p != out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
 }
 
 // engineStatus maps an engine error to an HTTP status.

@@ -161,6 +161,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		// An API client gets a JSON error for a path or method no route
+		// takes, as for every other API error, not the mux's plain text.
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			s.fail(w, http.StatusNotFound, "no API endpoint %s %s; the API is under /api/v1 (see docs/CONSOLE.md)", r.Method, r.URL.Path)
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
