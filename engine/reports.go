@@ -40,13 +40,16 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:
 		return d.audit(ctx, i, reportAudit(events.AuditStaleReport, rd, "the lane is not running this execution"))
 	}
+	if why := foreignReport(l.Dispatch.Route, l.Claim, rd); why != "" {
+		return d.audit(ctx, i, reportAudit(events.AuditForeignReport, rd, why))
+	}
 	active := l.State == machines.StateLaunching || l.State == machines.StateRunning
 	switch rep.Kind {
 	case events.ReportClaimed:
 		if l.State != machines.StateLaunching {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already claimed or ended"))
 		}
-		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq})
+		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq, Reporter: rd.Reporter})
 	case events.ReportFinished:
 		if !active {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
@@ -59,6 +62,42 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 		return d.appendEvent(ctx, i, abandoned(l, rep.WorkerID, rd.Seq))
 	}
 	return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "unknown report kind"))
+}
+
+// foreignReport says why the report rd, on an execution of route the
+// lane is running (claimed as claim, nil before), comes from a connection
+// that may not make it, or "" when it may. The reporter is the connection
+// the engine's API proxy named (events.ReporterHeader), which a client
+// cannot choose:
+//
+//   - the engine's own connection (no reporter) may report anything;
+//   - a native execution's claim and outcome are the parent role's;
+//   - an external execution's are the worker role's, and once the claim
+//     is recorded, only the connection that claimed it reports it
+//     finished. An abandon may come from another worker: a worker that
+//     finds a crashed worker's lease stale abandons the execution and
+//     says so (activities/worker_claim.go).
+func foreignReport(route policy.Route, claim *events.Claim, rd events.ReportDelivery) string {
+	if rd.Reporter == "" {
+		return ""
+	}
+	role, ok := events.ReporterRole(rd.Reporter)
+	if !ok {
+		return fmt.Sprintf("the report's publisher %q is no role's connection", rd.Reporter)
+	}
+	if route == policy.RouteNative {
+		if role != events.RoleParent {
+			return fmt.Sprintf("a native execution's claim and outcome are the parent's word; this report came from a %s connection", role)
+		}
+		return ""
+	}
+	if role != events.RoleWorker {
+		return fmt.Sprintf("an external execution is reported by the worker that runs it; this report came from a %s connection", role)
+	}
+	if rd.Report.Kind == events.ReportFinished && claim != nil && claim.Reporter != "" && claim.Reporter != rd.Reporter {
+		return "the execution was claimed by another worker connection; only it reports the outcome"
+	}
+	return ""
 }
 
 // finish records the end of lane i's execution from a finished report.

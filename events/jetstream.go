@@ -120,6 +120,18 @@ type JetStream struct {
 	// owner starts the names of the consumers a role's connection makes
 	// through the engine's API proxy (ownerToken); "" for the engine.
 	owner string
+	// prefix is the API proxy prefix of a role's connection; "" for the
+	// engine.
+	prefix string
+}
+
+// proxied is the subject a publish to subject goes to: through the
+// engine's API proxy for a role's connection.
+func (j *JetStream) proxied(subject string) string {
+	if j.prefix == "" {
+		return subject
+	}
+	return j.prefix + "." + subject
 }
 
 // OpenJetStream creates or updates the events, jobs, reports and workers
@@ -145,7 +157,7 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 	}
 	j := &JetStream{nc: nc, js: js, cfg: cfg}
 	if prefix != "" {
-		j.owner = ownerToken(nc.Opts.InboxPrefix)
+		j.owner, j.prefix = ownerToken(nc.Opts.InboxPrefix), prefix
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()
@@ -343,7 +355,7 @@ func (j *JetStream) publish(ctx context.Context, subject string, data []byte, op
 		if err == nil {
 			return ack, nil
 		}
-		if permissionDenied(j.nc, subject) {
+		if permissionDenied(j.nc, subject) || proxyRefused(err) {
 			return nil, deniedError(subject)
 		}
 		if ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -50,6 +51,10 @@ import (
 //   - a key-value write goes only to the buckets the role writes (claims:
 //     workers and parents; capacity: workers), never with a roll-up or a
 //     delete or purge marker;
+//   - a worker's report on a lane and a parent's report or control go to
+//     the reports stream with the publishing connection's inbox prefix
+//     in ReporterHeader (replacing any the client set), so the engine
+//     knows who reported (engine/reports.go);
 //   - a worker may purge only one worker's presence subject;
 //   - every reply subject must be under the requester's inbox prefix, so
 //     the server's answer cannot be relayed into another subject.
@@ -174,10 +179,32 @@ func (p *apiProxy) handle(m *nats.Msg) {
 		return
 	}
 	subject := "$JS.API." + req.api
-	if strings.HasPrefix(req.api, "$KV.") {
+	header := req.m.Header
+	switch {
+	case strings.HasPrefix(req.api, "$KV."):
 		subject = req.api
+	case strings.HasPrefix(req.api, ReportSubjectPrefix):
+		// The report names its publisher; no client names itself.
+		subject = req.api
+		header = nats.Header{}
+		for k, v := range req.m.Header {
+			if k != ReporterHeader {
+				header[k] = v
+			}
+		}
+		header.Set(ReporterHeader, req.inbox)
 	}
-	_ = p.j.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: m.Header, Data: req.m.Data})
+	_ = p.j.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: header, Data: req.m.Data})
+}
+
+// proxyRefusalCode is the JetStream error code of the proxy's refusals.
+const proxyRefusalCode = 10999
+
+// proxyRefused reports whether err is the engine's API proxy refusing a
+// request.
+func proxyRefused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == 403 && apiErr.ErrorCode == proxyRefusalCode
 }
 
 // refuse answers req with a JetStream API error.
@@ -193,7 +220,7 @@ func (p *apiProxy) refuse(req proxyRequest, reason string) {
 	}
 	body, _ := json.Marshal(map[string]any{
 		"type":  "io.nats.jetstream.api.v1.error",
-		"error": map[string]any{"code": 403, "err_code": 10999, "description": desc},
+		"error": map[string]any{"code": 403, "err_code": proxyRefusalCode, "description": desc},
 	})
 	_ = p.j.nc.Publish(req.m.Reply, body)
 }
@@ -209,6 +236,9 @@ func (p *apiProxy) check(req *proxyRequest) string {
 	}
 	if at(0) == "$KV" {
 		return p.checkKV(req, toks)
+	}
+	if strings.HasPrefix(req.api, ReportSubjectPrefix) {
+		return p.checkReport(req, toks)
 	}
 	switch {
 	case req.api == "INFO",
@@ -399,6 +429,22 @@ func (p *apiProxy) checkPresencePurge(req *proxyRequest) string {
 		!strings.HasPrefix(pr.Filter, WorkerSubjectPrefix) || strings.ContainsAny(pr.Filter[len(WorkerSubjectPrefix):], "*>.") ||
 		len(pr.Filter) == len(WorkerSubjectPrefix) {
 		return "purge the workers stream but one worker's presence"
+	}
+	return ""
+}
+
+// checkReport allows a worker's report on a lane and a parent's report
+// or control: sy.rep.<run>.<lane or ctl>, published for a stream ack.
+func (p *apiProxy) checkReport(req *proxyRequest, toks []string) string {
+	// toks: "sy", "rep", run, token.
+	if len(toks) != 4 || ValidateRunID(toks[2]) != nil {
+		return "publish on " + req.api
+	}
+	switch {
+	case req.role == RoleParent:
+	case req.role == RoleWorker && toks[3] != controlToken:
+	default:
+		return "publish on " + req.api
 	}
 	return ""
 }

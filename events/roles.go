@@ -124,13 +124,9 @@ func rolePermissions(r Role, inbox string) (Permissions, error) {
 		for _, parent := range nativeParents {
 			p.PublishDeny = append(p.PublishDeny, jobAcks("jobs_native_"+string(parent)))
 		}
-		p.PublishAllow = append(p.PublishAllow,
-			ReportSubjectPrefix+"*.*",
-			WorkerSubjectPrefix+"*",
-		)
-		// A worker reports on lanes; controls and submissions are the
-		// parent's.
-		p.PublishDeny = append(p.PublishDeny, ReportSubjectPrefix+"*."+controlToken)
+		// Reports go through the proxy, which names the reporter (and
+		// takes a worker's only on lanes: controls are the parent's).
+		p.PublishAllow = append(p.PublishAllow, WorkerSubjectPrefix+"*")
 		p.SubscribeAllow = append(p.SubscribeAllow, CommandSubjectPrefix+"*.*", CapacityRefreshSubjectPrefix+"*")
 		p.Responses = true
 	case RoleParent:
@@ -138,7 +134,6 @@ func rolePermissions(r Role, inbox string) (Permissions, error) {
 			p.PublishAllow = append(p.PublishAllow, jobAcks("jobs_native_"+string(parent)))
 		}
 		p.PublishAllow = append(p.PublishAllow,
-			ReportSubjectPrefix+"*.*",
 			SubmitSubject,
 			CapacityRefreshSubjectPrefix+"*",
 		)
