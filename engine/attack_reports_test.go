@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,48 @@ func TestAttackForeignReports(t *testing.T) {
 	require.Empty(t, ofType(envs, events.TypeFinish), "no finish from another connection")
 	r := h.waitLane(run, 0, machines.StateRunning)
 	require.Nil(t, r.Closed)
+}
+
+// TestAttackJunkReports (issue 25, class 3): a worker flooding a run with
+// reports that change nothing (here 100 on an execution the lane is not
+// running) adds the first few to the run's log one by one and then only
+// their count, at powers of two; the lane is untouched.
+func TestAttackJunkReports(t *testing.T) {
+	t.Parallel()
+	h, creds := newAuthHarness(t)
+	h.run()
+	run, job := h.submitOneLane()
+	h.waitLane(run, 0, machines.StateLaunching)
+	q, _ := roleQueue(t, h, creds, events.RoleWorker)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	const flood = 100
+	for i := range flood {
+		r := events.Report{ExecutionID: eventstest.NewExecutionID(), Run: job.Run, Lane: job.Lane, Kind: events.ReportClaimed,
+			WorkerID: "w-junk", Time: time.Now(), Lease: &events.LeaseInfo{TTLMs: 30_000, Revision: uint64(i + 1)}}
+		_, err := q.PublishReport(ctx, r)
+		require.NoError(t, err)
+	}
+	// 1..8 one by one, then the counts 16, 32 and 64.
+	_, envs := h.waitRun(run, "the count of 64", func(_ *machines.Run, envs []events.Envelope) bool {
+		for _, env := range ofType(envs, events.TypeAudit) {
+			if a := env.Payload.(events.Audit); a.Reason == events.AuditStaleReport && strings.HasPrefix(a.Detail, "64 stale-report reports") {
+				return true
+			}
+		}
+		return false
+	})
+	// A legitimate claim after the flood is still handled, so every junk
+	// report before it was.
+	h.report(job, events.ReportClaimed)
+	r, envs := h.waitRun(run, "the claim", func(_ *machines.Run, envs []events.Envelope) bool { return len(ofType(envs, events.TypeClaim)) == 1 })
+	var stale []string
+	for _, env := range ofType(envs, events.TypeAudit) {
+		if a := env.Payload.(events.Audit); a.Reason == events.AuditStaleReport {
+			stale = append(stale, a.Detail)
+		}
+	}
+	require.Len(t, stale, 8+3, "8 recorded one by one, then the counts 16, 32, 64:\n%s", strings.Join(stale, "\n"))
+	require.True(t, strings.HasPrefix(stale[8], "16 stale-report reports"), stale[8])
+	require.Equal(t, machines.StateRunning, r.Lanes[0].State)
 }

@@ -273,8 +273,37 @@ func reportAudit(reason events.AuditReason, rd events.ReportDelivery, detail str
 	return events.Audit{Reason: reason, ExecutionID: rep.ExecutionID, ReportSeq: rd.Seq, Report: &rep, Detail: detail}
 }
 
-// audit records a, on lane i or the run subject.
+// junkReasons are the audits of reports that change nothing and that any
+// role-holder can produce at will (a hostile worker flooding a run).
+var junkReasons = map[events.AuditReason]bool{
+	events.AuditMalformedReport: true, events.AuditStaleReport: true, events.AuditDuplicateReport: true,
+	events.AuditLateReport: true, events.AuditForeignReport: true,
+}
+
+// junkRecorded is how many junk reports of one reason a run's session
+// records one by one; after them, only the count is recorded, each time
+// it reaches a power of two, so a flood of n adds about log2(n) events to
+// the run's permanent log.
+const junkRecorded = 8
+
+// audit records a, on lane i or the run subject; junk beyond
+// junkRecorded per reason is counted instead (junkReasons).
 func (d *driver) audit(ctx context.Context, lane int, a events.Audit) error {
+	if junkReasons[a.Reason] {
+		if d.junk == nil {
+			d.junk = map[events.AuditReason]int{}
+		}
+		d.junk[a.Reason]++
+		n := d.junk[a.Reason]
+		if n > junkRecorded {
+			if n&(n-1) != 0 {
+				d.log.Debug("junk report counted, not recorded", "lane", lane, "reason", a.Reason, "count", n)
+				return nil
+			}
+			a.Detail = fmt.Sprintf("%d %s reports on this run so far (after the first %d, only the count is recorded, at every power of two); the latest: %s",
+				n, a.Reason, junkRecorded, a.Detail)
+		}
+	}
 	d.log.Info("audit", "lane", lane, "reason", a.Reason, "execution", a.ExecutionID, "detail", a.Detail)
 	if err := d.appendEvent(ctx, lane, a); err != nil {
 		return fmt.Errorf("audit: %w", err)
