@@ -375,3 +375,34 @@ func TestAttackSharedInboxes(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackReportFlood (issue 25, class 3): a worker flooding one run
+// with reports is refused past the run's burst and rate; another run's
+// reports still pass.
+func TestAttackReportFlood(t *testing.T) {
+	t.Parallel()
+	e, path, _ := authServer(t)
+	w := connectAs(t, e, path, events.RoleWorker)
+	ctx := ctx30(t)
+	run := eventstest.NewRunID()
+	start := time.Now()
+	accepted, refusedN := 0, 0
+	for range 1000 {
+		_, err := w.Queue().PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, run, 0, eventstest.NewExecutionID(), "w1"))
+		if err != nil {
+			require.True(t, events.IsPermissionDenied(err), "a refusal, not %v", err)
+			refusedN++
+			continue
+		}
+		accepted++
+	}
+	elapsed := time.Since(start).Seconds()
+	require.NotZero(t, refusedN, "a flood is refused")
+	require.LessOrEqual(t, float64(accepted), 200+50*elapsed+1, "at most the burst and the rate pass")
+	engine := eventstest.Open(t, e, events.JetStreamConfig{})
+	last, err := engine.Queue().LastReportSeq(ctx, run)
+	require.NoError(t, err)
+	require.NotZero(t, last)
+	_, err = w.Queue().PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, eventstest.NewRunID(), 0, eventstest.NewExecutionID(), "w1"))
+	require.NoError(t, err, "another run's report passes")
+}

@@ -55,6 +55,8 @@ import (
 //     the reports stream with the publishing connection's inbox prefix
 //     in ReporterHeader (replacing any the client set), so the engine
 //     knows who reported (engine/reports.go);
+//     A run takes at most reportBurst reports at once, then reportRateSec
+//     a second, per engine;
 //   - a worker may purge only one worker's presence subject;
 //   - every reply subject must be under the requester's inbox prefix, so
 //     the server's answer cannot be relayed into another subject.
@@ -126,10 +128,55 @@ func inboxRole(inbox string) (Role, bool) {
 	return r, err == nil
 }
 
-// apiProxy is the engine's side of the proxied API. It keeps no state:
-// several engines (or several JetStreams of one) answer alike.
+// apiProxy is the engine's side of the proxied API. Its only state is
+// the reports' rate per run; several engines answer alike otherwise.
 type apiProxy struct {
 	j *JetStream
+
+	mu    sync.Mutex
+	rates map[string]*reportRate // per run
+}
+
+// Reports' rate limit per run: a burst of reportBurst, then reportRate a
+// second (a worker sends a handful per execution).
+const (
+	reportBurst   = 200
+	reportRateSec = 50
+	// maxRateRuns bounds the runs tracked; idle ones are dropped first.
+	maxRateRuns = 10000
+)
+
+type reportRate struct {
+	tokens float64
+	last   time.Time
+}
+
+// allowReport takes one of run's report tokens.
+func (p *apiProxy) allowReport(run string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.rates[run]
+	if !ok {
+		if len(p.rates) >= maxRateRuns {
+			for k, v := range p.rates {
+				if now.Sub(v.last).Seconds()*reportRateSec >= reportBurst {
+					delete(p.rates, k)
+				}
+			}
+			if len(p.rates) >= maxRateRuns {
+				return false
+			}
+		}
+		r = &reportRate{tokens: reportBurst, last: now}
+		p.rates[run] = r
+	}
+	r.tokens = min(reportBurst, r.tokens+now.Sub(r.last).Seconds()*reportRateSec)
+	r.last = now
+	if r.tokens < 1 {
+		return false
+	}
+	r.tokens--
+	return true
 }
 
 // proxied holds the connections that already serve the proxy.
@@ -141,7 +188,7 @@ func (j *JetStream) serveAPIProxy() error {
 	if _, loaded := proxied.LoadOrStore(j.nc, true); loaded {
 		return nil
 	}
-	p := &apiProxy{j: j}
+	p := &apiProxy{j: j, rates: map[string]*reportRate{}}
 	_, err := j.nc.QueueSubscribe(APIProxyPrefix+">", "switchyard-jsapi", p.handle)
 	if err != nil {
 		proxied.Delete(j.nc)
@@ -445,6 +492,9 @@ func (p *apiProxy) checkReport(req *proxyRequest, toks []string) string {
 	case req.role == RoleWorker && toks[3] != controlToken:
 	default:
 		return "publish on " + req.api
+	}
+	if !p.allowReport(toks[2], time.Now()) {
+		return fmt.Sprintf("publish more than %d reports a second on run %s (after a burst of %d)", reportRateSec, toks[2], reportBurst)
 	}
 	return ""
 }
