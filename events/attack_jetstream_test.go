@@ -131,6 +131,12 @@ func TestAttackReaderConsumers(t *testing.T) {
 	require.ErrorIs(t, r.nc.LastError(), nats.ErrPermissionViolation)
 	err = r.js.DeleteStream(ctx, events.EventsStream)
 	refused(t, err, "deleting the events stream")
+	jobs, err := r.js.Stream(ctx, events.JobsStream)
+	require.NoError(t, err, "stream info is a read")
+	_, err = jobs.GetMsg(ctx, 1)
+	refused(t, err, "reading a job's payload")
+	_, err = jobs.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(events.JobSubject("codex")))
+	refused(t, err, "reading a job's payload by subject")
 
 	// A stream-info request whose answer should go to the submission
 	// subject is dropped; the request after it is answered, so the first

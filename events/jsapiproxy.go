@@ -33,8 +33,9 @@ import (
 // each request to $JS.API (or $KV) only when it is one the role needs, in
 // the shape its clients make it:
 //
-//   - reads (stream and consumer info and lists, message and direct gets)
-//     pass;
+//   - reads pass: stream and consumer info and lists, and message and
+//     direct gets of the readable streams (a job's payload is its
+//     consumers' alone);
 //   - a consumer on a readable stream must be ephemeral, unacknowledged,
 //     in memory and expire when idle (at most maxProxyInactive); it is
 //     created, never updated. A pull consumer's name starts with its
@@ -290,8 +291,8 @@ func (p *apiProxy) check(req *proxyRequest) string {
 	switch {
 	case req.api == "INFO",
 		at(0) == "STREAM" && (at(1) == "INFO" || at(1) == "NAMES" || at(1) == "LIST") && len(toks) <= 3,
-		at(0) == "STREAM" && at(1) == "MSG" && at(2) == "GET" && len(toks) == 4,
-		at(0) == "DIRECT" && at(1) == "GET" && len(toks) >= 3,
+		at(0) == "STREAM" && at(1) == "MSG" && at(2) == "GET" && len(toks) == 4 && readable(at(3)),
+		at(0) == "DIRECT" && at(1) == "GET" && len(toks) >= 3 && readable(at(2)),
 		at(0) == "CONSUMER" && (at(1) == "NAMES" || at(1) == "LIST") && len(toks) == 3,
 		at(0) == "CONSUMER" && at(1) == "INFO" && len(toks) == 4:
 		return ""
