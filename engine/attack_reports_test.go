@@ -111,6 +111,17 @@ func TestAttackForeignReports(t *testing.T) {
 	require.Empty(t, ofType(envs, events.TypeFinish), "no finish from another connection")
 	r := h.waitLane(run, 0, machines.StateRunning)
 	require.Nil(t, r.Closed)
+
+	// The other worker abandons it (stopping the lane), while the claims
+	// bucket shows the lease held: refused, the lane still runs.
+	publish(otherQ, events.ReportAbandoned, "w-other")
+	envs = h.waitType(run, events.TypeAudit, 3)
+	audits = ofType(envs, events.TypeAudit)
+	last = audits[len(audits)-1].Payload.(events.Audit)
+	require.Equal(t, events.AuditForeignReport, last.Reason, dump(envs))
+	require.Contains(t, last.Detail, "claim", "the abandon is refused for the claim")
+	r = h.waitLane(run, 0, machines.StateRunning)
+	require.Nil(t, r.Closed)
 }
 
 // TestAttackJunkReports (issue 25, class 3): a worker flooding a run with

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -59,6 +60,13 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 		if !active {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
 		}
+		why, err := d.foreignAbandon(ctx, l.Claim, rd)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return d.audit(ctx, i, reportAudit(events.AuditForeignReport, rd, why))
+		}
 		return d.appendEvent(ctx, i, abandoned(l, rep.WorkerID, rd.Seq))
 	}
 	return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "unknown report kind"))
@@ -98,6 +106,39 @@ func foreignReport(route policy.Route, claim *events.Claim, rd events.ReportDeli
 		return "the execution was claimed by another worker connection; only it reports the outcome"
 	}
 	return ""
+}
+
+// claimWriter is a Claims that knows which connection wrote a claim
+// (events.JetStreamClaims).
+type claimWriter interface {
+	Writer(ctx context.Context, executionID string) (string, events.Lease, error)
+}
+
+// foreignAbandon says why an abandon rd from another connection than the
+// claimer's is refused, or "" when it is the claimer's, or when the
+// claims bucket shows the lease abandoned (the engine's proxy lets only
+// the claimer abandon it, or another connection once the lease is stale;
+// a worker that finds it abandoned reports so, whoever abandoned it).
+// Claims that do not know their writer (in memory, no roles) accept it.
+func (d *driver) foreignAbandon(ctx context.Context, claim *events.Claim, rd events.ReportDelivery) (string, error) {
+	if rd.Reporter == "" || claim == nil || claim.Reporter == "" || claim.Reporter == rd.Reporter {
+		return "", nil
+	}
+	cw, ok := d.e.cfg.Claims.(claimWriter)
+	if !ok {
+		return "", nil
+	}
+	_, lease, err := cw.Writer(ctx, rd.Report.ExecutionID)
+	if errors.Is(err, events.ErrNotFound) {
+		return "the execution has no claim to abandon", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("check the abandon of %s: %w", rd.Report.ExecutionID, err)
+	}
+	if lease.State != events.LeaseAbandoned {
+		return "another worker connection claimed the execution, and the claims bucket does not show its lease abandoned", nil
+	}
+	return "", nil
 }
 
 // finish records the end of lane i's execution from a finished report.

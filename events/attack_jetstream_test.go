@@ -412,3 +412,53 @@ func TestAttackReportFlood(t *testing.T) {
 	_, err = w.Queue().PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, eventstest.NewRunID(), 0, eventstest.NewExecutionID(), "w1"))
 	require.NoError(t, err, "another run's report passes")
 }
+
+// TestAttackClaimTakeover (issue 25, class 4): another worker, with the
+// worker role's real secret, cannot renew, release or abandon a claim a
+// live worker holds; the claim stays as it was. Once the holder stops
+// renewing for longer than the lease's TTL (a crashed worker), another
+// worker abandons it, as workers do with stale leases.
+func TestAttackClaimTakeover(t *testing.T) {
+	t.Parallel()
+	e, path, _ := authServer(t)
+	ctx := ctx30(t)
+	holder := connectAs(t, e, path, events.RoleWorker)
+	thief := connectAs(t, e, path, events.RoleWorker)
+	exec := eventstest.NewExecutionID()
+	const ttl = 2 * time.Second
+	lease, err := holder.Claims().Claim(ctx, exec, "w-holder", ttl)
+	require.NoError(t, err)
+
+	_, err = thief.Claims().Abandon(ctx2(t), lease, "w-thief")
+	require.True(t, events.IsPermissionDenied(err), "abandoning a live claim: %v", err)
+	_, err = thief.Claims().Renew(ctx2(t), lease)
+	require.True(t, events.IsPermissionDenied(err), "renewing another's claim: %v", err)
+	_, err = thief.Claims().Release(ctx2(t), lease)
+	require.True(t, events.IsPermissionDenied(err), "releasing another's claim: %v", err)
+	got, err := holder.Claims().Inspect(ctx, exec)
+	require.NoError(t, err)
+	require.Equal(t, events.LeaseHeld, got.State)
+	require.Equal(t, lease.Revision, got.Revision, "the claim is unchanged")
+
+	renewed, err := holder.Claims().Renew(ctx, lease)
+	require.NoError(t, err, "the holder renews its own claim")
+	renewedAt := time.Now()
+
+	// The holder stops renewing: after the TTL, the lease is stale.
+	var took time.Duration
+	require.Eventually(t, func() bool {
+		cur, err := thief.Claims().Inspect(ctx, exec)
+		if err != nil {
+			return false
+		}
+		_, err = thief.Claims().Abandon(ctx, cur, "w-thief")
+		took = time.Since(renewedAt)
+		return err == nil
+	}, 20*time.Second, 200*time.Millisecond, "a stale lease is abandoned by another worker")
+	require.GreaterOrEqual(t, took, ttl, "not before its TTL passed")
+	got, err = holder.Claims().Inspect(ctx, exec)
+	require.NoError(t, err)
+	require.Equal(t, events.LeaseAbandoned, got.State)
+	require.Equal(t, "w-thief", got.AbandonedBy)
+	require.Greater(t, got.Revision, renewed.Revision)
+}

@@ -51,7 +51,9 @@ import (
 //     same subject, same cap, only the ack wait and deliveries changed;
 //   - a key-value write goes only to the buckets the role writes (claims:
 //     workers and parents; capacity: workers), never with a roll-up or a
-//     delete or purge marker;
+//     delete or purge marker; a claim names the connection that wrote it,
+//     and another connection may only abandon it once it is stale
+//     (checkClaimWrite);
 //   - a worker's report on a lane and a parent's report or control go to
 //     the reports stream with the publishing connection's inbox prefix
 //     in ReporterHeader (replacing any the client set), so the engine
@@ -229,20 +231,30 @@ func (p *apiProxy) handle(m *nats.Msg) {
 	subject := "$JS.API." + req.api
 	header := req.m.Header
 	switch {
+	case strings.HasPrefix(req.api, "$KV."+ClaimsBucket+"."):
+		// A claim names the connection that wrote it (checkClaimWrite).
+		subject = req.api
+		header = stamped(req.m.Header, req.inbox)
 	case strings.HasPrefix(req.api, "$KV."):
 		subject = req.api
 	case strings.HasPrefix(req.api, ReportSubjectPrefix):
 		// The report names its publisher; no client names itself.
 		subject = req.api
-		header = nats.Header{}
-		for k, v := range req.m.Header {
-			if k != ReporterHeader {
-				header[k] = v
-			}
-		}
-		header.Set(ReporterHeader, req.inbox)
+		header = stamped(req.m.Header, req.inbox)
 	}
 	_ = p.j.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: header, Data: req.m.Data})
+}
+
+// stamped is h with ReporterHeader naming inbox, whatever h said.
+func stamped(h nats.Header, inbox string) nats.Header {
+	out := nats.Header{}
+	for k, v := range h {
+		if k != ReporterHeader {
+			out[k] = v
+		}
+	}
+	out.Set(ReporterHeader, inbox)
+	return out
 }
 
 // proxyRefusalCode is the JetStream error code of the proxy's refusals.
@@ -518,5 +530,44 @@ func (p *apiProxy) checkKV(req *proxyRequest, toks []string) string {
 	if req.m.Header.Get("KV-Operation") != "" {
 		return "delete or purge keys of bucket " + bucket
 	}
+	if bucket == ClaimsBucket {
+		return p.checkClaimWrite(req, strings.Join(toks[2:], "."), time.Now())
+	}
 	return ""
+}
+
+// checkClaimWrite allows a new claim, any change of a claim by the
+// connection that wrote it last (renew, release, abandon its own), and,
+// by another connection, only the abandon of a held lease that has not
+// been renewed for longer than its TTL (a crashed worker's stale lease,
+// which any worker abandons: activities/worker_claim.go). A claim written
+// without a ReporterHeader (by the engine, or before the proxy stamped
+// claims) is anyone's to change.
+func (p *apiProxy) checkClaimWrite(req *proxyRequest, key string, now time.Time) string {
+	ctx, cancel := context.WithTimeout(context.Background(), p.j.cfg.AttemptTimeout)
+	defer cancel()
+	st, err := p.j.js.Stream(ctx, "KV_"+ClaimsBucket)
+	if err != nil {
+		return "write a claim now: " + err.Error()
+	}
+	cur, err := st.GetLastMsgForSubject(ctx, "$KV."+ClaimsBucket+"."+key)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return "" // a new claim: the create-only put decides
+	}
+	if err != nil {
+		return "write a claim now: " + err.Error()
+	}
+	writer := cur.Header.Get(ReporterHeader)
+	if writer == "" || writer == req.inbox {
+		return ""
+	}
+	have, err1 := decodeClaim(key, cur.Data)
+	want, err2 := decodeClaim(key, req.m.Data)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "write claim " + key + ": not a claim"
+	case have.State == LeaseHeld && want.State == LeaseAbandoned && want.WorkerID == have.WorkerID && now.Sub(cur.Time) > have.TTL:
+		return ""
+	}
+	return "change claim " + key + ", another connection's (only a stale lease may be abandoned)"
 }
