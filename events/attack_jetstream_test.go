@@ -317,6 +317,10 @@ func TestAttackBucketRollups(t *testing.T) {
 	_, err = worker.Claims().Claim(ctx, eventstest.NewExecutionID(), "w2", time.Minute)
 	require.NoError(t, err, "a worker claims")
 	require.NoError(t, worker.Capacity().Put(ctx, eventstest.SampleCapacityReport(policy.Provider("claude"), time.Now().UTC())), "a worker puts capacity")
+	reader := connectAs(t, e, path, events.RoleReader)
+	list, err := reader.Capacity().List(ctx)
+	require.NoError(t, err, "a reader lists the capacity reports")
+	require.Len(t, list, 2)
 }
 
 // subscribeRefused requires the server to refuse nc's subscription to
@@ -461,4 +465,60 @@ func TestAttackClaimTakeover(t *testing.T) {
 	require.Equal(t, events.LeaseAbandoned, got.State)
 	require.Equal(t, "w-thief", got.AbandonedBy)
 	require.Greater(t, got.Revision, renewed.Revision)
+}
+
+// TestRolesStillDoTheirJob: through the engine's proxy, a reader still
+// makes every read its commands make, and a worker announces and
+// withdraws its presence.
+func TestRolesStillDoTheirJob(t *testing.T) {
+	t.Parallel()
+	e, path, _ := authServer(t)
+	engine := eventstest.Open(t, e, events.JetStreamConfig{})
+	ctx := ctx30(t)
+	run := eventstest.NewRunID()
+	_, err := engine.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, time.Now().UTC()), 0)
+	require.NoError(t, err)
+	require.NoError(t, engine.SetProviderCaps(ctx, map[policy.Provider]int{"codex": 3}))
+	worker := connectAs(t, e, path, events.RoleWorker)
+	require.NoError(t, worker.Presence().Announce(ctx, events.WorkerPresence{WorkerID: "w1", Providers: []policy.Provider{"codex"}, Started: time.Now().UTC()}))
+	_, err = worker.Queue().PublishReport(ctx, eventstest.SampleReport(events.ReportClaimed, run, 0, eventstest.NewExecutionID(), "w1"))
+	require.NoError(t, err)
+
+	r := connectAs(t, e, path, events.RoleReader)
+	runs, err := r.Store().Runs(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{run}, runs)
+	envs, err := r.Store().LoadRun(ctx, run)
+	require.NoError(t, err)
+	require.Len(t, envs, 1)
+	_, err = r.Store().Last(ctx, run, events.RunLane)
+	require.NoError(t, err)
+	_, _, err = r.Store().FinalRuns(ctx)
+	require.NoError(t, err)
+	live, err := r.Presence().Live(ctx)
+	require.NoError(t, err)
+	require.Len(t, live, 1)
+	caps, err := r.ProviderCaps(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, caps)
+	seq, err := r.Queue().LastReportSeq(ctx, run)
+	require.NoError(t, err)
+	require.NotZero(t, seq)
+	ch, err := r.Queue().SubscribeReports(ctx, run, 0)
+	require.NoError(t, err)
+	select {
+	case rd := <-ch:
+		require.NoError(t, rd.Err)
+		require.Equal(t, run, rd.Run)
+		require.True(t, strings.HasPrefix(rd.Reporter, events.InboxPrefix(events.RoleWorker)+"_"), "the report names its worker connection: %q", rd.Reporter)
+	case <-ctx.Done():
+		t.Fatal("no report")
+	}
+	_, err = r.Claims().Inspect(ctx, eventstest.NewExecutionID())
+	require.ErrorIs(t, err, events.ErrNotFound)
+
+	require.NoError(t, worker.Presence().Withdraw(ctx, "w1"), "a worker withdraws its presence")
+	live, err = r.Presence().Live(ctx)
+	require.NoError(t, err)
+	require.Empty(t, live)
 }

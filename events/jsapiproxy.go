@@ -398,7 +398,8 @@ func (p *apiProxy) checkCreate(req *proxyRequest, stream, subjName string) strin
 		return "create consumers that take acknowledgements"
 	case !cfg.MemoryStorage || cfg.Replicas > 1:
 		return "create consumers stored on disk or replicated"
-	case cfg.InactiveThreshold <= 0 || cfg.InactiveThreshold > maxProxyInactive:
+	case cfg.InactiveThreshold < 0 || cfg.InactiveThreshold > maxProxyInactive:
+		// 0: the server's default for an ephemeral consumer (5s).
 		return fmt.Sprintf("create consumers that live idle longer than %v", maxProxyInactive)
 	case cfg.DeliverSubject != "" && !strings.HasPrefix(cfg.DeliverSubject, req.inbox+"."):
 		return "create a consumer delivering to " + cfg.DeliverSubject + ": only to its own inbox"
