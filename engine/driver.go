@@ -46,6 +46,10 @@ type driver struct {
 	// reviewed holds each lane's latest clear verdict since its latest
 	// launch: the reviewed state its next writer starts from.
 	reviewed map[int]*events.Verdict
+	// junk counts this session's junk reports of the run per audit reason
+	// (junkReasons): the first junkRecorded of each are recorded one by
+	// one, the later ones only as a count (see audit).
+	junk map[events.AuditReason]int
 	// staleReported is set once the run's stale-sheet audit is recorded.
 	staleReported bool
 	// unanswered is when the eligibility gate last waited in vain for a

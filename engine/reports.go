@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -40,13 +41,16 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:
 		return d.audit(ctx, i, reportAudit(events.AuditStaleReport, rd, "the lane is not running this execution"))
 	}
+	if why := foreignReport(l.Dispatch.Route, l.Claim, rd); why != "" {
+		return d.audit(ctx, i, reportAudit(events.AuditForeignReport, rd, why))
+	}
 	active := l.State == machines.StateLaunching || l.State == machines.StateRunning
 	switch rep.Kind {
 	case events.ReportClaimed:
 		if l.State != machines.StateLaunching {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already claimed or ended"))
 		}
-		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq})
+		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq, Reporter: rd.Reporter})
 	case events.ReportFinished:
 		if !active {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
@@ -56,9 +60,85 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 		if !active {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already ended"))
 		}
+		why, err := d.foreignAbandon(ctx, l.Claim, rd)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return d.audit(ctx, i, reportAudit(events.AuditForeignReport, rd, why))
+		}
 		return d.appendEvent(ctx, i, abandoned(l, rep.WorkerID, rd.Seq))
 	}
 	return d.audit(ctx, i, reportAudit(events.AuditMalformedReport, rd, "unknown report kind"))
+}
+
+// foreignReport says why the report rd, on an execution of route the
+// lane is running (claimed as claim, nil before), comes from a connection
+// that may not make it, or "" when it may. The reporter is the connection
+// the engine's API proxy named (events.ReporterHeader), which a client
+// cannot choose:
+//
+//   - the engine's own connection (no reporter) may report anything;
+//   - a native execution's claim and outcome are the parent role's;
+//   - an external execution's are the worker role's, and once the claim
+//     is recorded, only the connection that claimed it reports it
+//     finished. An abandon may come from another worker: a worker that
+//     finds a crashed worker's lease stale abandons the execution and
+//     says so (activities/worker_claim.go).
+func foreignReport(route policy.Route, claim *events.Claim, rd events.ReportDelivery) string {
+	if rd.Reporter == "" {
+		return ""
+	}
+	role, ok := events.ReporterRole(rd.Reporter)
+	if !ok {
+		return fmt.Sprintf("the report's publisher %q is no role's connection", rd.Reporter)
+	}
+	if route == policy.RouteNative {
+		if role != events.RoleParent {
+			return fmt.Sprintf("a native execution's claim and outcome are the parent's word; this report came from a %s connection", role)
+		}
+		return ""
+	}
+	if role != events.RoleWorker {
+		return fmt.Sprintf("an external execution is reported by the worker that runs it; this report came from a %s connection", role)
+	}
+	if rd.Report.Kind == events.ReportFinished && claim != nil && claim.Reporter != "" && claim.Reporter != rd.Reporter {
+		return "the execution was claimed by another worker connection; only it reports the outcome"
+	}
+	return ""
+}
+
+// claimWriter is a Claims that knows which connection wrote a claim
+// (events.JetStreamClaims).
+type claimWriter interface {
+	Writer(ctx context.Context, executionID string) (string, events.Lease, error)
+}
+
+// foreignAbandon says why an abandon rd from another connection than the
+// claimer's is refused, or "" when it is the claimer's, or when the
+// claims bucket shows the lease abandoned (the engine's proxy lets only
+// the claimer abandon it, or another connection once the lease is stale;
+// a worker that finds it abandoned reports so, whoever abandoned it).
+// Claims that do not know their writer (in memory, no roles) accept it.
+func (d *driver) foreignAbandon(ctx context.Context, claim *events.Claim, rd events.ReportDelivery) (string, error) {
+	if rd.Reporter == "" || claim == nil || claim.Reporter == "" || claim.Reporter == rd.Reporter {
+		return "", nil
+	}
+	cw, ok := d.e.cfg.Claims.(claimWriter)
+	if !ok {
+		return "", nil
+	}
+	_, lease, err := cw.Writer(ctx, rd.Report.ExecutionID)
+	if errors.Is(err, events.ErrNotFound) {
+		return "the execution has no claim to abandon", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("check the abandon of %s: %w", rd.Report.ExecutionID, err)
+	}
+	if lease.State != events.LeaseAbandoned {
+		return "another worker connection claimed the execution, and the claims bucket does not show its lease abandoned", nil
+	}
+	return "", nil
 }
 
 // finish records the end of lane i's execution from a finished report.
@@ -234,8 +314,37 @@ func reportAudit(reason events.AuditReason, rd events.ReportDelivery, detail str
 	return events.Audit{Reason: reason, ExecutionID: rep.ExecutionID, ReportSeq: rd.Seq, Report: &rep, Detail: detail}
 }
 
-// audit records a, on lane i or the run subject.
+// junkReasons are the audits of reports that change nothing and that any
+// role-holder can produce at will (a hostile worker flooding a run).
+var junkReasons = map[events.AuditReason]bool{
+	events.AuditMalformedReport: true, events.AuditStaleReport: true, events.AuditDuplicateReport: true,
+	events.AuditLateReport: true, events.AuditForeignReport: true,
+}
+
+// junkRecorded is how many junk reports of one reason a run's session
+// records one by one; after them, only the count is recorded, each time
+// it reaches a power of two, so a flood of n adds about log2(n) events to
+// the run's permanent log.
+const junkRecorded = 8
+
+// audit records a, on lane i or the run subject; junk beyond
+// junkRecorded per reason is counted instead (junkReasons).
 func (d *driver) audit(ctx context.Context, lane int, a events.Audit) error {
+	if junkReasons[a.Reason] {
+		if d.junk == nil {
+			d.junk = map[events.AuditReason]int{}
+		}
+		d.junk[a.Reason]++
+		n := d.junk[a.Reason]
+		if n > junkRecorded {
+			if n&(n-1) != 0 {
+				d.log.Debug("junk report counted, not recorded", "lane", lane, "reason", a.Reason, "count", n)
+				return nil
+			}
+			a.Detail = fmt.Sprintf("%d %s reports on this run so far (after the first %d, only the count is recorded, at every power of two); the latest: %s",
+				n, a.Reason, junkRecorded, a.Detail)
+		}
+	}
 	d.log.Info("audit", "lane", lane, "reason", a.Reason, "execution", a.ExecutionID, "detail", a.Detail)
 	if err := d.appendEvent(ctx, lane, a); err != nil {
 		return fmt.Errorf("audit: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // Credentials are an embedded server's per-start secrets: one per role.
@@ -150,7 +151,24 @@ func ReadCredentials(path string) (*Credentials, error) {
 
 // ClientOptions are the options of a connection as role r with c.
 func (c *Credentials) ClientOptions(r Role) []nats.Option {
-	return []nats.Option{nats.UserInfo(roleUser(r), c.secrets[r]), nats.CustomInboxPrefix(InboxPrefix(r))}
+	return append([]nats.Option{nats.UserInfo(roleUser(r), c.secrets[r])}, connIdentity(r)...)
+}
+
+// connIdentity gives one connection its own identity: a fresh user nkey
+// pair, whose signature of the server's nonce proves the connection holds
+// it, and the inbox prefix its public key names (ConnInboxPrefix). The
+// seed never leaves this process. Should the system's random source
+// fail, the connection gets none and the server refuses it.
+func connIdentity(r Role) []nats.Option {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return nil
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil
+	}
+	return []nats.Option{nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(ConnInboxPrefix(r, pub))}
 }
 
 // FileClientOptions connect as role r with the secret in the credentials
@@ -163,7 +181,7 @@ func (c *Credentials) ClientOptions(r Role) []nats.Option {
 // authorization error, and a client that read the file just before a
 // restarted serve replaced it is refused until its next read.
 func FileClientOptions(path string, r Role) []nats.Option {
-	return []nats.Option{
+	return append([]nats.Option{
 		nats.IgnoreAuthErrorAbort(),
 		nats.UserInfoHandler(func() (string, string) {
 			c, err := ReadCredentials(path)
@@ -172,16 +190,16 @@ func FileClientOptions(path string, r Role) []nats.Option {
 			}
 			return roleUser(r), c.secrets[r]
 		}),
-		nats.CustomInboxPrefix(InboxPrefix(r)),
-	}
+	}, connIdentity(r)...)
 }
 
 // authenticator is the embedded server's client authentication: a role's
-// user and secret, compared in constant time; a refused connection is
-// logged once per peer host.
+// user and secret, compared in constant time, and the connection's own
+// nkey (its signature of the nonce), whose public key names the only
+// inbox prefix the connection may use; a refused connection is logged
+// once per peer host.
 type authenticator struct {
 	creds   *Credentials
-	perms   map[Role]*server.Permissions
 	refused func(peer string)
 
 	mu   sync.Mutex
@@ -189,15 +207,7 @@ type authenticator struct {
 }
 
 func newAuthenticator(c *Credentials, refused func(peer string)) (*authenticator, error) {
-	a := &authenticator{creds: c, perms: map[Role]*server.Permissions{}, refused: refused, seen: map[string]time.Time{}}
-	for _, r := range Roles {
-		p, err := RolePermissions(r)
-		if err != nil {
-			return nil, err
-		}
-		a.perms[r] = serverPermissions(p)
-	}
-	return a, nil
+	return &authenticator{creds: c, refused: refused, seen: map[string]time.Time{}}, nil
 }
 
 // serverPermissions converts p for the server.
@@ -219,14 +229,47 @@ func (a *authenticator) Check(c server.ClientAuthentication) bool {
 		if o.Username != roleUser(r) {
 			continue
 		}
-		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(a.creds.secrets[r])) == 1 {
-			c.RegisterUser(&server.User{Username: o.Username, Permissions: a.perms[r]})
-			return true
+		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(a.creds.secrets[r])) != 1 {
+			break
 		}
-		break
+		// A connection with its own nkey gets its own inbox prefix; one
+		// without (a --nats client with the role's user and password)
+		// shares the role's, with the other such connections only.
+		inbox := InboxPrefix(r)
+		if o.Nkey != "" || o.Sig != "" {
+			if !provesNkey(o.Nkey, o.Sig, c.GetNonce()) {
+				break
+			}
+			inbox = ConnInboxPrefix(r, o.Nkey)
+		}
+		p, err := rolePermissions(r, inbox)
+		if err != nil {
+			break
+		}
+		c.RegisterUser(&server.User{Username: o.Username, Permissions: serverPermissions(p)})
+		return true
 	}
 	a.refuse(c.RemoteAddress())
 	return false
+}
+
+// provesNkey reports whether sig is pub's signature of nonce, pub a user
+// public key.
+func provesNkey(pub, sig string, nonce []byte) bool {
+	if len(nonce) == 0 || !nkeys.IsValidPublicUserKey(pub) {
+		return false
+	}
+	kp, err := nkeys.FromPublicKey(pub)
+	if err != nil {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		if raw, err = base64.StdEncoding.DecodeString(sig); err != nil {
+			return false
+		}
+	}
+	return kp.Verify(nonce, raw) == nil
 }
 
 // refuse reports a refused peer host once an hour at most.

@@ -50,6 +50,11 @@ server_name: $SY_NODE_NAME
 listen: 0.0.0.0:4222
 http: 127.0.0.1:8222
 
+# Limits no connection may push the server past (the embedded server's).
+max_connections: ` + fmt.Sprint(events.ServerMaxConnections) + `
+max_payload: ` + fmt.Sprint(events.ServerMaxPayload) + `
+max_pending: ` + fmt.Sprint(events.ServerMaxPending) + `
+
 jetstream {
   store_dir: /var/lib/nats
   max_file_store: 64GB
@@ -171,6 +176,9 @@ func TestDeployConfig(t *testing.T) {
 	require.Equal(t, "switchyard", opts.Cluster.Name)
 	require.Len(t, opts.Routes, 3)
 	require.Equal(t, "SYS", opts.SystemAccount)
+	require.Equal(t, events.ServerMaxConnections, opts.MaxConn, "max_connections")
+	require.EqualValues(t, events.ServerMaxPayload, opts.MaxPayload, "max_payload")
+	require.EqualValues(t, events.ServerMaxPending, opts.MaxPending, "max_pending")
 
 	users := map[string]*server.User{}
 	for _, u := range opts.Users {

@@ -107,6 +107,19 @@ const (
 	DefaultReadyTimeout  = 10 * time.Second
 )
 
+// Limits of the embedded server, whoever connects (the deployment
+// configuration docs/deploy/nats-server.conf sets the same).
+const (
+	// ServerMaxConnections bounds the client connections.
+	ServerMaxConnections = 1024
+	// ServerMaxPayload bounds a message (the largest event is
+	// MaxEventBytes plus headers).
+	ServerMaxPayload = 1 << 20
+	// ServerMaxPending bounds the bytes buffered for one slow
+	// connection before the server drops it.
+	ServerMaxPending = 64 << 20
+)
+
 // Validate reports the first invalid setting, before defaults apply.
 func (c EmbeddedConfig) Validate() error {
 	if c.DataDir == "" {
@@ -182,6 +195,10 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 		NoSigs:             true,
 		NoLog:              c.LogFile == "",
 		LogFile:            c.LogFile,
+		// Bounds no connection may push the server past (issue 25).
+		MaxConn:    ServerMaxConnections,
+		MaxPayload: ServerMaxPayload,
+		MaxPending: ServerMaxPending,
 	}
 	if c.Auth != nil {
 		a, err := newAuthenticator(c.Auth, c.OnRefused)
@@ -189,6 +206,8 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 			return nil, err
 		}
 		o.CustomClientAuthentication = a
+		// Each connection signs the nonce with its own nkey.
+		o.AlwaysEnableNonce = true
 	}
 	if c.Listen != "" {
 		host, port, err := splitHostPort(c.Listen)

@@ -117,6 +117,21 @@ type JetStream struct {
 	kv      jetstream.KeyValue
 	// capacity is the CapacityBucket bucket.
 	capacity jetstream.KeyValue
+	// owner starts the names of the consumers a role's connection makes
+	// through the engine's API proxy (ownerToken); "" for the engine.
+	owner string
+	// prefix is the API proxy prefix of a role's connection; "" for the
+	// engine.
+	prefix string
+}
+
+// proxied is the subject a publish to subject goes to: through the
+// engine's API proxy for a role's connection.
+func (j *JetStream) proxied(subject string) string {
+	if j.prefix == "" {
+		return subject
+	}
+	return j.prefix + "." + subject
 }
 
 // OpenJetStream creates or updates the events, jobs, reports and workers
@@ -127,11 +142,23 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	js, err := jetstream.New(nc)
+	// A role's connection (its inbox prefix says which) reaches the
+	// JetStream API only through the engine's proxy (jsapiproxy.go).
+	var js jetstream.JetStream
+	var err error
+	prefix := apiProxyPrefix(nc.Opts.InboxPrefix)
+	if prefix != "" {
+		js, err = jetstream.NewWithAPIPrefix(nc, prefix)
+	} else {
+		js, err = jetstream.New(nc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	j := &JetStream{nc: nc, js: js, cfg: cfg}
+	if prefix != "" {
+		j.owner, j.prefix = ownerToken(nc.Opts.InboxPrefix), prefix
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()
 	// Before a cluster has a meta leader, requests go unanswered until they
@@ -139,6 +166,12 @@ func OpenJetStream(ctx context.Context, nc *nats.Conn, cfg JetStreamConfig) (*Je
 	retry, attempt := Backoff{Min: 50 * time.Millisecond, Max: time.Second}, time.Second
 	for {
 		err = j.setup(ctx, attempt)
+		if err == nil && prefix == "" {
+			// The engine answers the other roles' JetStream API.
+			if err = j.serveAPIProxy(); err != nil {
+				return nil, fmt.Errorf("jetstream: serve the API proxy: %w", err)
+			}
+		}
 		if err == nil {
 			return j, nil
 		}
@@ -221,7 +254,9 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 		Description: "Switchyard execution claims and leases (KV bucket " + ClaimsBucket + ")",
 		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
 		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1, MaxAge: c.ClaimMaxAge,
-		MaxMsgSize: 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		// No roll-ups: one message with a Nats-Rollup header would wipe
+		// every claim (no client here ever rolls the bucket up).
+		MaxMsgSize: 4096, AllowRollup: false, DenyDelete: true, Discard: jetstream.DiscardNew,
 		Duplicates: claimsDup, AllowDirect: directGets(c.Replicas),
 	})
 	if err != nil {
@@ -250,7 +285,8 @@ func (j *JetStream) setup(ctx context.Context, timeout time.Duration) error {
 		Description: "Switchyard capacity reports: each provider's current one (KV bucket " + CapacityBucket + ")",
 		Storage:     jetstream.FileStorage, Replicas: c.Replicas,
 		MaxMsgsPerSubject: 1, MaxBytes: -1, MaxMsgs: -1, MaxConsumers: -1,
-		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: true, DenyDelete: true, Discard: jetstream.DiscardNew,
+		// No roll-ups, as for claims.
+		MaxMsgSize: MaxMessageBytes + 4096, AllowRollup: false, DenyDelete: true, Discard: jetstream.DiscardNew,
 		Duplicates: c.DuplicateWindow, AllowDirect: directGets(c.Replicas),
 	})
 	if err != nil {
@@ -319,7 +355,7 @@ func (j *JetStream) publish(ctx context.Context, subject string, data []byte, op
 		if err == nil {
 			return ack, nil
 		}
-		if permissionDenied(j.nc, subject) {
+		if permissionDenied(j.nc, subject) || proxyRefused(err) {
 			return nil, deniedError(subject)
 		}
 		if ctx.Err() != nil {

@@ -99,3 +99,29 @@ func (c *JetStreamClaims) Inspect(ctx context.Context, executionID string) (Leas
 	l.Revision, l.RenewedAt = e.Revision(), e.Created().UTC()
 	return l, nil
 }
+
+// Writer returns the connection that wrote executionID's current claim
+// (the ReporterHeader the engine's API proxy stamped; "" for a claim the
+// engine's own connection wrote) and the claim.
+func (c *JetStreamClaims) Writer(ctx context.Context, executionID string) (string, Lease, error) {
+	if err := ValidateExecutionID(executionID); err != nil {
+		return "", Lease{}, err
+	}
+	st, err := c.j.js.Stream(ctx, "KV_"+ClaimsBucket)
+	if err != nil {
+		return "", Lease{}, translate("claim "+executionID, err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, "$KV."+ClaimsBucket+"."+executionID)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return "", Lease{}, fmt.Errorf("claim %s: %w", executionID, ErrNotFound)
+	}
+	if err != nil {
+		return "", Lease{}, translate("claim "+executionID, err)
+	}
+	l, err := decodeClaim(executionID, m.Data)
+	if err != nil {
+		return "", Lease{}, err
+	}
+	l.Revision = m.Sequence
+	return m.Header.Get(ReporterHeader), l, nil
+}

@@ -54,8 +54,13 @@ func tooLarge(err error) bool {
 }
 
 // translate maps a JetStream error at the seam: size rejections become
-// ErrTooLarge; everything else is wrapped with what was being done.
+// ErrTooLarge, the engine's API proxy's refusals ErrPermissionDenied;
+// everything else is wrapped with what was being done.
 func translate(what string, err error) error {
+	if proxyRefused(err) {
+		// The engine's API proxy refused the role this request.
+		return &wrapped{what: what, err: err, sentinel: ErrPermissionDenied}
+	}
 	if tooLarge(err) {
 		return &wrapped{what: what, err: err, sentinel: ErrTooLarge}
 	}

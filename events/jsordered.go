@@ -174,7 +174,7 @@ func (r *orderedReader) stop() { r.cur.abandon(true) }
 // orderedMessages starts an ordered consumer on stream for filter,
 // delivering sequences after after.
 func orderedMessages(ctx context.Context, j *JetStream, stream string, filters []string, after uint64) (jetstream.MessagesContext, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, InactiveThreshold: 5 * time.Second}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, InactiveThreshold: 5 * time.Second, NamePrefix: j.consumerName()}
 	if after > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}

@@ -175,7 +175,9 @@ func (q *JetStreamQueue) PublishReport(ctx context.Context, r Report) (uint64, e
 // publishReportsStream publishes a report or control (what) on subj in the
 // reports stream with message id id.
 func (q *JetStreamQueue) publishReportsStream(ctx context.Context, what, subj, id string, data []byte) (uint64, error) {
-	ack, err := q.j.publish(ctx, subj, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(ReportsStream))
+	// A role's connection publishes through the engine's proxy, which
+	// names it in the report (ReporterHeader).
+	ack, err := q.j.publish(ctx, q.j.proxied(subj), data, jetstream.WithMsgID(id), jetstream.WithExpectStream(ReportsStream))
 	if err != nil {
 		return 0, translate("publish "+what+" on "+subj, err)
 	}
@@ -227,7 +229,9 @@ func (q *JetStreamQueue) readReports(ctx context.Context, filter string, after u
 		return nil, translate("subscribe "+filter, err)
 	}
 	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (ReportDelivery, error) {
-		return reportDelivery(md.Sequence.Stream, reportSubjectRun(m.Subject()), m.Data()), nil
+		rd := reportDelivery(md.Sequence.Stream, reportSubjectRun(m.Subject()), m.Data())
+		rd.Reporter = m.Headers().Get(ReporterHeader)
+		return rd, nil
 	}), nil
 }
 

@@ -161,7 +161,7 @@ func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, e
 // jetstream.ErrNoHeartbeat.
 func (s *JetStreamStore) readRange(ctx context.Context, filter string, after, target uint64, out []Envelope) ([]Envelope, error) {
 	cfg := jetstream.ConsumerConfig{
-		FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
+		Name: s.j.consumerName(), FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1,
 		InactiveThreshold: readInactive,
 	}

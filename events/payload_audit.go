@@ -32,6 +32,11 @@ const (
 	// read-time normalization); recorded once per run on the run subject,
 	// Detail being the stale-sheet notice.
 	AuditStaleSheet AuditReason = "stale-sheet"
+	// AuditForeignReport: the report came from a connection that may not
+	// report that execution's outcome (a native execution's is the
+	// parent role's, an external one's the worker role's, and a finish
+	// the claiming connection's); nothing changed.
+	AuditForeignReport AuditReason = "foreign-report"
 )
 
 // Audit records a report or job that changes nothing (lane-level, or
@@ -54,7 +59,7 @@ func (Audit) EventType() Type { return TypeAudit }
 
 func (p Audit) validate() error {
 	switch p.Reason {
-	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet:
+	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet, AuditForeignReport:
 	default:
 		return invalidf("reason %q is not an audit reason", p.Reason)
 	}

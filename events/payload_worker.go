@@ -1,6 +1,8 @@
 package events
 
 import (
+	"strings"
+
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -26,6 +28,10 @@ type Claim struct {
 	// ReportSeq is the reports-stream sequence of the report recorded here,
 	// so a restarted engine resumes its report subscription after it.
 	ReportSeq uint64 `json:"reportSeq,omitempty"`
+	// Reporter is the connection that published the claimed report
+	// (ReportDelivery.Reporter): only it may report the execution
+	// finished. Empty when the engine's own connection published it.
+	Reporter string `json:"reporter,omitempty"`
 }
 
 // EventType returns TypeClaim.
@@ -37,6 +43,11 @@ func (p Claim) validate() error {
 	}
 	if err := ValidateWorkerID(p.WorkerID); err != nil {
 		return err
+	}
+	if p.Reporter != "" {
+		if _, ok := ReporterRole(p.Reporter); !ok || len(p.Reporter) > 128 || strings.ContainsAny(p.Reporter, ".*> \t\r\n") {
+			return invalidf("reporter %q is not a connection's inbox prefix", p.Reporter)
+		}
 	}
 	return p.Lease.validate()
 }

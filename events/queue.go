@@ -139,4 +139,18 @@ type ReportDelivery struct {
 	// Raw then holds them, for an audit event.
 	Err error
 	Raw []byte
+	// Reporter is the inbox prefix of the connection that published the
+	// report, as the engine's API proxy stamped it (ReporterHeader): a
+	// role's connection publishes reports only through it, so the role
+	// and, on the embedded server, the very connection are known. Empty
+	// when the engine's own connection (or a deployment without roles)
+	// published it.
+	Reporter string
 }
+
+// ReporterHeader is the header in which the engine's API proxy names the
+// connection that published a report or control (its inbox prefix).
+const ReporterHeader = "Sy-Reporter"
+
+// ReporterRole is the role of a report's Reporter.
+func ReporterRole(reporter string) (Role, bool) { return inboxRole(reporter) }

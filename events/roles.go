@@ -56,6 +56,13 @@ const SubmitSubject = "sy.api.submit"
 // role subscribes only to its own replies.
 func InboxPrefix(r Role) string { return "_INBOX_" + string(r) }
 
+// ConnInboxPrefix is the reply-subject prefix of one connection of role r
+// to the embedded server, named by the public key of the connection's own
+// nkey (drawn for that connection, proven by signing the server's nonce):
+// only that connection subscribes to its replies, not every connection of
+// its role.
+func ConnInboxPrefix(r Role, pub string) string { return InboxPrefix(r) + "_" + pub }
+
 // Permissions is what a role may publish and subscribe to, as NATS subject
 // patterns: allowed unless a deny pattern matches. Responses: the role may
 // answer requests it received (worker commands), once each.
@@ -70,30 +77,32 @@ type Permissions struct {
 // nativeParents are the parents whose native jobs have a consumer.
 var nativeParents = []policy.Parent{policy.ParentClaude, policy.ParentCodex}
 
-// readStreams are the streams every role may read with its own consumers.
+// readStreams are the streams every role may read with consumers the
+// engine's API proxy creates for it (jsapiproxy.go).
 var readStreams = []string{EventsStream, ReportsStream, WorkersStream, "KV_" + ClaimsBucket, capacityStream, runsStream}
 
-// consumerAPI is the JetStream API a role needs to read stream with
-// consumers it creates (ordered consumers included) and, with acks, to
-// consume from them.
-func consumerAPI(stream, consumer string, acks bool) []string {
-	out := []string{
-		"$JS.API.CONSUMER.CREATE." + stream + "." + consumer,
-		"$JS.API.CONSUMER.CREATE." + stream + "." + consumer + ".>",
-		"$JS.API.CONSUMER.DURABLE.CREATE." + stream + "." + consumer,
-		"$JS.API.CONSUMER.INFO." + stream + "." + consumer,
-		"$JS.API.CONSUMER.DELETE." + stream + "." + consumer,
-		"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer,
-	}
-	if acks {
-		out = append(out, "$JS.ACK."+stream+"."+consumer+".>")
-	}
-	return out
-}
+// jobAcks is the subject a role acknowledges job consumer consumer's jobs on.
+func jobAcks(consumer string) string { return "$JS.ACK." + JobsStream + "." + consumer + ".>" }
 
 // RolePermissions is the subject permissions of r. The engine's are
 // everything; the others are lists of exactly what their commands use.
+// No role but the engine may publish to the JetStream API ($JS.API.>) or
+// write a bucket ($KV.>) itself: its JetStream requests go through the
+// engine's proxy under its own inbox prefix (APIProxyPrefix), which
+// forwards only what the role needs (see jsapiproxy.go).
+//
+// These are the permissions of a deployment whose connections of one role
+// share a user (docs/deploy/nats-server.conf): they share the role's inbox
+// prefix. The embedded server gives each connection its own inbox prefix
+// (ConnInboxPrefix) and the permissions rolePermissions renders for it.
 func RolePermissions(r Role) (Permissions, error) {
+	return rolePermissions(r, InboxPrefix(r))
+}
+
+// rolePermissions is RolePermissions for a connection whose inbox prefix
+// is inbox: it alone subscribes to its replies and sends JetStream
+// requests under it.
+func rolePermissions(r Role, inbox string) (Permissions, error) {
 	if r == RoleEngine {
 		return Permissions{PublishAllow: []string{">"}, SubscribeAllow: []string{">"}, Responses: true}, nil
 	}
@@ -102,52 +111,31 @@ func RolePermissions(r Role) (Permissions, error) {
 	}
 	p := Permissions{
 		PublishAllow: []string{
-			"$JS.API.INFO",
-			"$JS.API.STREAM.INFO.*",
-			"$JS.API.STREAM.NAMES",
-			"$JS.API.STREAM.LIST",
-			"$JS.API.STREAM.MSG.GET.*",
-			"$JS.API.DIRECT.GET.>",
-			"$JS.API.CONSUMER.NAMES.*",
-			"$JS.API.CONSUMER.LIST.*",
-			// Caps: each provider's job consumer's limits.
-			"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
+			APIProxyPrefix + inbox + ".>",
 			// Worker commands are read-only by their allowlist.
 			CommandSubjectPrefix + "*.*",
 		},
-		SubscribeAllow: []string{InboxPrefix(r) + ".>"},
-	}
-	for _, s := range readStreams {
-		p.PublishAllow = append(p.PublishAllow, consumerAPI(s, "*", false)...)
+		SubscribeAllow: []string{inbox + ".>"},
 	}
 	switch r {
 	case RoleWorker:
 		// Every provider's job consumer, but no parent's native one.
-		p.PublishAllow = append(p.PublishAllow, consumerAPI(JobsStream, "*", true)...)
+		p.PublishAllow = append(p.PublishAllow, jobAcks("*"))
 		for _, parent := range nativeParents {
-			p.PublishDeny = append(p.PublishDeny, consumerAPI(JobsStream, "jobs_native_"+string(parent), true)...)
+			p.PublishDeny = append(p.PublishDeny, jobAcks("jobs_native_"+string(parent)))
 		}
-		p.PublishAllow = append(p.PublishAllow,
-			ReportSubjectPrefix+"*.*",
-			WorkerSubjectPrefix+"*",
-			"$JS.API.STREAM.PURGE."+WorkersStream,
-			"$KV."+ClaimsBucket+".>",
-			"$KV."+CapacityBucket+".>",
-		)
-		// A worker reports on lanes; controls and submissions are the
-		// parent's.
-		p.PublishDeny = append(p.PublishDeny, ReportSubjectPrefix+"*."+controlToken)
+		// Reports go through the proxy, which names the reporter (and
+		// takes a worker's only on lanes: controls are the parent's).
+		p.PublishAllow = append(p.PublishAllow, WorkerSubjectPrefix+"*")
 		p.SubscribeAllow = append(p.SubscribeAllow, CommandSubjectPrefix+"*.*", CapacityRefreshSubjectPrefix+"*")
 		p.Responses = true
 	case RoleParent:
 		for _, parent := range nativeParents {
-			p.PublishAllow = append(p.PublishAllow, consumerAPI(JobsStream, "jobs_native_"+string(parent), true)...)
+			p.PublishAllow = append(p.PublishAllow, jobAcks("jobs_native_"+string(parent)))
 		}
 		p.PublishAllow = append(p.PublishAllow,
-			ReportSubjectPrefix+"*.*",
 			SubmitSubject,
 			CapacityRefreshSubjectPrefix+"*",
-			"$KV."+ClaimsBucket+".>",
 		)
 	}
 	return p, nil

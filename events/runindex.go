@@ -230,7 +230,7 @@ func (s *JetStreamStore) FinalRuns(ctx context.Context) (map[string]FinalRun, in
 		return nil, 0, translate("run index", err)
 	}
 	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
-		FilterSubject: "$KV." + RunsBucket + ".>", DeliverPolicy: jetstream.DeliverAllPolicy,
+		Name: s.j.consumerName(), FilterSubject: "$KV." + RunsBucket + ".>", DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, Replicas: 1, InactiveThreshold: readInactive,
 		HeadersOnly: true, // the entries; the snapshots stay on the server
 	})

@@ -195,14 +195,15 @@ func openExternal(ctx context.Context, f engineFlags, o connectOptions) (*engine
 	}
 	watch := &linkWatch{settling: 10 * time.Second}
 	opts := append(linkOptions(o.link, watch), nats.Timeout(5*time.Second))
-	if f.natsAuth.auth.Method() == "none" {
-		// --nats naming a serve's own server: its data directory's
-		// credentials, as the command's role.
-		opts = append(opts, serveCredentials(f, urls)...)
-	}
 	// The login and TLS given, and the role's reply subjects (or the
 	// context's inbox_prefix).
 	opts = append(opts, auth...)
+	if f.natsAuth.auth.Method() == "none" {
+		// --nats naming a serve's own server: its data directory's
+		// credentials, as the command's role, and this connection's own
+		// reply subjects (they replace the role's, given above).
+		opts = append(opts, serveCredentials(f, urls)...)
+	}
 	nc, err := events.Connect(urls, opts...)
 	if errors.Is(err, nats.ErrAuthorization) {
 		return nil, failf("%s refused this connection's credentials (%s: %v); pass the credentials of a user allowed the %s role (--creds, --nkey, --context, or NATS_USER/NATS_PASSWORD/NATS_TOKEN; see docs/DEPLOY.md), or, for a switchyard serve's own server, its --data-dir (its credentials are there)",
