@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -278,4 +279,26 @@ func runSelfTestChild(ctx context.Context, exe string, timeout time.Duration, po
 		return nil, fmt.Errorf("sandboxed child output: %v", err)
 	}
 	return got, nil
+}
+
+var verified struct {
+	sync.Mutex
+	done map[string]Report
+}
+
+// Verify is SelfTest for launcher exe, run once per process and exe and
+// remembered: a worker (or the runner) calls it at start and every
+// attempt reads the same report.
+func Verify(exe string) Report {
+	verified.Lock()
+	defer verified.Unlock()
+	if r, ok := verified.done[exe]; ok {
+		return r
+	}
+	r := SelfTest(context.Background(), SelfTestOptions{Exe: exe})
+	if verified.done == nil {
+		verified.done = map[string]Report{}
+	}
+	verified.done[exe] = r
+	return r
 }

@@ -91,7 +91,7 @@ func newE2ELane(t *testing.T, provider policy.Provider, scenario, apiSpend strin
 		l.args = append(l.args, "--api-spend", apiSpend)
 	}
 	l.args = append(l.args, extra...)
-	l.env = append([]string{"PATH=" + l.bin + ":/usr/bin:/bin", "HOME=" + l.path("home"), "LANG=C.UTF-8"}, extraEnv...)
+	l.env = append([]string{"PATH=" + l.bin + ":/usr/bin:/bin", simenv.SandboxWritable + "=" + l.bin, "HOME=" + l.path("home"), "LANG=C.UTF-8"}, extraEnv...)
 	return l
 }
 
