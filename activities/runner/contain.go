@@ -128,6 +128,23 @@ func (a *attempt) prepareSandbox() error {
 	return nil
 }
 
+// allowCapture lets a contained CLI write a capture file the runner reads
+// after the workload (Devin's export): its directory, which must be one
+// the attempt created, becomes writable.
+func (a *attempt) allowCapture(p string) error {
+	if a.cont == nil || a.cont.policy == nil {
+		return nil
+	}
+	d := filepath.Dir(p)
+	if !slices.Contains(a.area.dirs, d) && !a.area.owns(d) {
+		return fmt.Errorf("capture directory %s is not one the attempt created", d)
+	}
+	if !slices.Contains(a.cont.policy.Writable, d) {
+		a.cont.policy.Writable = append(a.cont.policy.Writable, d)
+	}
+	return nil
+}
+
 // EnvSandboxWritable names extra directories every contained attempt may
 // write, colon-separated absolute paths of existing directories (a shared
 // build cache; the simulated CLIs' log directory in tests). Each widens

@@ -474,6 +474,10 @@ func (a *attempt) invoke(env []string) {
 			a.launcherFailure("could not prepare a capture file", err)
 			return
 		}
+		if err := a.allowCapture(p); err != nil {
+			a.launcherFailure("could not prepare a capture file", err)
+			return
+		}
 	}
 	var stdin []byte
 	switch cmd.Stdin {

@@ -286,10 +286,23 @@ var verified struct {
 	done map[string]Report
 }
 
-// Verify is SelfTest for launcher exe, run once per process and exe and
-// remembered: a worker (or the runner) calls it at start and every
-// attempt reads the same report.
+// EnvSwitch turns the sandbox off for a whole process when set to "off":
+// every class is then UNVERIFIED (as on a host without Landlock), so
+// attempts need a provider's own verified sandbox or the run's
+// --allow-unverified-containment. For diagnosing a sandbox problem, and
+// for tests that simulate such a host.
+const EnvSwitch = "SWITCHYARD_SANDBOX"
+
+// Verify is SelfTest for launcher exe ("" for this executable), run once
+// per process and exe and remembered: a worker (or doctor, or the runner)
+// calls it at start and every attempt reads the same report.
 func Verify(exe string) Report {
+	if os.Getenv(EnvSwitch) == "off" {
+		return Unverified(KernelABI(), "the sandbox is turned off ("+EnvSwitch+"=off)", "unset "+EnvSwitch+" in the worker's environment")
+	}
+	if exe == "" {
+		exe, _ = os.Executable()
+	}
 	verified.Lock()
 	defer verified.Unlock()
 	if r, ok := verified.done[exe]; ok {
