@@ -77,11 +77,13 @@ func (a *attempt) prepareSandbox() error {
 	if a.cont == nil || a.cont.policy == nil {
 		return nil
 	}
-	tmp := filepath.Join(a.area.dir, "tmp")
+	// The private TMPDIR sits beside the private directory, not in it:
+	// some specs check that directory holds exactly their files.
+	tmp := a.req.Receipt + ".tmp"
 	if err := a.area.create(providers.File{Path: tmp, Dir: true, Mode: 0o700}); err != nil {
 		return err
 	}
-	writable := []string{a.area.dir}
+	writable := []string{a.area.dir, tmp}
 	if a.spec.StateDirs != nil {
 		for _, d := range a.spec.StateDirs(a.req.Home, a.r.cfg.Env) {
 			d = filepath.Clean(d)

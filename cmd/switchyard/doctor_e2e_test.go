@@ -252,7 +252,7 @@ func TestRunPrecheckListsProblems(t *testing.T) {
 	require.Greater(t, submitted, start, "the check comes before the submission, which still happens:\n%s", r.stdout)
 	pre := r.stdout[start:submitted]
 	require.Contains(t, pre, "1 lane cannot run at all (the run goes on")
-	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH\n")
+	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH")
 	require.NotContains(t, pre, "sign-in", "run does not probe")
 }
 
