@@ -260,14 +260,21 @@ func runSelfTestChild(ctx context.Context, exe string, timeout time.Duration, po
 	if err != nil {
 		return nil, err
 	}
-	argv, env, err := Wrap(exe, pol, []string{exe}, []string{EnvProbe + "=" + string(pb)})
+	if err := pol.validate(); err != nil {
+		return nil, err
+	}
+	policyJSON, err := json.Marshal(pol)
 	if err != nil {
 		return nil, err
 	}
-	env = append(env, EnvProbe+"="+string(pb)) // Wrap drops sandbox variables from its input
+	env := []string{EnvPolicy + "=" + string(policyJSON), EnvProbe + "=" + string(pb)}
+	// A launcher whose main does not call Enter (a test binary without
+	// the dispatch) must not run its tests again: the flag makes it run
+	// none, and its output then fails the self-test.
+	argv := []string{exe, "-test.run=^$"}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0])
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
