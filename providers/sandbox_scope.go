@@ -60,7 +60,8 @@ var sandboxScopes = map[policy.Provider]sandboxScope{
 	// state); the Code Assist endpoints and Google OAuth.
 	policy.Antigravity: {under(".gemini"), https("cloudcode-pa.googleapis.com", "daily-cloudcode-pa.googleapis.com", "oauth2.googleapis.com")},
 	// OpenCode: its XDG data, config, state and cache directories;
-	// opencode.ai (Zen/Go), models.dev (model list) and the ChatGPT
+	// opencode.ai (Zen/Go), models.dev and models.opencode.ai (its model
+	// lists; 1.18.33 asks the latter at start) and the ChatGPT
 	// subscription route.
 	policy.OpenCode: {func(home string, env map[string]string) []string {
 		return []string{
@@ -69,7 +70,7 @@ var sandboxScopes = map[policy.Provider]sandboxScope{
 			filepath.Join(envOr(env, "XDG_STATE_HOME", home, ".local/state"), "opencode"),
 			filepath.Join(envOr(env, "XDG_CACHE_HOME", home, ".cache"), "opencode"),
 		}
-	}, https("opencode.ai", "models.dev", "chatgpt.com", "auth.openai.com")},
+	}, https("opencode.ai", "models.dev", "models.opencode.ai", "chatgpt.com", "auth.openai.com")},
 	// Grok CLI: ~/.grok; its chat proxy and the xAI API.
 	policy.Grok: {under(".grok"), https("cli-chat-proxy.grok.com", "api.x.ai")},
 	// Cursor Agent: ~/.cursor and ~/.config/cursor; its API hosts.
