@@ -56,6 +56,10 @@ func TestContainmentUnverifiedIsExcludedBeforeRouting(t *testing.T) {
 	require.Equal(t, &policy.ContainmentEvidence{Mode: policy.IsolatedWrite, Class: policy.ContainmentUnverified,
 		Why: "simulated host without Landlock", Fix: "run the worker on Linux 6.12 or newer"}, x.Containment)
 	require.Nil(t, x.Report, "no capacity report is read for an uncontainable attempt")
+	launches := ofType(envs, events.TypeLaunch)
+	require.Len(t, launches, 1)
+	require.Equal(t, &policy.ContainmentEvidence{Mode: policy.IsolatedWrite, Class: policy.ContainmentWorkspaceWrite,
+		By: "the kernel (Landlock ABI 7)"}, launches[0].Payload.(events.Launch).Containment, "the launch names its containment")
 	h.verifyReplay(run)
 
 	run2 := h.submitUnrestricted(s, "bug-fix", policy.IsolatedWrite, policy.Codex)
@@ -65,5 +69,8 @@ func TestContainmentUnverifiedIsExcludedBeforeRouting(t *testing.T) {
 	h.finishWith(job, "success")
 	_, envs2 := h.waitFinal(run2)
 	require.Empty(t, excludes(envs2))
+	l2 := ofType(envs2, events.TypeLaunch)
+	require.Len(t, l2, 1)
+	require.Equal(t, policy.ContainmentUnverified, l2[0].Payload.(events.Launch).Containment.Class, "the opt-in launch says it is unverified")
 	h.verifyReplay(run2)
 }
