@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
@@ -290,6 +291,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		consumers[i] = c
 	}
+	// The sandbox self-test runs once per process, before any job: every
+	// attempt's containment is what it proved (activities/sandbox).
+	rep := sandbox.Verify("")
+	w.log.Info("containment self-test", "readOnly", rep.ReadOnly.String(), "writer", rep.Writer.String())
 	w.log.Info("worker started", "providers", w.cfg.Providers, "concurrency", w.cfg.Concurrency,
 		"leaseTTL", w.cfg.LeaseTTL, "ackWait", w.cfg.AckWait)
 	var wg sync.WaitGroup

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
@@ -14,18 +16,27 @@ import (
 // AccessModes are the access modes a containment report lists, in order.
 var AccessModes = []policy.Access{policy.ReadOnly, policy.IsolatedWrite}
 
-// ContainmentOf lists spec's containment for every access mode; a mode the
-// spec does not declare is UNVERIFIED (providers.Spec.Containment).
+// ContainmentOf lists the containment an attempt of spec gets on this
+// host in every access mode (runner.ContainmentOf over the process's
+// sandbox self-test, sandbox.Verify): verified by the kernel where the
+// self-test passed, else the provider's own verified sandbox (codex), else
+// UNVERIFIED with why and the fix.
 func ContainmentOf(spec *providers.Spec) []events.ContainmentEntry {
+	return ContainmentFrom(sandbox.Verify(""), spec)
+}
+
+// ContainmentFrom is ContainmentOf over a given self-test report.
+func ContainmentFrom(rep sandbox.Report, spec *providers.Spec) []events.ContainmentEntry {
 	out := make([]events.ContainmentEntry, 0, len(AccessModes))
 	for _, m := range AccessModes {
-		c, ok := spec.Containment[m]
-		if !ok || c.Class == "" {
-			out = append(out, events.ContainmentEntry{Mode: m, Class: string(providers.ContainmentUnverified),
-				Reason: "the provider spec declares no containment for this mode"})
-			continue
+		class, by, why, fix := runner.ContainmentOf(rep, spec, m)
+		reason := "verified by " + by
+		if class == providers.ContainmentUnverified {
+			reason = why + "; fix: " + fix
+		} else if own := providers.ContainmentFor(spec, m); rep.For(m).Verified && own.Class == class {
+			reason += "; the provider's own sandbox stays a second layer (" + own.Reason + ")"
 		}
-		out = append(out, events.ContainmentEntry{Mode: m, Class: string(c.Class), Reason: c.Reason})
+		out = append(out, events.ContainmentEntry{Mode: m, Class: string(class), Reason: reason})
 	}
 	return out
 }

@@ -119,7 +119,7 @@ func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen boo
 	}
 	home := filepath.Join(e.work, "home")
 	require.NoError(t, os.Mkdir(home, 0o755))
-	e.env = map[string]string{"PATH": e.bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
+	e.env = map[string]string{"PATH": e.bin + ":/usr/bin:/bin", simenv.SandboxWritable: e.bin, "HOME": home, "LANG": "C.UTF-8"}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := e.js.Queue().SubscribeReports(ctx, e.run, 0)

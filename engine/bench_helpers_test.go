@@ -287,7 +287,7 @@ func buildReceipt(b testing.TB, job events.Job) *benchReceipt {
 	home := filepath.Join(b.TempDir(), "home")
 	require.NoError(b, os.Mkdir(home, 0o755))
 	r, err := runner.New(runner.Config{
-		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
+		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(b, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // Defaults of Config.
@@ -86,6 +87,12 @@ type Config struct {
 	// CapacityMaxAge: a report older than this is stale (unknown). Default
 	// policy.DefaultCapacityMaxAge.
 	CapacityMaxAge time.Duration
+	// Containment returns an attempt's containment for its access mode,
+	// which the eligibility gate requires before routing. Default:
+	// runner.ContainmentOf over this process's sandbox self-test
+	// (sandbox.Verify), the same evidence the host's workers launch
+	// under: serve and its workers share the host and binary.
+	Containment func(spec *providers.Spec, mode policy.Access) policy.ContainmentEvidence
 	// SubmitVia, when set, sends Submit's run-created event to the engine
 	// that serves the store (events.JetStream.Submit) instead of appending
 	// it: a parent's connection may not write the events stream. Nil: Submit
@@ -147,6 +154,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.NativePoll = cmp.Or(c.NativePoll, DefaultNativePoll)
 	c.EligibilityWait = cmp.Or(c.EligibilityWait, DefaultEligibilityWait)
 	c.CapacityMaxAge = cmp.Or(c.CapacityMaxAge, policy.DefaultCapacityMaxAge)
+	if c.Containment == nil {
+		c.Containment = HostContainment
+	}
 	dir, err := filepath.Abs(c.DataDir)
 	if err != nil {
 		return c, fmt.Errorf("engine: config: DataDir: %w", err)

@@ -171,7 +171,7 @@ func executeCancelled(t *testing.T, job events.Job) {
 	t.Helper()
 	bin := simenv.Install(t, "", simenv.Scenarios(map[string]string{string(job.Provider): "long-running"}))
 	r, err := runner.New(runner.Config{
-		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": t.TempDir()},
+		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": t.TempDir()},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(t, err)

@@ -47,7 +47,7 @@ func (h *harness) startWorkerConfig(cfg simenv.Config) string {
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: h.queue, Claims: h.claims, Store: h.store, Providers: providers,
 		LeaseTTL: 3 * time.Second, AckWait: 5 * time.Second, ShutdownGrace: 5 * time.Second,
-		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
+		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"},
 		Logger: slog.New(slog.NewTextHandler(h.t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "worker"),
 		RunnerConfig: func(events.Job) runner.Config {
 			return runner.Config{KillGrace: 500 * time.Millisecond}

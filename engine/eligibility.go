@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"slices"
 	"strings"
 	"time"
@@ -49,8 +51,14 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	// so replay recomputes it) is excluded whatever its capacity says:
 	// no report is read or waited for.
 	unhealthy := slices.Contains(d.r.Unhealthy, group)
+	// Containment is required before routing (issue 24): an attempt
+	// whose mode lacks its verified class is excluded here, before any
+	// capacity report is read, unless the run accepted it.
+	cont := d.e.cfg.Containment(spec, d.r.Created.Access)
+	allowOpen := slices.Contains(d.r.Created.Options.AllowUnverifiedContainment, attemptProvider(ap))
+	excludedByContainment := !unhealthy && !cont.Verified() && !allowOpen
 	var report *policy.CapacityReport
-	if !unhealthy {
+	if !unhealthy && !excludedByContainment {
 		if report, err = d.capacityReport(ctx, group, src); err != nil {
 			return nil, nil, fmt.Errorf("lane %d: capacity report of %s: %w", i, group, err)
 		}
@@ -61,7 +69,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
 	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,
-		Unhealthy: unhealthy,
+		Unhealthy: unhealthy, Containment: &cont, AllowUnverifiedContainment: allowOpen,
 	})
 	if v.Eligible {
 		if !v.Overridden {
@@ -80,6 +88,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	return &events.Exclude{
 		AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor, Provider: group, Source: src, Verdict: v,
 		Report: report, ReportDigest: digest, EvaluatedAt: at, MaxAgeMs: d.e.cfg.CapacityMaxAge.Milliseconds(), InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
+		Containment: &cont,
 	}, nil, nil
 }
 
@@ -205,4 +214,12 @@ func exclusionWhy(p events.Exclude) string {
 		s += " (until " + p.Verdict.Until.UTC().Format(time.RFC3339) + ")"
 	}
 	return s
+}
+
+// HostContainment is Config.Containment's default: the containment an
+// attempt of spec in mode gets on this host (runner.ContainmentOf over the
+// process's sandbox self-test).
+func HostContainment(spec *providers.Spec, mode policy.Access) policy.ContainmentEvidence {
+	class, by, why, fix := runner.ContainmentOf(sandbox.Verify(""), spec, mode)
+	return policy.ContainmentEvidence{Mode: mode, Class: string(class), By: by, Why: why, Fix: fix}
 }

@@ -143,7 +143,7 @@ func TestFaultsJobRedeliveredAfterItsAttemptFinished(t *testing.T) {
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: h.queue, Claims: h.claims, Store: h.store, Providers: []policy.Provider{policy.Codex, policy.Cursor},
 		WorkerID: "second-worker", LeaseTTL: time.Second, AckWait: time.Second,
-		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
+		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"},
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	require.NoError(t, err)

@@ -219,7 +219,7 @@ func TestFaultsWorkerCrashThroughTheEngine(t *testing.T) {
 			bin := simenv.Install(t, "", cfg)
 			home := filepath.Join(t.TempDir(), "home")
 			require.NoError(t, os.Mkdir(home, 0o755))
-			env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
+			env := map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"}
 
 			run := h.submit(sheet(`# fallback: {"on":["usage-exhausted","route-unavailable","terminal-failure","deadline-exceeded"]}`,
 				"bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", mode)

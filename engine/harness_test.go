@@ -372,7 +372,7 @@ func (h *harness) execute(job events.Job, scenario string) {
 	home := filepath.Join(h.t.TempDir(), "home")
 	require.NoError(h.t, os.Mkdir(home, 0o755))
 	r, err := runner.New(runner.Config{
-		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"},
+		Env:    map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"},
 		Stdout: discard{}, Stderr: discard{},
 	})
 	require.NoError(h.t, err)

@@ -226,6 +226,12 @@ func (d *driver) recordLaunch(ctx context.Context, pl *pendingLaunch) (*jobPubli
 		ExecutionID: id, AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor,
 		Route: ap.Route, JobSubject: subject, Paths: pl.paths, WorktreeBase: pl.base,
 	}
+	if ap.Route != policy.RouteNative {
+		if spec, err := providers.Lookup(ap.Attempt.Provider); err == nil {
+			c := d.e.cfg.Containment(spec, d.r.Created.Access)
+			ev.Containment = &c
+		}
+	}
 	var p events.Payload = ev
 	if dec.Kind == policy.DecideContinue {
 		p = events.Continue(ev)

@@ -244,9 +244,11 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 	}
 	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: p.Provider, Source: p.Source, Report: p.Report, Now: p.EvaluatedAt,
-		MaxAge:       time.Duration(p.MaxAgeMs) * time.Millisecond,
-		AllowUnknown: slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
-		Unhealthy:    slices.Contains(r.Unhealthy, p.Provider),
+		MaxAge:                     time.Duration(p.MaxAgeMs) * time.Millisecond,
+		AllowUnknown:               slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
+		Unhealthy:                  slices.Contains(r.Unhealthy, p.Provider),
+		Containment:                p.Containment,
+		AllowUnverifiedContainment: slices.Contains(r.Created.Options.AllowUnverifiedContainment, attemptProvider(*ap)),
 	})
 	if e, a := jsonText(v), jsonText(p.Verdict); e != a {
 		return &Divergence{Field: FieldVerdict, Expected: e, Actual: a}

@@ -101,6 +101,10 @@ type AttemptReport struct {
 	// Usage is the token usage the receipt reports; unset when the receipt
 	// reports none (or there is no receipt).
 	Usage *policy.Usage `json:"usage,omitempty"`
+	// Containment is the attempt's containment class and what verified it,
+	// from its receipt ("READ_ONLY_NO_NETWORK verified by the kernel
+	// (Landlock ABI 7)"); "" when the receipt records none.
+	Containment string `json:"containment,omitempty"`
 	// Output is the execution's output file, named only once the attempt
 	// wrote something there (see Engine.Report); Receipt and Worktree are
 	// its other files. A failed writer's worktree and every receipt are
@@ -445,6 +449,7 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 			a.Usage = u
 		}
 		a.Cause = receiptCause(p.Receipt)
+		a.Containment = ContainmentText(p.Receipt.Containment)
 		if p.Stall != nil {
 			st := *p.Stall
 			a.Stall = &st
@@ -627,7 +632,25 @@ func attemptDetails(a AttemptReport) string {
 	if a.Artifact != "" {
 		parts = append(parts, "artifact "+a.Artifact)
 	}
+	if a.Containment != "" {
+		parts = append(parts, "containment "+a.Containment)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// ContainmentText renders a receipt's containment for reports and the
+// console: the class and what verified it, or that it ran unrestricted
+// on the run's opt-in; "" for nil.
+func ContainmentText(c *policy.ReceiptContainment) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.By != "":
+		return c.Class + " verified by " + c.By
+	case c.Unrestricted:
+		return c.Class + ", run unrestricted (--allow-unverified-containment)"
+	}
+	return c.Class
 }
 
 // usageText renders the token counts a receipt reports.

@@ -344,7 +344,7 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	require.NoError(t, os.Mkdir(home, 0o755))
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: j.Queue(), Claims: j.Claims(), Store: j.Store(), Providers: []policy.Provider{policy.Grok}, Concurrency: 2,
-		Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}, Logger: logger,
+		Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": home, "LANG": "C.UTF-8"}, Logger: logger,
 	})
 	require.NoError(t, err)
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 )
 
 // TestMain checks that no goroutine of ours outlives the tests. One of
@@ -14,5 +16,6 @@ import (
 // closed, so the ticker outlives the (fully shut down) servers: CI saw it
 // once, and one run in about forty of TestClusterR3Conformance here.
 func TestMain(m *testing.M) {
+	sandbox.Enter() // this test binary is the sandbox launcher of the runners it starts
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server/ats.Register.func1"))
 }

@@ -64,6 +64,11 @@ type Launch struct {
 	// and why (the reviewed state a clear verdict named, or the
 	// checkout's HEAD); unset for read-only lanes and continuations.
 	WorktreeBase *WorktreeBase `json:"worktreeBase,omitempty"`
+	// Containment is the containment the attempt launches under, as the
+	// eligibility gate found it (an external route only; absent on
+	// launches recorded before issue 24). The receipt records what the
+	// runner applied.
+	Containment *policy.ContainmentEvidence `json:"containment,omitempty"`
 }
 
 // EventType returns TypeLaunch.

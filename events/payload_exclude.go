@@ -41,6 +41,11 @@ type Exclude struct {
 	MaxAgeMs    int64  `json:"maxAgeMs"`
 	InputDigest string `json:"inputDigest"`
 	SheetDigest string `json:"sheetDigest"`
+	// Containment is the attempt's containment as the gate found it (the
+	// host's sandbox self-test, else the provider's own sandbox), so replay
+	// recomputes a containment_unverified exclusion; absent on exclusions
+	// recorded before the gate checked containment.
+	Containment *policy.ContainmentEvidence `json:"containment,omitempty"`
 }
 
 // EventType returns TypeExclude.

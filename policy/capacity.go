@@ -237,11 +237,18 @@ const (
 	// found the provider unavailable; the group is ineligible for the rest
 	// of the run.
 	ExcludeProviderUnhealthy ExclusionCode = "provider_unhealthy"
+	// ExcludeContainmentUnverified: the attempt's access mode needs a
+	// verified containment class (READ_ONLY_NO_NETWORK for read-only,
+	// WORKSPACE_WRITE_NO_NETWORK for isolated-write) that neither the
+	// host's sandbox self-test nor the provider's own sandbox proves, and
+	// the run did not accept an unrestricted attempt
+	// (--allow-unverified-containment P).
+	ExcludeContainmentUnverified ExclusionCode = "containment_unverified"
 )
 
 // ExclusionCodes lists every exclusion code.
 var ExclusionCodes = []ExclusionCode{ExcludeAllowanceUnavailable, ExcludePolicyBlocked, ExcludeUnverified,
-	ExcludeNotSignedIn, ExcludeQuotaExhausted, ExcludeQuotaUnknown, ExcludeProviderUnhealthy}
+	ExcludeNotSignedIn, ExcludeQuotaExhausted, ExcludeQuotaUnknown, ExcludeProviderUnhealthy, ExcludeContainmentUnverified}
 
 // Valid reports whether c is one of ExclusionCodes.
 func (c ExclusionCode) Valid() bool { return inList(ExclusionCodes, c) }
@@ -280,7 +287,34 @@ type EligibilityInput struct {
 	// was found provider_unhealthy (the run's log says so). It decides
 	// before everything else and nothing overrides it.
 	Unhealthy bool
+	// Containment is the attempt's containment as the gate found it; nil
+	// skips the containment rule (exclusions recorded before it existed).
+	Containment *ContainmentEvidence
+	// AllowUnverifiedContainment is the run's explicit opt-in to run this
+	// provider unrestricted (run --allow-unverified-containment P).
+	AllowUnverifiedContainment bool
 }
+
+// ContainmentEvidence is an attempt's containment for its access mode:
+// the class, what verified it, or why not and the fix.
+type ContainmentEvidence struct {
+	Mode  Access `json:"mode"`
+	Class string `json:"class"`
+	By    string `json:"by,omitempty"`
+	Why   string `json:"why,omitempty"`
+	Fix   string `json:"fix,omitempty"`
+}
+
+// Required is the class Mode needs.
+func (c ContainmentEvidence) Required() string {
+	if c.Mode == IsolatedWrite {
+		return ContainmentWorkspaceWrite
+	}
+	return ContainmentReadOnly
+}
+
+// Verified reports whether Class is the class Mode needs.
+func (c ContainmentEvidence) Verified() bool { return c.Class == c.Required() }
 
 // EligibilityVerdict is EvaluateEligibility's answer.
 type EligibilityVerdict struct {

@@ -12,6 +12,9 @@ import (
 //
 //  0. Unhealthy: provider_unhealthy (capacity unknown), whatever the
 //     report says; AllowUnknown does not override it.
+//     Containment (when given) not the class the mode needs and the run
+//     did not accept it (AllowUnverifiedContainment):
+//     containment_unverified; AllowUnknown does not override it.
 //  1. Source UNSUPPORTED: a learned exhaustion of a valid report of this
 //     provider with Until after Now is quota_exhausted until then; anything
 //     else is eligible with opaque capacity (no percentage, not a failure).
@@ -49,6 +52,11 @@ func evaluate(in EligibilityInput) EligibilityVerdict {
 	if in.Unhealthy {
 		return exclude(p, ExcludeProviderUnhealthy, EvidenceUnknown, nil,
 			"an earlier attempt in this run stalled and the health probe found the provider unavailable; it is ineligible for the rest of the run")
+	}
+	if c := in.Containment; c != nil && !c.Verified() && !in.AllowUnverifiedContainment {
+		return exclude(p, ExcludeContainmentUnverified, EvidenceUnknown, nil,
+			"%s containment is %s, not the required %s: %s; fix: %s, or pass --allow-unverified-containment %s to run it unrestricted (recorded in the run)",
+			c.Mode, c.Class, c.Required(), c.Why, c.Fix, p)
 	}
 	maxAge := in.MaxAge
 	if maxAge <= 0 {

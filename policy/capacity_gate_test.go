@@ -95,12 +95,34 @@ func gateCases() []gateCase {
 		return excluded(ExcludeProviderUnhealthy, EvidenceUnknown, string(p)+": an earlier attempt in this run stalled and the health probe found the provider unavailable; it is ineligible for the rest of the run")
 	}
 	sick := func(in EligibilityInput) EligibilityInput { in.Unhealthy = true; return in }
+	contained := func(mode Access, class string) func(EligibilityInput) EligibilityInput {
+		return func(in EligibilityInput) EligibilityInput {
+			in.Containment = &ContainmentEvidence{Mode: mode, Class: class, Why: "no Landlock", Fix: "use Linux 6.12"}
+			return in
+		}
+	}
+	openRun := func(in EligibilityInput) EligibilityInput { in.AllowUnverifiedContainment = true; return in }
+	uncontained := func(mode Access, required string) EligibilityVerdict {
+		return excluded(ExcludeContainmentUnverified, EvidenceUnknown, "codex: "+string(mode)+" containment is UNVERIFIED, not the required "+required+
+			": no Landlock; fix: use Linux 6.12, or pass --allow-unverified-containment codex to run it unrestricted (recorded in the run)")
+	}
 
 	return []gateCase{
 		// (0) A provider the run found unhealthy: first, never overridden.
 		{"an unhealthy provider with a measured eligible report is excluded", sick(codexIn(gateReport("measured-eligible"))), unhealthy(Codex)},
 		{"an unhealthy unsupported provider is excluded, not opaque", sick(agyIn(nil)), unhealthy(Antigravity)},
 		{"the override does not lift provider_unhealthy", allow(sick(codexIn(nil))), unhealthy(Codex)},
+
+		// (0') Containment: a mode without its verified class, unless the
+		// run accepts it; the unknown-evidence override does not lift it.
+		{"an unverified writer is excluded whatever its capacity", contained(IsolatedWrite, ContainmentUnverified)(codexIn(gateReport("measured-eligible"))), uncontained(IsolatedWrite, ContainmentWorkspaceWrite)},
+		{"a read-only class does not contain a writer", contained(IsolatedWrite, ContainmentReadOnly)(codexIn(gateReport("measured-eligible"))),
+			excluded(ExcludeContainmentUnverified, EvidenceUnknown, "codex: isolated-write containment is READ_ONLY_NO_NETWORK, not the required WORKSPACE_WRITE_NO_NETWORK: no Landlock; fix: use Linux 6.12, or pass --allow-unverified-containment codex to run it unrestricted (recorded in the run)")},
+		{"an unverified reviewer is excluded", contained(ReadOnly, ContainmentUnverified)(codexIn(gateReport("measured-eligible"))), uncontained(ReadOnly, ContainmentReadOnly)},
+		{"the unknown override does not lift containment", allow(contained(ReadOnly, ContainmentUnverified)(codexIn(nil))), uncontained(ReadOnly, ContainmentReadOnly)},
+		{"the run's opt-in runs it open", openRun(contained(IsolatedWrite, ContainmentUnverified)(codexIn(gateReport("measured-eligible")))), measured},
+		{"a verified writer goes on to the capacity rules", contained(IsolatedWrite, ContainmentWorkspaceWrite)(codexIn(gateReport("measured-eligible"))), measured},
+		{"unhealthy decides before containment", sick(contained(ReadOnly, ContainmentUnverified)(codexIn(nil))), unhealthy(Codex)},
 
 		// (1) UNSUPPORTED: opaque capacity, only a learned exhaustion excludes.
 		{"unsupported without a report is eligible and opaque", agyIn(nil), opaque},

@@ -44,7 +44,7 @@ func TestCapacityVocabularies(t *testing.T) {
 		{"quota sources", toStrings(QuotaSources), strs("LIVE_HTTP", "LIVE_RPC", "LIVE_CLI", "UNSUPPORTED"),
 			func(s string) bool { return QuotaSource(s).Valid() }},
 		{"exclusion codes", toStrings(ExclusionCodes), strs("execution_allowance_unavailable", "execution_policy_blocked",
-			"execution_unverified", "not_signed_in", "quota_exhausted", "quota_unknown", "provider_unhealthy"),
+			"execution_unverified", "not_signed_in", "quota_exhausted", "quota_unknown", "provider_unhealthy", "containment_unverified"),
 			func(s string) bool { return ExclusionCode(s).Valid() }},
 		{"capacity evidence", toStrings(CapacityEvidences), strs("measured", "opaque", "unknown"),
 			func(s string) bool { return CapacityEvidence(s).Valid() }},

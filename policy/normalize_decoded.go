@@ -123,6 +123,11 @@ func encodesExactly(r *Receipt) bool {
 		strp(t.RequestedAction)
 		str(t.Evidence)
 	}
+	if c := r.Containment; c != nil {
+		str(c.Class)
+		str(c.By)
+		strs(c.Denied)
+	}
 	if h := r.Handoff; h != nil {
 		str(h.Task)
 		str(h.Checkpoint)
@@ -158,6 +163,8 @@ func decodedPresent(r *Receipt, k string) bool {
 		return r.HandoffMalformed
 	case "terminalSuccess":
 		return r.TerminalSuccess != nil
+	case "containment":
+		return r.Containment != nil
 	}
 	return true
 }
@@ -257,6 +264,9 @@ func checkDecodedReceipt(r *Receipt) error {
 		case t.RequestedAction != nil && strings.TrimSpace(*t.RequestedAction) == "":
 			return fieldError("toolDenial.requestedAction", "must be null or a non-empty string")
 		}
+	}
+	if c := r.Containment; c != nil && !validContainmentClass(c.Class) {
+		return fieldError("containment.class", `must be "READ_ONLY_NO_NETWORK", "WORKSPACE_WRITE_NO_NETWORK" or "UNVERIFIED"`)
 	}
 	if h := r.Handoff; h != nil {
 		switch {

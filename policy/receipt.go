@@ -274,4 +274,26 @@ type Receipt struct {
 	// final success was observed alongside a failure; nil when not assessed.
 	// true vetoes replaying the attempt as a failure.
 	TerminalSuccess *bool `json:"terminalSuccess,omitempty"`
+	// Containment is how the attempt was contained (issue 24); nil on
+	// receipts from runners that did not record it.
+	Containment *ReceiptContainment `json:"containment,omitempty"`
+}
+
+// Containment classes a receipt may name (providers.ContainmentClass).
+const (
+	ContainmentReadOnly       = "READ_ONLY_NO_NETWORK"
+	ContainmentWorkspaceWrite = "WORKSPACE_WRITE_NO_NETWORK"
+	ContainmentUnverified     = "UNVERIFIED"
+)
+
+// ReceiptContainment is the attempt's containment class, what verified it
+// ("the kernel (Landlock ABI 7)", "" when UNVERIFIED), whether it ran
+// unrestricted by the run's --allow-unverified-containment, and what the
+// sandbox refused during the attempt (the egress proxy's denials, and the
+// kernel's when a spec can tell).
+type ReceiptContainment struct {
+	Class        string   `json:"class"`
+	By           string   `json:"by"`
+	Unrestricted bool     `json:"unrestricted,omitempty"`
+	Denied       []string `json:"denied,omitempty"`
 }

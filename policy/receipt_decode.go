@@ -29,7 +29,7 @@ var receiptKeys = []string{"schemaVersion", "status", "parent", "provider", "mod
 	"startedAt", "completedAt", "elapsedMs", "executable", "preflight", "argv", "exitCode",
 	"signal", "reportedModel", "modelVerified", "modelEvidence", "sessionId", "usage", "costUsd",
 	"error", "failurePhase", "processStarted", "apiSpend", "contract", "timeoutMs", "toolDenial",
-	"handoff", "handoffMalformed", "terminalSuccess"}
+	"handoff", "handoffMalformed", "terminalSuccess", "containment"}
 
 // schema2OnlyKeys may not appear on a schema 1 receipt.
 var schema2OnlyKeys = []string{"receiptPath", "executionId", "canonicalPaths"}
@@ -39,7 +39,7 @@ var schema2OnlyKeys = []string{"receiptPath", "executionId", "canonicalPaths"}
 // reference accepts them missing on schema 2 too. schema1OptionalKeys may be
 // absent only on schema 1 receipts written before the runner recorded them.
 var (
-	optionalKeys        = []string{"toolDenial", "handoff", "handoffMalformed", "terminalSuccess", "processStarted", "contract", "timeoutMs"}
+	optionalKeys        = []string{"toolDenial", "handoff", "handoffMalformed", "terminalSuccess", "processStarted", "contract", "timeoutMs", "containment"}
 	schema1OptionalKeys = []string{"apiSpend"}
 )
 
@@ -259,6 +259,7 @@ func decodeReceiptStrict(b []byte) (*Receipt, error) {
 		r.HandoffMalformed = *b
 	}
 	r.TerminalSuccess = d.optBool("terminalSuccess")
+	r.Containment = d.containment()
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -306,6 +307,31 @@ func (d *fieldDecoder) toolDenial() *ToolDenial {
 	out.Evidence = t.str("evidence")
 	d.adopt(t)
 	return out
+}
+
+func (d *fieldDecoder) containment() *ReceiptContainment {
+	if !d.present("containment") {
+		return nil
+	}
+	c := d.object("containment", []string{"class", "by", "unrestricted", "denied"}, []string{"unrestricted", "denied"})
+	if c == nil {
+		d.fail("containment", "must be an object")
+		return nil
+	}
+	out := &ReceiptContainment{Class: c.str("class"), By: c.str("by")}
+	c.check("class", validContainmentClass(out.Class), `must be "READ_ONLY_NO_NETWORK", "WORKSPACE_WRITE_NO_NETWORK" or "UNVERIFIED"`)
+	if b := c.optBool("unrestricted"); b != nil {
+		out.Unrestricted = *b
+	}
+	if c.present("denied") {
+		out.Denied = c.strs("denied")
+	}
+	d.adopt(c)
+	return out
+}
+
+func validContainmentClass(c string) bool {
+	return c == ContainmentReadOnly || c == ContainmentWorkspaceWrite || c == ContainmentUnverified
 }
 
 func (d *fieldDecoder) handoff() *ReceiptHandoff {

@@ -160,6 +160,16 @@ func TestDecodeReceiptAccepts(t *testing.T) {
 		{"gemini provider", v2, obj{"provider": "gemini"}, func(t *testing.T, r *Receipt) {
 			require.Equal(t, Gemini, r.Provider)
 		}},
+		{"containment verified by the kernel, with the proxy's denials", v2,
+			obj{"containment": obj{"class": "READ_ONLY_NO_NETWORK", "by": "the kernel (Landlock ABI 7)", "denied": []any{"egress proxy refused CONNECT x:443: not on the provider's allowlist"}}},
+			func(t *testing.T, r *Receipt) {
+				require.Equal(t, &ReceiptContainment{Class: ContainmentReadOnly, By: "the kernel (Landlock ABI 7)",
+					Denied: []string{"egress proxy refused CONNECT x:443: not on the provider's allowlist"}}, r.Containment)
+			}},
+		{"containment unrestricted", v2, obj{"containment": obj{"class": "UNVERIFIED", "by": "", "unrestricted": true}},
+			func(t *testing.T, r *Receipt) {
+				require.Equal(t, &ReceiptContainment{Class: ContainmentUnverified, Unrestricted: true}, r.Containment)
+			}},
 		{"schema 1 predating processStarted, apiSpend, contract and timeoutMs", v1,
 			obj{"processStarted": absent, "apiSpend": absent, "contract": absent, "timeoutMs": absent},
 			func(t *testing.T, r *Receipt) {
@@ -246,6 +256,9 @@ func TestDecodeReceiptRejects(t *testing.T) {
 		{"schemaVersion string", v2, obj{"schemaVersion": "2"}, `receipt schemaVersion must be 1 or 2, found "2"`},
 		{"schemaVersion absent", v2, obj{"schemaVersion": absent}, "receipt schemaVersion must be 1 or 2, found undefined"},
 		{"unknown key", v2, obj{"extra": 1}, `receipt has unknown key "extra"`},
+		{"containment of an unknown class", v2, obj{"containment": obj{"class": "SANDBOXED", "by": "x"}}, "containment.class"},
+		{"containment not an object", v2, obj{"containment": "kernel"}, "containment"},
+		{"containment with an unknown key", v2, obj{"containment": obj{"class": "UNVERIFIED", "by": "", "extra": 1}}, "extra"},
 		{"case-folded key", v2, obj{"ExitCode": 0}, `receipt has unknown key "ExitCode"`},
 		{"schema 1 receiptPath", v1, obj{"receiptPath": "/r"}, "receipt receiptPath is a schema 2 field; a schema 1 receipt must not carry it"},
 		{"schema 1 executionId", v1, obj{"executionId": "x"}, "receipt executionId is a schema 2 field"},

@@ -246,6 +246,17 @@ type Spec struct {
 	// Containment is the provider's containment per access mode; a mode
 	// absent from the map is UNVERIFIED.
 	Containment map[policy.Access]Containment
+	// StateDirs returns the CLI's own login, session and cache directories
+	// (and state files), absolute, for HOME home and the parent
+	// environment: the only places outside the attempt a contained CLI
+	// may write (activities/sandbox). Missing directories are created
+	// before launch; missing files stay unwritable. Filled from
+	// sandboxScopes by register when the spec leaves it nil.
+	StateDirs func(home string, env map[string]string) []string
+	// APIHosts are the host:port pairs the attempt's egress proxy
+	// forwards to: the provider's own API, login and model hosts
+	// (sandboxScopes). A contained CLI reaches nothing else over TCP.
+	APIHosts []string
 	// Classify sorts one line of the workload's stdout into a disposition
 	// for the stall watchdog; nil treats every non-empty line as progress.
 	Classify func(line []byte) Disposition
@@ -273,6 +284,9 @@ func register(s *Spec) {
 	}
 	if s.Classify == nil {
 		s.Classify = streamClassifiers[s.Provider] // classify_stream.go
+	}
+	if sc, ok := sandboxScopes[s.Provider]; ok && s.StateDirs == nil && s.APIHosts == nil {
+		s.StateDirs, s.APIHosts = sc.stateDirs, sc.apiHosts // sandbox_scope.go
 	}
 	registry[s.Provider] = s
 }

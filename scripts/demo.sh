@@ -44,6 +44,10 @@ printf '# Demo checkout\n\nA file for the simulated workers to summarize.\n' >"$
 printf 'Summarize README.md in one sentence.\n' >"$work/prompt.md"
 
 export PATH="$root/bin/sim:$PATH"
+# Every attempt runs inside the Landlock sandbox with read-only
+# containment required (no opt-in flag); the simulated CLIs keep their
+# invocation log in bin/sim, the one extra directory they may write.
+export SWITCHYARD_SANDBOX_WRITABLE="$root/bin/sim"
 
 echo "\$ switchyard run --sheet demo.sheet --role \"swarm workers\" --parent claude --prompt prompt.md --cwd checkout --run-id demo"
 "$sy" run --data-dir "$data" --run-id demo \

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -61,13 +62,17 @@ type Config struct {
 	// ActivityFlush bounds how often byte activity rewrites the progress
 	// snapshot. Default DefaultActivityFlush.
 	ActivityFlush time.Duration
-	// RequireReadOnlyContainment makes read-only attempts fail closed like
-	// writers unless the provider's spec verifies READ_ONLY_NO_NETWORK
-	// (provider-contract.md: review always requires verified read-only
-	// containment). Off by default for now: only codex verifies it, so
-	// every other provider's read-only lanes would stop working.
-	// Options.AllowUnverifiedContainment overrides it like the writer rule.
-	RequireReadOnlyContainment bool
+	// Containment returns the host's verified containment (the sandbox
+	// self-test's report). Every attempt requires its mode's class:
+	// verified by the kernel, the attempt runs inside the sandbox; else a
+	// provider's own verified sandbox (codex) counts, else the attempt
+	// fails closed unless Options.AllowUnverifiedContainment accepts an
+	// unrestricted one. Default: sandbox.Verify (the self-test, run once
+	// per process with SandboxExe).
+	Containment func() sandbox.Report
+	// SandboxExe is the sandbox launcher: a binary whose main (or
+	// TestMain) calls sandbox.Enter first. Default: os.Executable().
+	SandboxExe string
 }
 
 // withDefaults returns c with every unset field defaulted.
@@ -95,6 +100,13 @@ func (c Config) withDefaults() Config {
 	c.RetryDelay = cmp.Or(c.RetryDelay, DefaultRetryDelay)
 	c.KillGrace = cmp.Or(c.KillGrace, DefaultKillGrace)
 	c.ActivityFlush = cmp.Or(c.ActivityFlush, DefaultActivityFlush)
+	if c.SandboxExe == "" {
+		c.SandboxExe, _ = os.Executable() // "" fails each contained launch closed
+	}
+	if c.Containment == nil {
+		exe := c.SandboxExe
+		c.Containment = func() sandbox.Report { return sandbox.Verify(exe) }
+	}
 	return c
 }
 

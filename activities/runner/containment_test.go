@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -39,73 +41,94 @@ func (l *lane) write(mod func(*Config), extra ...string) int {
 	return l.runner(mod).Main(context.Background(), args)
 }
 
-// TestRunnerContainmentFailsClosed: a writer on an UNVERIFIED provider
-// stops with unsupported-capability (exit 79) before any probe or CLI
-// runs, naming the containment and the fix flag; the flag lets it run; a
-// verified writer (the real codex containment) needs no flag.
+// noLandlock simulates a host whose sandbox self-test could not verify
+// anything (an older kernel, macOS).
+func noLandlock(c *Config) {
+	c.Containment = func() sandbox.Report {
+		return sandbox.Unverified(0, "simulated host without Landlock", "run the worker on Linux 6.12 or newer")
+	}
+}
+
+// both applies two config changes.
+func both(f, g func(*Config)) func(*Config) {
+	return func(c *Config) { f(c); g(c) }
+}
+
+// TestRunnerContainmentFailsClosed: without the sandbox, an attempt on a
+// provider whose own containment is UNVERIFIED stops with
+// unsupported-capability (exit 79) before any probe or CLI runs, naming
+// the containment, why and the fix, for writers and read-only alike; the
+// flag lets it run unrestricted (recorded in the receipt); codex's own
+// verified sandbox needs no flag.
 func TestRunnerContainmentFailsClosed(t *testing.T) {
 	t.Parallel()
-	t.Run("unverified writer fails closed", func(t *testing.T) {
-		t.Parallel()
-		l := newLane(t, "ok")
-		l.fake.Preflight = "ok"
-		code := l.write(unverified(l))
-		require.Equal(t, 79, code, "stderr: %s", l.stderr)
-		rc := printedReceipt(t, l.stderr)
-		require.Equal(t, policy.StatusUnsupportedCapability, rc.Status)
-		require.Equal(t, policy.PhasePreflight, *rc.FailurePhase)
-		require.False(t, *rc.ProcessStarted)
-		require.Equal(t, policy.PreflightNotRun, rc.Preflight.Status)
-		require.Contains(t, rc.Error.Message, "isolated-write containment is UNVERIFIED, not the required WORKSPACE_WRITE_NO_NETWORK")
-		require.Contains(t, rc.Error.Message, "fix: pass --allow-unverified-containment")
-		require.Contains(t, rc.Error.Evidence, "fake --approval-mode auto_edit without --sandbox")
-		_, err := os.Stat(l.fake.counter())
-		require.True(t, os.IsNotExist(err), "no preflight ran")
-		_, err = os.Stat(l.fake.started())
-		require.True(t, os.IsNotExist(err), "no CLI started")
-		requireGone(t, l.output)
-		requireGone(t, l.receipt+".private")
-	})
+	for _, mode := range []policy.Access{policy.IsolatedWrite, policy.ReadOnly} {
+		t.Run(string(mode)+" without the sandbox fails closed", func(t *testing.T) {
+			t.Parallel()
+			l := newLane(t, "ok")
+			l.fake.Preflight = "ok"
+			var code int
+			if mode == policy.IsolatedWrite {
+				code = l.write(both(unverified(l), noLandlock))
+			} else {
+				code = l.run(both(unverified(l), noLandlock))
+			}
+			require.Equal(t, 79, code, "stderr: %s", l.stderr)
+			rc := printedReceipt(t, l.stderr)
+			require.Equal(t, policy.StatusUnsupportedCapability, rc.Status)
+			require.Equal(t, policy.PhasePreflight, *rc.FailurePhase)
+			require.False(t, *rc.ProcessStarted)
+			require.Equal(t, policy.PreflightNotRun, rc.Preflight.Status)
+			require.Contains(t, rc.Error.Message, string(mode)+" containment is UNVERIFIED, not the required "+string(providers.RequiredContainment(mode)))
+			require.Contains(t, rc.Error.Message, "fix: run the worker on Linux 6.12 or newer")
+			require.Contains(t, rc.Error.Message, "--allow-unverified-containment")
+			require.Contains(t, rc.Error.Evidence, "simulated host without Landlock")
+			require.Equal(t, &policy.ReceiptContainment{Class: "UNVERIFIED"}, rc.Containment)
+			_, err := os.Stat(l.fake.counter())
+			require.True(t, os.IsNotExist(err), "no preflight ran")
+			_, err = os.Stat(l.fake.started())
+			require.True(t, os.IsNotExist(err), "no CLI started")
+			requireGone(t, l.output)
+			requireGone(t, l.receipt+".private")
+		})
+	}
 	t.Run("the flag accepts an unrestricted writer", func(t *testing.T) {
 		t.Parallel()
 		l := newLane(t, "ok")
 		l.fake.Preflight = "ok"
-		code := l.write(unverified(l), "--allow-unverified-containment")
+		code := l.write(both(unverified(l), noLandlock), "--allow-unverified-containment")
 		require.Equal(t, 0, code, "stderr: %s", l.stderr)
-		require.Equal(t, policy.StatusComplete, l.receiptFile().Status)
+		rc := l.receiptFile()
+		require.Equal(t, policy.StatusComplete, rc.Status)
+		require.Equal(t, &policy.ReceiptContainment{Class: "UNVERIFIED", Unrestricted: true}, rc.Containment)
 		waitFile(t, l.fake.started())
 	})
-	t.Run("a verified writer needs no flag", func(t *testing.T) {
+	t.Run("codex's own sandbox verifies without Landlock", func(t *testing.T) {
 		t.Parallel()
 		l := newLane(t, "ok")
 		l.fake.Preflight = "ok"
-		require.Equal(t, 0, l.write(nil), "stderr: %s", l.stderr)
+		require.Equal(t, 0, l.write(noLandlock), "stderr: %s", l.stderr)
+		rc := l.receiptFile()
+		require.Equal(t, "WORKSPACE_WRITE_NO_NETWORK", rc.Containment.Class)
+		require.Contains(t, rc.Containment.By, "the provider's own sandbox")
 	})
-	t.Run("read-only is not enforced by default", func(t *testing.T) {
+	t.Run("the kernel contains an unverified provider", func(t *testing.T) {
 		t.Parallel()
-		l := newLane(t, "ok")
-		l.fake.Preflight = "ok"
-		require.Equal(t, 0, l.run(unverified(l)), "stderr: %s", l.stderr)
-	})
-	t.Run("read-only enforced needs READ_ONLY_NO_NETWORK", func(t *testing.T) {
-		t.Parallel()
-		l := newLane(t, "ok")
-		l.fake.Preflight = "ok"
-		strict := func(c *Config) { unverified(l)(c); c.RequireReadOnlyContainment = true }
-		require.Equal(t, 79, l.run(strict), "stderr: %s", l.stderr)
-		rc := printedReceipt(t, l.stderr)
-		require.Contains(t, rc.Error.Message, "read-only containment is UNVERIFIED, not the required READ_ONLY_NO_NETWORK")
-		_, err := os.Stat(l.fake.started())
-		require.True(t, os.IsNotExist(err), "no CLI started")
-
-		l2 := newLane(t, "ok")
-		l2.fake.Preflight = "ok"
-		strict2 := func(c *Config) { unverified(l2)(c); c.RequireReadOnlyContainment = true }
-		require.Equal(t, 0, l2.run(strict2, "--allow-unverified-containment"), "stderr: %s", l2.stderr)
-
-		l3 := newLane(t, "ok")
-		l3.fake.Preflight = "ok"
-		require.Equal(t, 0, l3.run(func(c *Config) { c.RequireReadOnlyContainment = true }), "codex read-only is verified: %s", l3.stderr)
+		abi := needLandlock(t)
+		for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
+			l := newLane(t, "ok")
+			l.fake.Preflight = "ok"
+			var code int
+			if mode == policy.IsolatedWrite {
+				code = l.write(unverified(l))
+			} else {
+				code = l.run(unverified(l))
+			}
+			require.Equal(t, 0, code, "stderr: %s", l.stderr)
+			rc := l.receiptFile()
+			require.Equal(t, &policy.ReceiptContainment{Class: string(providers.RequiredContainment(mode)),
+				By: fmt.Sprintf("the kernel (Landlock ABI %d)", abi)}, rc.Containment)
+		}
 	})
 	t.Run("the flag is a strict boolean", func(t *testing.T) {
 		t.Parallel()
@@ -140,3 +163,15 @@ func TestRunnerBinaryOverride(t *testing.T) {
 	require.Contains(t, rc.Error.Evidence, "fix: set SWITCHYARD_CODEX_BIN to the absolute path")
 	require.NotContains(t, l.stderr.String(), bad)
 }
+
+// needLandlock skips without a usable Landlock and returns its ABI.
+func needLandlock(t *testing.T) int {
+	t.Helper()
+	abi := sandbox.KernelABI()
+	if abi < sandbox.MinABI {
+		t.Skipf("Landlock ABI %d < %d on this host", abi, sandbox.MinABI)
+	}
+	return abi
+}
+
+func requiredClass(mode policy.Access) string { return string(providers.RequiredContainment(mode)) }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -43,6 +44,7 @@ const (
 var binDir string
 
 func TestMain(m *testing.M) {
+	sandbox.Enter() // the test binary is the sandbox launcher too
 	if os.Getenv(envHelper) != "" || os.Getenv(envPreflight) != "" {
 		os.Exit(fakeCLIMain())
 	}
@@ -143,6 +145,10 @@ func fakeCLIMain() int {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return 0
+	case "hostile": // tool calls of a model in a hostile repository
+		report := hostileCalls()
+		codexSuccess(os.Stdout, report)
+		return 0
 	case "flood":
 		n, _ := strconv.Atoi(arg)
 		os.Stdout.Write(bytes.Repeat([]byte("x"), n))
@@ -220,6 +226,9 @@ func (f fakeCLI) spec() (*providers.Spec, error) {
 	}
 	s := *base
 	s.Binaries = []string{fakeBinary}
+	// The fake's marker directory is its state: a contained fake may
+	// write its markers there and nowhere else outside the attempt.
+	s.StateDirs = func(string, map[string]string) []string { return []string{f.Dir} }
 	s.Prepare = func(req providers.Request) ([]providers.File, []string, error) {
 		files := append([]providers.File{{Path: filepath.Join(req.PrivateDir, "fake-config.json"), Mode: 0o600, Content: []byte(`{"private":true}`)}}, f.Files...)
 		overlay := []string{envHelper + "=" + f.Helper, envPreflight + "=" + f.Preflight,

@@ -76,6 +76,8 @@ type attempt struct {
 	inPreflight bool
 	// overlay is the spec's environment overlay for the next child.
 	overlay []string
+	// cont is the attempt's containment, settled before anything starts.
+	cont *containment
 }
 
 // newAttempt validates the descriptor and paths, reads the prompt and
@@ -231,9 +233,10 @@ func (a *attempt) run(ctx context.Context) Result {
 		defer cancel()
 	}
 	a.latch = newLatch(ctx, a.progress.cancelRequested)
-	a.exec = &executor{latch: a.latch, limit: cfg.CaptureLimit, killGrace: cfg.KillGrace, progress: a.progress}
+	a.exec = &executor{latch: a.latch, limit: cfg.CaptureLimit, killGrace: cfg.KillGrace, progress: a.progress, wrap: a.sandboxed}
 
 	a.execute()
+	a.closeContainment()
 
 	a.latch.release()
 	return a.finish()
@@ -267,7 +270,7 @@ func (a *attempt) stages() {
 			"strict contract requested; no CLI was started")
 		return
 	}
-	if a.containmentRefused() {
+	if a.decideContainment() {
 		return
 	}
 	if a.stopped() {
@@ -297,6 +300,10 @@ func (a *attempt) stages() {
 		return
 	}
 	a.req.PrivateDir = a.area.dir
+	if err := a.prepareSandbox(); err != nil {
+		a.launcherFailure("could not prepare the attempt's sandbox", err)
+		return
+	}
 	files, overlay, err := a.spec.Prepare(a.req)
 	if pe := (*providers.PreflightError)(nil); errors.As(err, &pe) {
 		a.failPreflight(pe.Status, policy.PreflightNotRun, fmt.Sprintf("%s preflight: %s", a.o.Provider, pe.Evidence), pe.Evidence)
@@ -467,6 +474,10 @@ func (a *attempt) invoke(env []string) {
 			a.launcherFailure("could not prepare a capture file", err)
 			return
 		}
+		if err := a.allowCapture(p); err != nil {
+			a.launcherFailure("could not prepare a capture file", err)
+			return
+		}
 	}
 	var stdin []byte
 	switch cmd.Stdin {
@@ -589,24 +600,3 @@ func joinEvidence(parts []string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// containmentRefused fails the attempt closed, before any CLI starts, when
-// its mode needs a verified containment class the provider's spec does not
-// declare: always for isolated-write (WORKSPACE_WRITE_NO_NETWORK), for
-// read-only (READ_ONLY_NO_NETWORK) when Config.RequireReadOnlyContainment
-// is on. Options.AllowUnverifiedContainment (an unrestricted contract)
-// lets the attempt run. It reports whether the attempt was refused.
-func (a *attempt) containmentRefused() bool {
-	if a.o.AllowUnverifiedContainment || (a.o.Mode == policy.ReadOnly && !a.r.cfg.RequireReadOnlyContainment) {
-		return false
-	}
-	var cu *providers.ContainmentUnverifiedError
-	if !errors.As(providers.CheckContainment(a.spec, a.o.Mode), &cu) {
-		return false
-	}
-	a.failPreflight(policy.StatusUnsupportedCapability, policy.PreflightNotRun,
-		fmt.Sprintf("%s %s containment is %s, not the required %s; fix: pass --allow-unverified-containment to accept an unrestricted contract (run --allow-unverified-containment %s), or route the lane to a provider with %s containment",
-			a.o.Provider, a.o.Mode, cu.Containment.Class, cu.Required, a.o.Provider, cu.Required),
-		"containment "+string(cu.Containment.Class)+": "+cu.Containment.Reason+"; no CLI was started")
-	return true
-}

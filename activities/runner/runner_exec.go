@@ -167,6 +167,9 @@ type executor struct {
 	limit     int64
 	killGrace time.Duration
 	progress  *progressReporter
+	// wrap turns a child's argv and environment into their sandboxed
+	// form (attempt.sandboxed); nil starts children as given.
+	wrap func(argv, env []string) ([]string, []string, error)
 }
 
 // stream is one captured output pipe.
@@ -225,6 +228,13 @@ func (s *stream) abandon() {
 func (x *executor) run(cs childSpec) (*childResult, error) {
 	if len(cs.argv) == 0 || !filepath.IsAbs(cs.argv[0]) {
 		return nil, fmt.Errorf("command %q is not an absolute executable path", cs.argv)
+	}
+	if x.wrap != nil {
+		argv, env, err := x.wrap(cs.argv, cs.env)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		cs.argv, cs.env = argv, env
 	}
 	// The child's parent-death signal (Linux) fires when the thread that
 	// started it exits; this goroutine keeps that thread until the child

@@ -43,11 +43,14 @@ Options:
                      CLI's stream shows no progress for D (90s, 5m, or
                      seconds); default none: no implicit watchdog
   --allow-unverified-containment
-                     run an isolated-write attempt even when the provider's
-                     writer containment is UNVERIFIED (an unrestricted
-                     contract); without it such an attempt fails closed
+                     run the attempt even when its mode's containment is
+                     UNVERIFIED (an unrestricted contract, recorded in the
+                     receipt); without it such an attempt fails closed
                      with unsupported-capability (exit 79) before any CLI
-                     starts. Verified: codex writers, claude writers.
+                     starts. Every CLI runs inside the Landlock sandbox,
+                     verified by its self-test (Linux 6.12+); where that
+                     is unverified, codex's own sandbox still verifies
+                     codex (docs/GUARANTEES.md).
   --opencode-chatgpt-subscription
                      run this one opencode attempt on OpenCode's own
                      ChatGPT login: requires --provider opencode

@@ -93,7 +93,7 @@ func simRunBin(t *testing.T, cfg simenv.Config, p policy.Provider, model string,
 	bin := simenv.Install(t, "", cfg)
 	l := newLane(t, "")
 	r, err := New(Config{
-		Env:       map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": l.dir, "LANG": "C.UTF-8"},
+		Env:       map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir, "LANG": "C.UTF-8"},
 		Stdout:    l.stdout,
 		Stderr:    l.stderr,
 		KillGrace: 2 * time.Second,
@@ -244,7 +244,7 @@ func TestStallNeverRetries(t *testing.T) {
 	pc := simenv.ProviderConfig{Queue: []string{"stall-after-one", "stall-after-one"}, Scenario: "unauthenticated"}
 	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"codex": pc}})
 	l := newLane(t, "")
-	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
+	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
 	require.NoError(t, err)
 	res, err := r.Run(context.Background(), stallOptions(l, policy.Codex, "gpt-5.5", 300*time.Millisecond))
 	require.NoError(t, err)
@@ -282,7 +282,7 @@ func TestRunnerStallTimeoutFlag(t *testing.T) {
 func TestRunnerMainStallTimeout(t *testing.T) {
 	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"codex": {Scenario: "stall-after-one"}}})
 	l := newLane(t, "")
-	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
+	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
 	require.NoError(t, err)
 	code := r.Main(context.Background(), l.args("--stall-timeout", "300ms"))
 	require.Equal(t, 124, code, l.stderr.String())

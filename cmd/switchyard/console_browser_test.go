@@ -195,6 +195,8 @@ func TestConsoleBrowserDemo(t *testing.T) {
 		`(document.querySelector('.lane[data-lane="0"] .skip')?.innerText || "").includes("codex:gpt-5.6-sol@high skipped (execution_policy_blocked)") &&
 		 !!document.querySelector('.lane[data-lane="0"] .bar[data-outcome="complete"]')`)
 	poll(t, ctx, "the summary names the diversity", `document.getElementById("summary").innerText.includes("delivered by grok, devin")`)
+	poll(t, ctx, "the attempt's bar names its containment",
+		`(document.querySelector('.lane[data-lane="0"] .bar[data-outcome="complete"]')?.dataset.containment || "").startsWith("READ_ONLY_NO_NETWORK verified by the kernel (Landlock ABI ")`)
 	poll(t, ctx, "the machine highlights complete", `!!document.querySelector('svg.machine .state.current[data-state="complete"]')`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`.lane[data-lane="0"] .bar[data-outcome="complete"]`)))
 	poll(t, ctx, "the attempt's receipt opens", `document.getElementById("attempt").innerText.includes('"status": "complete"')`)

@@ -396,7 +396,11 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 		fmt.Fprintf(&b, "  guard (deny): %s\n", guard)
 		var cs []string
 		for _, c := range p.Containment {
-			cs = append(cs, string(c.Mode)+" "+c.Class)
+			line := string(c.Mode) + " " + c.Class
+			if by, ok := strings.CutPrefix(c.Reason, "verified by "); ok {
+				line += " verified by " + strings.SplitN(by, ";", 2)[0]
+			}
+			cs = append(cs, line)
 		}
 		fmt.Fprintf(&b, "  containment:  %s\n", strings.Join(cs, ", "))
 		q := string(p.Quota.Source)

@@ -298,13 +298,11 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 		if allowed {
 			msg += " (accepted by --allow-unverified-containment)"
 		}
-		// The runner fails a writer closed on UNVERIFIED containment; a
-		// read-only attempt still launches (runner.Config.
-		// RequireReadOnlyContainment is off: docs/decisions.md D-4), so
-		// there it is a warning, not a block.
-		enforced := c.mode != policy.ReadOnly
-		add(problemContainment, enforced && !allowed, msg,
-			fmt.Sprintf("pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", p, c.mode, c.mode))
+		// Every mode requires its verified class (issue 24): an UNVERIFIED
+		// attempt is excluded before launch unless the run accepts it.
+		// ce.Reason says why and how to fix it (the sandbox self-test).
+		add(problemContainment, !allowed, msg+": "+ce.Reason,
+			fmt.Sprintf("make the sandbox verifiable on this host (the reason above names the fix), or pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", p, c.mode, c.mode))
 	}
 
 	if c.probe && binErr == nil {

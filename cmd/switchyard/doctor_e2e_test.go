@@ -161,19 +161,29 @@ func TestDoctorRoleExitCode(t *testing.T) {
 	require.False(t, out.Lanes[0].Attempts[1].Blocked)
 	require.Zero(t, out.BlockedLanes)
 
-	// Unverified read-only containment is a warning, not a block: the
-	// runner launches read-only attempts without a verified class
-	// (docs/decisions.md D-4), so doctor says so and the lane can run.
+	// Read-only containment is required (issue 24): verified by the
+	// kernel here, grok has no containment problem; on a host whose
+	// sandbox is unverified (simulated by turning it off) the problem
+	// blocks the lane and names the fix.
 	out = s.doctorJSON(t, 0, nil, "--sheet", s.sheetPath(), "--role", "hillclimb", "--probe")
 	require.True(t, out.Lanes[0].CanRun)
-	var warned bool
+	for _, ce := range doctorOf(t, out, policy.Grok).Containment {
+		require.NotEqual(t, "UNVERIFIED", ce.Class, "%+v", ce)
+		require.Contains(t, ce.Reason, "verified by the kernel (Landlock ABI ")
+	}
+	for _, pr := range doctorOf(t, out, policy.Grok).Problems {
+		require.NotEqual(t, problemContainment, pr.Code)
+	}
+	out = s.doctorJSON(t, exitDoctorBlocked, []string{"SWITCHYARD_SANDBOX=off"}, "--sheet", s.sheetPath(), "--role", "hillclimb", "--probe")
+	require.False(t, out.Lanes[0].CanRun)
+	var blocked bool
 	for _, pr := range doctorOf(t, out, policy.Grok).Problems {
 		if pr.Code == problemContainment {
-			warned = true
-			require.False(t, pr.Blocking, "read-only containment is not enforced")
+			blocked = pr.Blocking
+			require.Contains(t, pr.Message, "fix: unset SWITCHYARD_SANDBOX")
 		}
 	}
-	require.True(t, warned, "grok's UNVERIFIED read-only containment is shown")
+	require.True(t, blocked, "grok's UNVERIFIED read-only containment blocks")
 
 	r := s.run(t, 30*time.Second, "doctor", "--data-dir", s.data, "--sheet", s.sheetPath(), "--role", "bug-fix", "--parent", "codex", "--probe", "--allow-unverified-containment", "claude,codex")
 	require.Equal(t, exitDoctorBlocked, r.code)
@@ -242,7 +252,7 @@ func TestRunPrecheckListsProblems(t *testing.T) {
 	require.Greater(t, submitted, start, "the check comes before the submission, which still happens:\n%s", r.stdout)
 	pre := r.stdout[start:submitted]
 	require.Contains(t, pre, "1 lane cannot run at all (the run goes on")
-	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH\n")
+	require.Contains(t, pre, "claude: no claude CLI on this host's PATH: tried claude\n    fix: install the claude CLI so that claude is on PATH")
 	require.NotContains(t, pre, "sign-in", "run does not probe")
 }
 

@@ -178,6 +178,7 @@ func newFaultWorld(t *testing.T, cfg simenv.Config, sheet string) *faultWorld {
 	require.NoError(t, os.WriteFile(w.sheet, []byte(sheet), 0o600))
 	w.env = []string{
 		"PATH=" + w.bin + ":/usr/bin:/bin",
+		simenv.SandboxWritable + "=" + w.bin,
 		"HOME=" + filepath.Join(dir, "home"),
 		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
 		"LANG=C.UTF-8",

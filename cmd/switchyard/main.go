@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 )
 
 // version is stamped at build time with
@@ -29,6 +31,9 @@ type exitError struct{ code int }
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	// A re-exec carrying a sandbox policy applies it and execs the
+	// provider CLI; it never returns (activities/sandbox).
+	sandbox.Enter()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startCPUProfile(os.Args[1:])
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-dev/switchyard/testdata/golden"
+
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 )
 
 // binPath is the switchyard binary built once by TestMain.
@@ -26,6 +28,7 @@ var binPath string
 var repoRoot string
 
 func TestMain(m *testing.M) {
+	sandbox.Enter() // this test binary is the sandbox launcher of the runners it starts
 	if cfg := os.Getenv(envClusterNode); cfg != "" {
 		os.Exit(clusterNodeMain(cfg))
 	}

@@ -121,13 +121,19 @@ timed-out receipt), probes the provider's health and records the outcome.
 A provider the probe finds unhealthy is excluded for the rest of the run
 (provider_unhealthy). Both values are recorded in the run.
 
-A writer attempt (isolated-write) whose provider's spec does not verify
-WORKSPACE_WRITE_NO_NETWORK containment (only codex and claude writers are
-verified) fails closed at launch with an unsupported-capability receipt, and
-the lane moves to its next attempt. --allow-unverified-containment P
-(repeatable, or a comma list) accepts an unrestricted contract for P's
-attempts: they launch without verified containment; run prints a warning
-and the run records the override (legacy contract only).
+Every attempt runs contained, and the containment is required: a
+read-only attempt needs READ_ONLY_NO_NETWORK and a writer
+WORKSPACE_WRITE_NO_NETWORK, verified by the kernel (Landlock, proved by
+the worker's self-test at start) or by the provider's own sandbox (codex).
+An attempt whose class is UNVERIFIED (a host without Landlock, or
+SWITCHYARD_SANDBOX=off) is excluded before launch (containment_unverified,
+recorded and replayed) and the lane moves on to the next attempt its
+sheet's fallback allows; a lane with no attempt left ends as its sheet
+says. switchyard doctor shows each provider's classes and the fix.
+--allow-unverified-containment P (repeatable, or a comma list) accepts an
+unrestricted contract for P's attempts: they launch without verified
+containment; run prints a warning and the run records the override
+(legacy contract only).
 
 --opencode-chatgpt-subscription runs the role's
 opencode:openai/gpt-6.1-sol@default attempts on OpenCode's own ChatGPT

@@ -319,18 +319,23 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	require.Contains(t, h.stdout, `"allowUnverifiedContainment":["grok","devin"]`)
 }
 
-// TestRunWriterContainmentFailsClosed: without the allowance, a grok
-// writer (UNVERIFIED containment) never starts its CLI: the attempt ends
-// unsupported-capability naming the containment and the fix flag, and the
-// lane stops there.
+// TestRunWriterContainmentFailsClosed: on a host whose sandbox is
+// unverified (simulated: SWITCHYARD_SANDBOX=off for serve, worker and run),
+// a grok writer (no containment of its own) is excluded before launch
+// with containment_unverified and the lane moves to its next route, devin,
+// excluded the same way: neither CLI ever runs, and the run says why and
+// how to fix it. With the sandbox on (every other test) both are contained
+// by the kernel and run.
 func TestRunWriterContainmentFailsClosed(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandbox(t, nil, writerSheet)
+	s.env = append(s.env, "SWITCHYARD_SANDBOX=off")
 	gitInit(t, s.checkout)
 	r := s.run(t, 90*time.Second, s.runArgs("bug-fix", "--run-id", "contained", "--mode", "isolated-write")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	require.Contains(t, r.stdout, "grok:grok-4.7@xhigh ended unsupported-capability: grok isolated-write containment is UNVERIFIED, not the required WORKSPACE_WRITE_NO_NETWORK; fix: pass --allow-unverified-containment")
-	require.Contains(t, r.stdout, "(run --allow-unverified-containment grok)")
+	require.Contains(t, r.stdout, "grok:grok-4.7@xhigh: excluded before launch: containment_unverified: grok: isolated-write containment is UNVERIFIED, not the required WORKSPACE_WRITE_NO_NETWORK")
+	require.Contains(t, r.stdout, "devin:swe-2@high: excluded before launch: containment_unverified")
+	require.Contains(t, r.stdout, "fix: unset SWITCHYARD_SANDBOX in the worker's environment, or pass --allow-unverified-containment grok")
 	require.NotContains(t, r.stdout, "warning: --allow-unverified-containment")
 	require.Empty(t, simlog.Filter(simenv.Invocations(t, s.bin), "grok", simlog.KindWorkload), "the grok CLI never ran its workload")
 	require.Empty(t, simlog.Filter(simenv.Invocations(t, s.bin), "devin", simlog.KindWorkload))

@@ -59,6 +59,7 @@ func newEngineSandboxConfig(t *testing.T, cfg simenv.Config, sheet string) *engi
 	require.NoError(t, os.WriteFile(s.sheetPath(), []byte(sheet), 0o600))
 	s.env = []string{
 		"PATH=" + s.bin + ":/usr/bin:/bin",
+		simenv.SandboxWritable + "=" + s.bin,
 		"HOME=" + filepath.Join(dir, "home"),
 		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
 		"LANG=C.UTF-8",

@@ -473,7 +473,10 @@ func TestRunnerBillingEnvApproved(t *testing.T) {
 	t.Parallel()
 	// The base allowlist, and the proxy and certificate variables every
 	// child keeps so the CLIs work behind a corporate proxy.
-	base := []string{"HOME", "HTTPS_PROXY", "LANG", "LC_ALL", "NODE_EXTRA_CA_CERTS", "NO_PROXY", "PATH", "TERM", "TMPDIR", "USER"}
+	base := []string{"HOME", "HTTPS_PROXY", "LANG", "LC_ALL", "NODE_EXTRA_CA_CERTS", "NO_PROXY", "PATH", "TERM", "TMPDIR", "USER",
+		// The sandbox's egress proxy and private temporary directory
+		// (activities/sandbox): the proxy values replace the planted ones.
+		"ALL_PROXY", "HTTP_PROXY", "TEMP", "TMP", "all_proxy", "http_proxy", "https_proxy", "no_proxy"}
 	for _, p := range e2eProviders {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()

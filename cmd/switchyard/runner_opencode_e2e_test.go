@@ -108,8 +108,10 @@ func TestRunnerOpenCodeContracts(t *testing.T) {
 				require.Equal(t, policy.APISpendDeny, rc.APISpend, "funding intent stays deny")
 				require.Contains(t, rc.Preflight.Evidence, "configured endpoint https://chatgpt.com/backend-api/codex")
 				require.Equal(t, []string{"auth", "list", "--standalone", "--format", "json"}, invs[2].Argv[1:])
+				// HTTPS_PROXY is present: the sandbox's own egress proxy
+				// replaces the planted one (activities/sandbox).
 				for _, inv := range invs {
-					for _, n := range []string{"HTTPS_PROXY", "NODE_EXTRA_CA_CERTS", "OPENAI_API_KEY"} {
+					for _, n := range []string{"NODE_EXTRA_CA_CERTS", "OPENAI_API_KEY"} {
 						require.NotContains(t, inv.Env, n, "the subscription mode drops %s from the %s child", n, inv.Kind)
 					}
 				}
@@ -268,7 +270,7 @@ func TestRunnerOpenCodeWriters(t *testing.T) {
 	t.Run("a cwd that is not a worktree root is refused before any CLI", func(t *testing.T) {
 		t.Parallel()
 		srt, _ := fakeSRT(t, "")
-		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt}, false)
+		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt, simenv.SandboxWritable + "=" + filepath.Dir(srt)}, false)
 		r, err := l.run()
 		require.NoError(t, err)
 		require.Equal(t, 79, r.code, "stderr %s", r.stderr)
@@ -287,7 +289,7 @@ func TestRunnerOpenCodeWriters(t *testing.T) {
 	t.Run("a failed sandbox startup probe stops before inference", func(t *testing.T) {
 		t.Parallel()
 		srt, log := fakeSRT(t, "true")
-		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt}, true)
+		l := writerLane(t, "writer-check", []string{"SWITCHYARD_SRT_BIN=" + srt, simenv.SandboxWritable + "=" + filepath.Dir(srt)}, true)
 		r, err := l.run()
 		require.NoError(t, err)
 		require.Equal(t, 69, r.code, "stderr %s", r.stderr)
@@ -301,7 +303,12 @@ func TestRunnerOpenCodeWriters(t *testing.T) {
 		t.Run(scenario+" runs checks through the sandbox", func(t *testing.T) {
 			t.Parallel()
 			srt, log := fakeSRT(t, "")
-			l := writerLane(t, scenario, []string{"SWITCHYARD_SRT_BIN=" + srt}, true)
+			l := writerLane(t, scenario, []string{"SWITCHYARD_SRT_BIN=" + srt, simenv.SandboxWritable + "=" + filepath.Dir(srt)}, true)
+			// Under the Landlock sandbox a writer edits existing top-level
+			// files of its worktree but cannot add new ones (the root stays
+			// read-only to keep .git out of reach: docs/GUARANTEES.md), so
+			// the file the check writes exists beforehand.
+			require.NoError(t, os.WriteFile(l.path("checkout/sandbox-check.txt"), nil, 0o644))
 			r, err := l.run()
 			require.NoError(t, err)
 			require.Equal(t, 0, r.code, "stderr %s", r.stderr)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +87,7 @@ func runnerLane(t *testing.T) (dir string, args []string) {
 // binaryEnv is a minimal environment for the switchyard binary with the
 // fake CLI first on PATH.
 func binaryEnv(fakeDir, home string) []string {
-	return []string{"PATH=" + fakeDir + ":/usr/bin:/bin", "HOME=" + home, "LANG=C"}
+	return []string{"PATH=" + fakeDir + ":/usr/bin:/bin", "HOME=" + home, "LANG=C", simenv.SandboxWritable + "=" + fakeDir}
 }
 
 // TestRunnerBinaryComplete runs the real binary against a fake codex: the

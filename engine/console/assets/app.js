@@ -194,9 +194,12 @@ function renderLanes() {
       const stop = a.finished || (st.final ? tl.end : new Date(end).toISOString());
       const left = pct(a.launched), width = Math.max(pct(stop) - left, 0.6);
       const outcome = a.outcome || (a.finished ? "failed" : "running");
+      const ra = rl.attempts.find(r => r.executionId === a.executionId);
+      const contained = ra && ra.containment ? " — containment " + ra.containment : "";
       track.append(el("button", {
         class: "bar outcome-" + outcome, style: "left:" + left + "%;width:" + width + "%",
-        title: a.descriptor + " — " + outcome + (a.finished ? " after " + fmtDur(new Date(a.finished) - new Date(a.launched)) : " (running)"),
+        title: a.descriptor + " — " + outcome + (a.finished ? " after " + fmtDur(new Date(a.finished) - new Date(a.launched)) : " (running)") + contained,
+        "data-containment": ra && ra.containment ? ra.containment : null,
         "data-execution": a.executionId, "data-outcome": outcome,
         onclick: () => showAttempt(i, a),
       }, a.descriptor + " · " + outcome));

@@ -227,3 +227,9 @@ func Binary(t testing.TB, binDir, provider string) string {
 	}
 	return filepath.Join(binDir, p.Binary)
 }
+
+// SandboxWritable is the runner's variable naming extra directories a
+// contained attempt may write (runner.EnvSandboxWritable): the simulated
+// CLIs keep their invocation log and queue state in their bin directory,
+// so every harness that launches them contained names it there.
+const SandboxWritable = "SWITCHYARD_SANDBOX_WRITABLE"
