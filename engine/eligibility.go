@@ -55,7 +55,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	// whose mode lacks its verified class is excluded here, before any
 	// capacity report is read, unless the run accepted it.
 	cont := d.e.cfg.Containment(spec, d.r.Created.Access)
-	allowOpen := slices.Contains(d.r.Created.Options.AllowUnverifiedContainment, attemptProvider(ap))
+	allowOpen := slices.Contains(d.r.Created.Options.AllowUnverifiedContainment, ap.RunsOn())
 	excludedByContainment := !unhealthy && !cont.Verified() && !allowOpen
 	var report *policy.CapacityReport
 	if !unhealthy && !excludedByContainment {

@@ -248,7 +248,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 		AllowUnknown:               slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
 		Unhealthy:                  slices.Contains(r.Unhealthy, p.Provider),
 		Containment:                p.Containment,
-		AllowUnverifiedContainment: slices.Contains(r.Created.Options.AllowUnverifiedContainment, attemptProvider(*ap)),
+		AllowUnverifiedContainment: slices.Contains(r.Created.Options.AllowUnverifiedContainment, ap.RunsOn()),
 	})
 	if e, a := jsonText(v), jsonText(p.Verdict); e != a {
 		return &Divergence{Field: FieldVerdict, Expected: e, Actual: a}
