@@ -99,14 +99,18 @@ func openCodeSandboxFiles(req Request) ([]File, error) {
 		"  echo \"switchyard sandbox shell: only '-c COMMAND' is supported\" >&2\n" +
 		"  exit 2\n" +
 		"fi\n" +
-		"# The runtime's own bridge sockets go in a fresh, short directory: a Unix\n" +
-		"# socket path holds at most 107 bytes, and the attempt's private one can\n" +
-		"# be longer (srt 0.0.83: \"Failed to create bridge sockets\"). The command\n" +
-		"# itself gets the attempt's private TMPDIR.\n" +
-		"srt_tmp=$(mktemp -d /tmp/switchyard-srt.XXXXXXXX) || exit 1\n" +
-		"trap 'rm -rf \"$srt_tmp\"' EXIT\n" +
-		"trap 'exit 130' INT\n" +
-		"trap 'exit 143' TERM\n" +
+		"# The runtime makes its bridge sockets in TMPDIR, and a Unix socket path\n" +
+		"# holds at most 107 bytes (srt 0.0.83: \"Failed to create bridge sockets\"):\n" +
+		"# it keeps the short TMPDIR the runner gives every contained child, or a\n" +
+		"# fresh one under /tmp. The command itself gets the attempt's private TMPDIR.\n" +
+		"if [ -n \"${TMPDIR:-}\" ] && [ \"${#TMPDIR}\" -le 60 ]; then\n" +
+		"  srt_tmp=$TMPDIR\n" +
+		"else\n" +
+		"  srt_tmp=$(mktemp -d /tmp/switchyard-srt.XXXXXXXX) || exit 1\n" +
+		"  trap 'rm -rf \"$srt_tmp\"' EXIT\n" +
+		"  trap 'exit 130' INT\n" +
+		"  trap 'exit 143' TERM\n" +
+		"fi\n" +
 		"XDG_CACHE_HOME=" + quoted[3] + "; export XDG_CACHE_HOME\n" +
 		"TMPDIR=$srt_tmp " + quoted[0] + " --settings " + quoted[1] + " -c \"TMPDIR=" + quoted[2] + "; export TMPDIR; $2\"\n"
 	return []File{

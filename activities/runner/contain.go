@@ -77,10 +77,14 @@ func (a *attempt) prepareSandbox() error {
 	if a.cont == nil || a.cont.policy == nil {
 		return nil
 	}
-	// The private TMPDIR sits beside the private directory, not in it:
-	// some specs check that directory holds exactly their files.
-	tmp := a.req.Receipt + ".tmp"
-	if err := a.area.create(providers.File{Path: tmp, Dir: true, Mode: 0o700}); err != nil {
+	// The private TMPDIR is a fresh 0700 directory under /tmp, not in the
+	// private directory (some specs check that it holds exactly their
+	// files) and not beside it: a Unix socket path holds at most 107
+	// bytes, and a CLI that makes sockets in TMPDIR (the sandbox runtime
+	// srt: "Failed to create bridge sockets") fails under a long one. It
+	// is removed with the private area.
+	tmp, err := a.area.tempDir()
+	if err != nil {
 		return err
 	}
 	writable := []string{a.area.dir, tmp}

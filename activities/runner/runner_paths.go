@@ -289,6 +289,22 @@ func newPrivateArea(receipt, suffix string) (*privateArea, error) {
 	return a, nil
 }
 
+// tempDir creates a fresh private temporary directory (0700, a random
+// name) under /tmp, short whatever the receipt's path, owned by the area
+// and removed with it. The path is returned with symlinks resolved
+// (macOS's /tmp), as the sandbox grants it.
+func (a *privateArea) tempDir() (string, error) {
+	dir, err := os.MkdirTemp("/tmp", "switchyard-")
+	if err != nil {
+		return "", fmt.Errorf("create private TMPDIR: %w", err)
+	}
+	a.dirs = append(a.dirs, dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir, nil
+}
+
 // owns reports whether p is inside a directory this area created.
 func (a *privateArea) owns(p string) bool {
 	for _, d := range a.dirs {

@@ -242,7 +242,7 @@ func fakeSRT(t *testing.T, failOn string) (path, log string) {
 		"grep -q '\"allowWrite\"' \"$2\" || { echo 'Error: Could not load settings' >&2; exit 1; }\n" +
 		// The runtime's own sockets go in a short fresh directory; the
 		// command sets the attempt's private TMPDIR first.
-		"case \"$TMPDIR\" in /tmp/switchyard-srt.*) ;; *) echo \"srt: TMPDIR $TMPDIR is not the short socket directory\" >&2; exit 1;; esac\n" +
+		"case \"$TMPDIR\" in /tmp/switchyard-*) ;; *) echo \"srt: TMPDIR $TMPDIR is not a short socket directory\" >&2; exit 1;; esac\n" +
 		"case \"$4\" in \"TMPDIR='\"*\".opencode-config/tmp'; export TMPDIR; \"*) ;; *) echo 'srt: the command does not set the private TMPDIR' >&2; exit 1;; esac\n" +
 		"cmd=${4#*; export TMPDIR; }\n" +
 		"printf '%s\\n' \"$cmd\" >> '" + log + "'\n" +

@@ -33,7 +33,9 @@ func TestConformanceClaudeKnownVersion(t *testing.T) {
 	pinned := realcli.Pinned(t, "claude")
 	require.Contains(t, specOf(t, policy.Claude).KnownVersions, pinned,
 		"claude %s is pinned in testdata/realcli/package.json but is not among the claude spec's KnownVersions: verify it, then add it", pinned)
-	require.Equal(t, pinned, realcli.Installed(t, "claude"), "the installed claude is not the pinned one: run make real-clis")
+	if !realcli.Trying(t, "claude") {
+		require.Equal(t, pinned, realcli.Installed(t, "claude"), "the installed claude is not the pinned one: run make real-clis")
+	}
 	// The spec builds no model listing and no resume argv; a listing added
 	// later needs its own check against the real CLI here.
 	require.Empty(t, providers.ModelsProbeFor(policy.Claude).Argv, "the claude spec gained a models listing: check it against the real CLI")

@@ -26,7 +26,9 @@ func TestConformanceCodexKnownVersion(t *testing.T) {
 	pinned := realcli.Pinned(t, "codex")
 	require.Contains(t, specOf(t, policy.Codex).KnownVersions, pinned,
 		"codex %s is pinned in testdata/realcli/package.json but is not among the codex spec's KnownVersions: verify it, then add it", pinned)
-	require.Equal(t, pinned, realcli.Installed(t, "codex"), "the installed codex is not the pinned one: run make real-clis")
+	if !realcli.Trying(t, "codex") {
+		require.Equal(t, pinned, realcli.Installed(t, "codex"), "the installed codex is not the pinned one: run make real-clis")
+	}
 	// The spec builds no model listing and no resume argv; a listing added
 	// later needs its own check against the real CLI here.
 	require.Empty(t, providers.ModelsProbeFor(policy.Codex).Argv, "the codex spec gained a models listing: check it against the real CLI")
