@@ -118,7 +118,14 @@ func permissionDenied(nc *nats.Conn, subject string) bool {
 		strings.Contains(err.Error(), `Publish to "`+subject+`"`)
 }
 
-// deniedError is the error of a publish to subject the server refused.
+// deniedError is the error of a publish to subject the server refused. A
+// request a role sends through the engine's API proxy names the subject it
+// was for, not the proxy's (sy.jsapi.<inbox>.<subject>).
 func deniedError(subject string) error {
+	if rest, ok := strings.CutPrefix(subject, APIProxyPrefix); ok {
+		if _, target, ok := strings.Cut(rest, "."); ok && target != "" {
+			subject = target
+		}
+	}
 	return fmt.Errorf("publish to %s: %w: this connection's role may not publish there", subject, ErrPermissionDenied)
 }
