@@ -52,7 +52,7 @@ cross: ## Build and vet the module for macOS (amd64, arm64) and linux/arm64
 	done
 
 test: lint cross real-clis-if-possible ## lint, cross-builds, then every test with the race detector (what CI runs)
-	$(GO) test -race $(PKGS)
+	$(GO) test -race -timeout 30m $(PKGS)
 
 # The conformance suite checks provider facts against the real CLIs that
 # make real-clis installs. make test installs them when npm is here; without
@@ -73,7 +73,8 @@ real-clis-if-possible:
 	fi
 
 conformance: ## Run the real-CLI conformance suite (VERSIONS="@openai/codex@0.172.0 ..." checks other releases in one command)
-	SWITCHYARD_REALCLI_DIR="$$($(REALCLI_DIR_CMD))" $(GO) test -count=1 -run 'Conformance' ./providers/... ./activities/... ./cmd/switchyard
+	SWITCHYARD_REALCLI_DIR="$$($(REALCLI_DIR_CMD))" SWITCHYARD_REALCLI_VERSIONS="$${VERSIONS:-}" \
+		$(GO) test -count=1 -run 'Conformance|RealCLIs' ./providers/... ./activities/... ./cmd/switchyard
 
 bench: ## Run every benchmark with allocation counts
 	$(GO) test -run '^$$' -bench . -benchmem ./...

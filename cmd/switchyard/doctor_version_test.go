@@ -120,7 +120,9 @@ func TestDoctorProbesTheRealCLIs(t *testing.T) {
 	oc := doctorOf(t, out, policy.OpenCode)
 	require.Equal(t, "passed", oc.SignIn.State, oc.SignIn.Evidence)
 	require.Contains(t, oc.SignIn.Evidence, "probed with opencode:"+providers.OpenCodeChatGPTModel+"@default")
-	require.Contains(t, oc.SignIn.Evidence, "opencode "+realcli.Pinned(t, "opencode")+" selects the V1 contract")
+	require.Contains(t, oc.SignIn.Evidence, "opencode "+realcli.Installed(t, "opencode")+" selects the V1 contract")
 	require.Contains(t, oc.SignIn.Evidence, "V1 configuration verified")
-	require.Equal(t, versionVerified, oc.Binary.Verification, "the pinned opencode is a verified version")
+	if !realcli.Trying(t, "opencode") {
+		require.Equal(t, versionVerified, oc.Binary.Verification, "the pinned opencode is a verified version")
+	}
 }

@@ -55,7 +55,7 @@ var e2eAPISpend = map[policy.Provider]string{
 // under -race on two cores at load 10 (2 s was not: the workload was
 // signalled before the simulator logged itself), short enough to keep the
 // file quick (the timeout lanes run concurrently).
-const e2eTimeout = "8"
+const e2eTimeout = "20"
 
 // e2eCases lists every provider × outcome. Fast cases run as parallel
 // subtests; slow ones (deadline, cancellation, Grok's retried preflight)

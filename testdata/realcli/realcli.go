@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -106,6 +107,21 @@ func Pinned(t testing.TB, name string) string {
 		t.Fatalf("realcli: testdata/realcli/package.json pins no %s", cli.Package)
 	}
 	return v
+}
+
+// Trying reports whether the install holds another release of the named
+// CLI than the pinned one: `make conformance VERSIONS="pkg@version ..."`
+// passes its VERSIONS as SWITCHYARD_REALCLI_VERSIONS. Checks that the
+// install is the pinned release apply only when it is not.
+func Trying(t testing.TB, name string) bool {
+	t.Helper()
+	cli := lookup(t, name)
+	for _, v := range strings.Fields(os.Getenv("SWITCHYARD_REALCLI_VERSIONS")) {
+		if i := strings.LastIndex(v, "@"); i > 0 && v[:i] == cli.Package {
+			return true
+		}
+	}
+	return false
 }
 
 func lookup(t testing.TB, name string) CLI {
