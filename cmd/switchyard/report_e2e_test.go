@@ -42,8 +42,8 @@ func TestReportPrintsTheRunReportAgain(t *testing.T) {
 	require.Equal(t, 0, rep.code, rep.stderr)
 	require.Equal(t, runReport, rep.stdout, "report prints what run printed")
 	require.Contains(t, rep.stdout, "    1. codex:gpt-5.6-sol@high: usage-exhausted: codex reported usage exhaustion")
-	require.Regexp(t, `\n       \d+ms, no token usage reported, no output, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n    2\. grok:grok-4\.7@xhigh: complete\n`, rep.stdout)
-	require.Regexp(t, `\n       \d+ms, tokens 10601 in / 8704 cached in / 0 cache write / 79 out / 312 reasoning / 10992 total, output `+s.data+`/runs/again/L0/[0-9a-f-]+/output\.md, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n`, rep.stdout)
+	require.Regexp(t, `\n       (\d+ms|\d+\.\d+s), no token usage reported, no output, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n    2\. grok:grok-4\.7@xhigh: complete\n`, rep.stdout)
+	require.Regexp(t, `\n       (\d+ms|\d+\.\d+s), tokens 10601 in / 8704 cached in / 0 cache write / 79 out / 312 reasoning / 10992 total, output `+s.data+`/runs/again/L0/[0-9a-f-]+/output\.md, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n`, rep.stdout)
 
 	rep = s.run(t, 30*time.Second, "report", "--data-dir", s.data, "--run", "again", "--json")
 	require.Equal(t, 0, rep.code, rep.stderr)
