@@ -253,7 +253,7 @@ func checkDecodedReceipt(r *Receipt) error {
 	case r.Contract != "" && r.Contract != ContractLegacy && r.Contract != ContractStrict:
 		return fieldError("contract", `must be "legacy" or "strict"`)
 	case r.TimeoutMs != nil && *r.TimeoutMs <= 0:
-		return fieldError("timeoutMs", "must be a positive integer or null")
+		return fieldError("timeoutMs", "must be a positive number or null")
 	}
 	if t := r.ToolDenial; t != nil {
 		switch {

@@ -164,6 +164,8 @@ func TestNormalizeDowngradesToFailed(t *testing.T) {
 		// assessment; without timeoutMs it is still failed.
 		{"timed-out with an exit code without assessment", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "signal": nil, "terminalSuccess": absent}}, OutcomeDeadlineExceeded},
 		{"timed-out with an exit code of unknown start", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "signal": nil, "terminalSuccess": absent, "processStarted": absent}}, OutcomeDeadlineExceeded},
+		// Section 4, second pass: a fractional deadline is a deadline.
+		{"timed-out with a fractional timeoutMs and an exit code", 2, []obj{eligible(StatusTimedOut), {"exitCode": 143, "signal": nil, "timeoutMs": 1500.5}}, OutcomeDeadlineExceeded},
 		{"timed-out schema 2 without the timeoutMs key", 2, []obj{eligible(StatusTimedOut), {"exitCode": 124, "timeoutMs": absent}}, OutcomeFailed},
 		// Section 4: a schema 2 receipt may lack processStarted; the route
 		// rule then reads it as not proven unstarted.

@@ -262,6 +262,8 @@ type Receipt struct {
 	// Contract is legacy or strict; "" (schema 1 only) reads as legacy.
 	Contract Contract `json:"contract,omitempty"`
 	// TimeoutMs is the explicit --timeout deadline, nil when none was given.
+	// A receipt may carry a fractional value (any positive number is
+	// valid); it is held rounded up to the next whole millisecond.
 	TimeoutMs *int64 `json:"timeoutMs"`
 	// ToolDenial is set when the run ended on a refused tool call.
 	ToolDenial *ToolDenial `json:"toolDenial,omitempty"`

@@ -249,8 +249,13 @@ func decodeReceiptStrict(b []byte) (*Receipt, error) {
 		d.check("contract", r.Contract == ContractLegacy || r.Contract == ContractStrict, `must be "legacy" or "strict"`)
 	}
 	if d.present("timeoutMs") && !d.isNull("timeoutMs") {
-		v, ok := d.integer("timeoutMs")
-		d.check("timeoutMs", ok && v > 0, "must be a positive integer or null")
+		// As in the reference, any positive number: the runner writes whole
+		// milliseconds, but 1500.5 is a valid deadline too. A fraction is
+		// kept rounded up, so the value stays positive; only its presence
+		// and sign decide an outcome.
+		f, ok := d.number("timeoutMs")
+		d.check("timeoutMs", ok && f > 0 && f <= 1<<53, "must be a positive number or null")
+		v := int64(math.Ceil(f))
 		r.TimeoutMs = &v
 	}
 	r.ToolDenial = d.toolDenial()

@@ -199,6 +199,13 @@ func TestDecodeReceiptAccepts(t *testing.T) {
 		{"null timeoutMs", v2, obj{"timeoutMs": nil}, func(t *testing.T, r *Receipt) {
 			require.Nil(t, r.TimeoutMs)
 		}},
+		// Section 4, second pass: any positive number is a deadline.
+		{"fractional timeoutMs", v2, obj{"timeoutMs": 1500.5}, func(t *testing.T, r *Receipt) {
+			require.Equal(t, int64(1501), *r.TimeoutMs)
+		}},
+		{"sub-millisecond timeoutMs stays positive", v2, obj{"timeoutMs": 0.25}, func(t *testing.T, r *Receipt) {
+			require.Equal(t, int64(1), *r.TimeoutMs)
+		}},
 		{"integral float exitCode", v2, obj{"exitCode": 1.0, "elapsedMs": 1e3}, func(t *testing.T, r *Receipt) {
 			require.Equal(t, 1, *r.ExitCode)
 			require.Equal(t, int64(1000), r.ElapsedMs)
@@ -309,8 +316,9 @@ func TestDecodeReceiptRejects(t *testing.T) {
 		{"processStarted null", v2, obj{"processStarted": nil}, "receipt processStarted must be a boolean when present"},
 		{"apiSpend unset", v2, obj{"apiSpend": "unset"}, `receipt apiSpend must be "deny", "approved" or "legacy"`},
 		{"unknown contract", v1, obj{"contract": "loose"}, `receipt contract must be "legacy" or "strict"`},
-		{"zero timeoutMs", v2, obj{"timeoutMs": 0}, "receipt timeoutMs must be a positive integer or null"},
-		{"string timeoutMs", v2, obj{"timeoutMs": "30000"}, "receipt timeoutMs must be a positive integer or null"},
+		{"zero timeoutMs", v2, obj{"timeoutMs": 0}, "receipt timeoutMs must be a positive number or null"},
+		{"negative fractional timeoutMs", v2, obj{"timeoutMs": -0.5}, "receipt timeoutMs must be a positive number or null"},
+		{"string timeoutMs", v2, obj{"timeoutMs": "30000"}, "receipt timeoutMs must be a positive number or null"},
 		{"toolDenial null", v2, obj{"toolDenial": nil}, "receipt toolDenial must be an object"},
 		{"toolDenial verified string", v2, obj{"toolDenial": with2(denial, obj{"verified": "yes"})}, "receipt toolDenial.verified must be a boolean"},
 		{"toolDenial guard cause", v2, obj{"toolDenial": with2(denial, obj{"cause": "guard"})}, `receipt toolDenial.cause must be "permission" or "unknown"`},

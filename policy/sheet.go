@@ -97,6 +97,16 @@ func ParseSheet(src []byte, opt Options) (*Sheet, error) {
 			ln.Kind = LineBlank
 		case body != strings.TrimLeftFunc(body, unicode.IsSpace):
 			ln.Kind = LineText
+			// An access fact may be indented (the reference reads it
+			// anywhere in a comment); other directives and row headers
+			// start at the beginning of their line.
+			if t := strings.TrimLeftFunc(body, unicode.IsSpace); t[0] == '#' && strings.Contains(t, "# access:") {
+				ln.Kind = LineComment
+				if err := s.accessDirective(t); err != nil {
+					fail(n, "%v", err)
+				}
+				break
+			}
 			if name, ok := rowLike(body); ok {
 				fail(n, "unknown role row header %q: the line is indented, and a row header or comment starts at the beginning of its line", name)
 			}
@@ -239,6 +249,12 @@ func (s *Sheet) directive(c string) error {
 		}
 		s.Continuation = &cp
 	}
+	return s.accessDirective(c)
+}
+
+// accessDirective records the "# access:" fact in comment c, if any; the
+// space after the colon is optional.
+func (s *Sheet) accessDirective(c string) error {
 	i := strings.Index(c, "# access:")
 	if i < 0 {
 		return nil

@@ -111,6 +111,25 @@ func TestParseSheetDirectives(t *testing.T) {
 	require.Equal(t, 3, c.Continuation.MaxExecutions, "an integral number is an integer, as in JavaScript")
 }
 
+// TestParseSheetIndentedAccess: POLICY-CLI section 4, second pass: an
+// access comment may be indented and needs no space after "access:"; it
+// records the same fact as one at the start of its line, and a sheet
+// renders back byte for byte.
+func TestParseSheetIndentedAccess(t *testing.T) {
+	t.Parallel()
+	want := []AccessFact{{Provider: Grok, Funding: FundingIncluded, Capacity: "standard", APISpend: APISpendDeny, Provenance: "user"}}
+	const fact = `{"provider":"grok","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}`
+	for _, line := range []string{"# access: " + fact, "# access:" + fact, "   # access:" + fact, "\t# access: " + fact, "  # set by hand # access:" + fact} {
+		src := line + "\nhillclimb: grok:grok-4.7@xhigh\n"
+		s := mustParse(t, src)
+		require.Equal(t, want, s.Access, "line %q", line)
+		require.Equal(t, LineComment, s.Lines[0].Kind, "line %q", line)
+		require.Equal(t, src, string(s.Render()))
+	}
+	_, err := ParseSheet([]byte("   # access:{\"provider\":\"grok\"}\n"), DefaultOptions())
+	require.ErrorContains(t, err, "line 1: # access:", "an indented access fact is checked like any other")
+}
+
 // TestParseSheetIndentedProse: an indented line without the "name:" shape
 // is neither a row nor a comment, so it is prose kept verbatim; trailing
 // space never matters.

@@ -28,7 +28,8 @@ var inspectionStates = []string{InspectionClear, InspectionUnsafe, InspectionNon
 
 // The closed vocabularies an execution identity may carry.
 var (
-	stateAPISpends  = []APISpend{APISpendDeny, APISpendApproved, APISpendUnset, APISpendLegacy}
+	// legacy is a receipt's word, never an execution identity's.
+	stateAPISpends  = []APISpend{APISpendDeny, APISpendApproved, APISpendUnset}
 	stateAccesses   = []Access{ReadOnly, IsolatedWrite}
 	stateContracts  = []Contract{ContractLegacy, ContractStrict}
 	stateOperations = []OperationKind{OpCommitCheckpoint, OpRunChecks}
@@ -56,8 +57,8 @@ var (
 // attemptIndex (a non-negative integer) and status are required; status,
 // inspection.state, deniedCause and the execution vocabularies are closed;
 // inspection.evidenceRef and the handoff's taskId, checkpointId and ref
-// (when given) are non-empty strings ("events[i].inspection.evidenceRef must
-// be a nonempty string"); an execution identity (the event's, and the
+// (when given) are non-blank strings ("events[i].inspection.evidenceRef must
+// be a nonempty string", for "" and whitespace alike); an execution identity (the event's, and the
 // recovery's nextExecution) names all eight of its fields with a non-blank
 // id and known vocabularies, else "events[i].execution has invalid
 // execution identity"; a recovery names all eight of its fields, else
@@ -440,12 +441,12 @@ func (o *stateObject) requiredString(key string) (string, error) {
 
 // nonemptyString reads a required string member that must not be empty,
 // failing with the reference's message "<path> must be a nonempty string"
-// when it is missing, not a string, or "". (Whitespace is left to the
-// decision rules, which treat a blank value as missing evidence.)
+// when it is missing, not a string, or blank: as in the reference, a string
+// of only whitespace counts as empty.
 func (o *stateObject) nonemptyString(key string) (string, error) {
 	v, ok := o.members[key]
 	if ok && stateKind(v) == "a string" {
-		if s, err := stateString(v, o.child(key)); err == nil && s != "" {
+		if s, err := stateString(v, o.child(key)); err == nil && !blank(s) {
 			return s, nil
 		}
 	}

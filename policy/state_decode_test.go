@@ -135,6 +135,8 @@ func decodeRejects() []decodeReject {
 		{"inspection without evidenceRef", fxWithEvent(`,"inspection":{"state":"clear"}`), "events[0].inspection.evidenceRef must be a nonempty string"},
 		{"empty evidenceRef", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":""}`), "events[0].inspection.evidenceRef must be a nonempty string"},
 		{"numeric evidenceRef", fxWithEvent(`,"inspection":{"state":"unsafe","evidenceRef":7}`), "events[0].inspection.evidenceRef must be a nonempty string"},
+		// Section 4, second pass: whitespace alone counts as empty.
+		{"blank evidenceRef", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":" \t\n"}`), "events[0].inspection.evidenceRef must be a nonempty string"},
 		{"correction inside inspection", fxWithEvent(`,"inspection":{"state":"clear","evidenceRef":"e","correction":"x"}`), `state events[0].inspection: unknown key "correction"`},
 
 		// execution
@@ -147,6 +149,8 @@ func decodeRejects() []decodeReject {
 		{"unknown execution apiSpend", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"apiSpend":"deny"`, `"apiSpend":"allow"`, 1)), "events[0].execution has invalid execution identity"},
 		{"unknown execution access", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"access":"isolated-write"`, `"access":"rw"`, 1)), "events[0].execution has invalid execution identity"},
 		{"unknown execution contract", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"contract":"strict"`, `"contract":"loose"`, 1)), "events[0].execution has invalid execution identity"},
+		// Section 4, second pass: legacy is a receipt's word only.
+		{"execution with legacy apiSpend", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `"apiSpend":"deny"`, `"apiSpend":"legacy"`, 1)), "events[0].execution has invalid execution identity"},
 		{"numeric execution outputPath", fxWithEvent(`,"execution":` + strings.Replace(fxExecJSON, `{`, `{"outputPath":1,`, 1)), "events[0].execution has invalid execution identity"},
 
 		// recovery
@@ -158,6 +162,7 @@ func decodeRejects() []decodeReject {
 		{"null nextExecution", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, "null", 1)), "events[0].recovery.nextExecution has invalid execution identity"},
 		{"unknown nextExecution key", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `{`, `{"x":1,`, 1), 1)), "events[0].recovery.nextExecution has invalid execution identity"},
 		{"nextExecution with an unknown apiSpend", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `"apiSpend":"deny"`, `"apiSpend":"yes"`, 1), 1)), "events[0].recovery.nextExecution has invalid execution identity"},
+		{"nextExecution with legacy apiSpend", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, fxNextJSON, strings.Replace(fxNextJSON, `"apiSpend":"deny"`, `"apiSpend":"legacy"`, 1), 1)), "events[0].recovery.nextExecution has invalid execution identity"},
 		{"recovery without blockageId", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"blockageId":"blk-1",`, "", 1)), "events[0].recovery is incomplete"},
 		{"numeric snapshotDigest", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `"`+fxDigest+`"`, "12", 1)), "events[0].recovery is incomplete"},
 		{"unknown recovery key", fxWithEvent(`,"recovery":` + strings.Replace(fxRecJSON, `{`, `{"note":"x",`, 1)), `state events[0].recovery: unknown key "note"`},
@@ -170,6 +175,10 @@ func decodeRejects() []decodeReject {
 		{"empty handoff taskId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"","checkpointId":"c"}}`),
 			"events[0].handoff.taskId must be a nonempty string"},
 		{"empty handoff checkpointId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":""}}`),
+			"events[0].handoff.checkpointId must be a nonempty string"},
+		{"blank handoff taskId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"  ","checkpointId":"c"}}`),
+			"events[0].handoff.taskId must be a nonempty string"},
+		{"blank handoff checkpointId", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":"\t"}}`),
 			"events[0].handoff.checkpointId must be a nonempty string"},
 		{"empty handoff ref", fxDoc(`{"attemptIndex":0,"status":"needs-parent-operation","handoff":{"operation":"run-checks","taskId":"t","checkpointId":"c","ref":""}}`),
 			"events[0].handoff.ref must be a nonempty string"},
