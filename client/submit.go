@@ -49,6 +49,10 @@ type RunRequest struct {
 	// AllowUnknownQuota lists the providers whose unknown quota the run
 	// accepts (run --allow-unknown-quota).
 	AllowUnknownQuota []string
+	// AllowUnverifiedContainment lists the providers whose writer
+	// attempts may launch although their containment is unverified (run
+	// --allow-unverified-containment; legacy contract only).
+	AllowUnverifiedContainment []string
 }
 
 // Submit starts a run and returns its handle once the engine serving the
@@ -117,14 +121,12 @@ func engineRequest(req RunRequest) (engine.RunRequest, error) {
 	if _, err := policy.ParseAccess(string(mode)); err != nil {
 		return out, invalid("Mode", err)
 	}
-	allow := make([]policy.Provider, len(req.AllowUnknownQuota))
-	for i, p := range req.AllowUnknownQuota {
-		allow[i] = policy.Provider(p)
-	}
+	allow := providers(req.AllowUnknownQuota)
 	return engine.RunRequest{
 		RunID: req.RunID, Sheet: req.Sheet, Role: req.Role, Parent: parent, Mode: mode,
 		Prompt: req.Prompt, Cwd: req.Checkout, Timeout: req.Timeout, Contract: policy.Contract(req.Contract),
 		AllowUnknownQuota: allow, StallTimeout: req.StallTimeout,
+		AllowUnverifiedContainment: providers(req.AllowUnverifiedContainment),
 	}, nil
 }
 
@@ -162,10 +164,6 @@ func differs(c events.RunCreated, req RunRequest) string {
 		contract = policy.ContractLegacy
 	}
 	cwd, _ := filepath.Abs(req.Checkout)
-	allow := make([]policy.Provider, len(req.AllowUnknownQuota))
-	for i, p := range req.AllowUnknownQuota {
-		allow[i] = policy.Provider(p)
-	}
 	switch {
 	case c.SheetDigest != events.Digest(req.Sheet):
 		return "sheet"
@@ -185,8 +183,22 @@ func differs(c events.RunCreated, req RunRequest) string {
 		return "timeout"
 	case c.Options.StallTimeoutMs != req.StallTimeout.Milliseconds():
 		return "stall timeout"
-	case !slices.Equal(c.Options.AllowUnknownQuota, allow):
+	case !slices.Equal(c.Options.AllowUnknownQuota, providers(req.AllowUnknownQuota)):
 		return "allowed unknown quota"
+	case !slices.Equal(c.Options.AllowUnverifiedContainment, providers(req.AllowUnverifiedContainment)):
+		return "allowed unverified containment"
 	}
 	return ""
+}
+
+// providers converts names to providers (nil for none, as recorded).
+func providers(names []string) []policy.Provider {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]policy.Provider, len(names))
+	for i, p := range names {
+		out[i] = policy.Provider(p)
+	}
+	return out
 }
