@@ -118,5 +118,6 @@ smoke-providers: build ## One real, cheap round trip through every installed, si
 
 .PHONY: bench-e2e
 
-bench-e2e: build ## End-to-end lanes/s and runs/s with real processes against the bare spawn rate (minutes; SMALL=1 for a smoke)
+bench-e2e: build ## End-to-end lanes/s and runs/s with real processes against the bare spawn rate, and the client scenario (minutes; SMALL=1 for a smoke)
+	$(GO) build -o bin/benchclient ./scripts/benchclient
 	./scripts/bench-e2e.sh

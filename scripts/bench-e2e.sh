@@ -23,11 +23,22 @@
 # machine was (every process, other users' too). When the machine is near
 # 100% busy the rate is CPU-bound and the sum is the cost to cut.
 #
+# In a one-seat scenario (RUNSx1) it then submits the same RUNS runs from
+# one process through package client (bin/benchclient, SUBMIT in flight,
+# each followed to its final report) on the same serve and worker, and
+# prints runs/s beside the process-per-run path's, the p50/p95
+# submit-to-final latency, and the serve's (the engine's) CPU per run for
+# both paths (issue 27). The process-per-run line gains its p50/p95 too:
+# each `switchyard run` is timed by a bash wrapper (its CPU counts with the
+# submitters').
+#
 # Knobs (environment): SCENARIOS (default "200x4 20x40 400x1"; SMALL=1:
 # "10x2 4x5 20x1" for a CI smoke), FSYNC (always), CAP (2: the default cap
 # per provider, as the issue's table), SUBMIT (20), DETACH (0), KEEP (0:
 # remove the work directory at the end), SWITCHYARD_BIN (bin/switchyard:
-# the binary under test, to compare two builds with one script). Output: one line per scenario and
+# the binary under test, to compare two builds with one script), CLIENT (1:
+# the client scenario in RUNSx1 scenarios; 0 skips it), BENCHCLIENT_BIN
+# (bin/benchclient). Output: one line per scenario and
 # a summary table; the work directory holds each scenario's serve and
 # worker logs.
 set -euo pipefail
@@ -36,6 +47,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 sy="${SWITCHYARD_BIN:-$root/bin/switchyard}"
 if [[ ! -x "$sy" ]]; then
 	echo "bench-e2e: $sy is missing; run \`make bench-e2e\`, which builds it" >&2
+	exit 1
+fi
+benchclient="${BENCHCLIENT_BIN:-$root/bin/benchclient}"
+if [[ "${CLIENT:-1}" == 1 && ! -x "$benchclient" ]]; then
+	echo "bench-e2e: $benchclient is missing; run \`make bench-e2e\`, which builds it (or CLIENT=0)" >&2
 	exit 1
 fi
 if [[ "${SMALL:-0}" == 1 ]]; then
@@ -178,8 +194,12 @@ for sc in $scenarios; do
 	sv0=$(proc_cpu_ms "${pids[0]}") wk0=$(proc_cpu_ms "${pids[1]}") mc0=$(machine_cpu_ms)
 	children_cpu_ms ch0
 	t0=$(now_ms)
-	seq "$runs" | xargs -P "$submit" -I{} "$sy" run --data-dir "$d/data" --sheet "$d/bench.sheet" --role "arena runners" \
-		--parent claude --prompt "$work/prompt.md" --cwd "$work/checkout" --json "${extra[@]}" \
+	# Each `switchyard run` through a small bash wrapper that appends its
+	# submit-to-final milliseconds to lat.ms (bash's own clock: no date
+	# process; the wrapper's CPU counts with the submitters').
+	export SY_BIN="$sy" SY_DATA="$d/data" SY_SHEET="$d/bench.sheet" SY_PROMPT="$work/prompt.md" SY_CWD="$work/checkout" SY_LAT="$d/lat.ms"
+	seq "$runs" | xargs -P "$submit" -I{} bash -c 's=${EPOCHREALTIME/./}; "$SY_BIN" run --data-dir "$SY_DATA" --sheet "$SY_SHEET" --role "arena runners" \
+		--parent claude --prompt "$SY_PROMPT" --cwd "$SY_CWD" --json "$@" || exit 255; e=${EPOCHREALTIME/./}; echo $(((e - s) / 1000)) >>"$SY_LAT"' run "${extra[@]}" \
 		>"$d/runs.out" 2>"$d/runs.err" ||
 		{ echo "bench-e2e: a run failed; see $d/runs.err" >&2; tail -5 "$d/runs.err" >&2; KEEP=1; exit 1; }
 	[[ "$detach" == 1 ]] && wait_final "$d/data" $((runs + 1))
@@ -187,6 +207,25 @@ for sc in $scenarios; do
 	sv1=$(proc_cpu_ms "${pids[0]}") wk1=$(proc_cpu_ms "${pids[1]}") mc1=$(machine_cpu_ms)
 	children_cpu_ms ch1
 	ms=$((t1 - t0))
+	plat=$(sort -n "$d/lat.ms" | awk '{ a[NR] = $1 } END { i50 = int(NR * 0.50) + 1; i95 = int(NR * 0.95) + 1; if (i50 > NR) i50 = NR; if (i95 > NR) i95 = NR; printf "p50 %d ms  p95 %d ms", a[i50], a[i95] }')
+	# The client scenario (issue 27): the same runs from one process
+	# through package client, SUBMIT in flight, on the same serve and
+	# worker, right after the process-per-run path.
+	cline=""
+	if [[ "$seats" == 1 && "${CLIENT:-1}" == 1 ]]; then
+		csv0=$(proc_cpu_ms "${pids[0]}") cwk0=$(proc_cpu_ms "${pids[1]}") cmc0=$(machine_cpu_ms)
+		"$benchclient" -data-dir "$d/data" -sheet "$d/bench.sheet" -role "arena runners" -prompt "$work/prompt.md" \
+			-checkout "$work/checkout" -runs "$runs" -submit "$submit" >"$d/client.out" 2>"$d/client.err" ||
+			{ echo "bench-e2e: the client scenario failed; see $d/client.err" >&2; tail -5 "$d/client.err" >&2; KEEP=1; exit 1; }
+		csv1=$(proc_cpu_ms "${pids[0]}") cwk1=$(proc_cpu_ms "${pids[1]}") cmc1=$(machine_cpu_ms)
+		cline=$(awk -v sc="$sc" -v runs="$runs" -v pms="$ms" -v sv=$((csv1 - csv0)) -v wk=$((cwk1 - cwk0)) -v psv=$((sv1 - sv0)) \
+			-v mc=$((cmc1 - cmc0)) -v cores="$(nproc)" '{
+			for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
+			pr = runs / (pms / 1000)
+			printf "%-8s client: %d runs %7.2f s  %7.2f runs/s (%.1fx the %7.2f runs/s of process-per-run)  p50 %d ms  p95 %d ms\n", sc, runs, v["wall_ms"] / 1000, v["runs_per_s"], v["runs_per_s"] / pr, pr, v["p50_ms"], v["p95_ms"]
+			printf "%-8s cpu a run: serve (the engine) %.1f ms client vs %.1f ms process-per-run; worker with its CLIs %.1f ms; the client process %.1f ms; machine busy %.0f%% (%.1f of %d cores)", "", sv / runs, psv / runs, wk / runs, v["client_cpu_ms"] / runs, 100 * mc / (v["wall_ms"] * cores), mc / v["wall_ms"], cores
+		}' "$d/client.out")
+	fi
 	bare "$lanes" >"$d/bare.ms"
 	bms=$(cat "$d/bare.ms")
 	children_cpu_ms ch2
@@ -215,7 +254,7 @@ for sc in $scenarios; do
 	line=$(awk -v sc="$sc" -v lanes="$lanes" -v runs="$runs" -v ms="$ms" -v bms="$bms" 'BEGIN {
 		l = lanes / (ms / 1000); r = runs / (ms / 1000); b = lanes / (bms / 1000)
 		printf "%-8s %6d lanes %7.2f s  %7.1f lanes/s  %7.2f runs/s  bare %7.1f lanes/s  e2e/bare %.2f", sc, lanes, ms / 1000, l, r, b, l / b }')
-	line="$line  status ${stms} ms  restart ${rms} ms  serve RSS $((rss / 1024)) MB"
+	line="$line  $plat  status ${stms} ms  restart ${rms} ms  serve RSS $((rss / 1024)) MB"
 	cpu=$(awk -v lanes="$lanes" -v ms="$ms" -v sv=$((sv1 - sv0)) -v wk=$((wk1 - wk0)) -v subm=$((ch1 - ch0)) \
 		-v bare=$((ch2 - ch1)) -v ver=$((ch3 - ch2)) -v mc=$((mc1 - mc0)) -v cores="$(nproc)" 'BEGIN {
 		printf "%-8s cpu a lane: serve %.1f ms, worker with its CLIs %.1f ms, submitters %.1f ms, sum %.1f ms; bare spawns %.1f ms; switchyard --version %.1f ms; machine busy %.0f%% (%.1f of %d cores, every process)",
@@ -223,6 +262,10 @@ for sc in $scenarios; do
 	echo "$line"
 	echo "$cpu"
 	summary+=("$line" "$cpu")
+	if [[ -n "$cline" ]]; then
+		echo "$cline"
+		summary+=("$cline")
+	fi
 	kill "${pids[@]}" 2>/dev/null || true
 	wait "${pids[@]}" 2>/dev/null || true
 	pids=()

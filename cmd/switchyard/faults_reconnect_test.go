@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/internal/engineconn"
 	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
@@ -71,7 +72,7 @@ func TestFaultsServeMovesAndComesBack(t *testing.T) {
 	}
 	// The test's own recorder follows the serve the same way the clients
 	// do, so it sees every acknowledged event across both moves.
-	h.c = connectFaultClient(t, url1, w.data, nats.SetCustomDialer(&dataDirDialer{dir: w.data, timeout: 2 * time.Second}))
+	h.c = connectFaultClient(t, url1, w.data, nats.SetCustomDialer(engineconn.DataDirDialer(w.data, 2*time.Second)))
 
 	var clis []*faultProc
 	for i := range runs {

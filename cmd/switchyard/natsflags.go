@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -147,15 +145,6 @@ func (n *natsFlags) resolve(c *cobra.Command, natsURL *string) error {
 	return nil
 }
 
-// options are the client options of the resolved login and TLS.
-func (n *natsFlags) options() ([]nats.Option, error) {
-	opts, err := n.auth.Options()
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	return opts, nil
-}
-
 // source names the servers and what gave them, for messages: "--nats
 // URLS", "NATS_URL URLS" or "--context NAME (URLS)", user info hidden.
 func (n *natsFlags) source(natsURL string) string {
@@ -186,16 +175,4 @@ func (n *natsFlags) render(natsURL string) string {
 		}
 	}
 	return b.String()
-}
-
-// refused is the error of a connection whose login the server refused an
-// operation the command needs (nc's last error a permissions violation),
-// naming the role the command needs; nil otherwise.
-func (n *natsFlags) refused(nc *nats.Conn, natsURL string) error {
-	le := nc.LastError()
-	if le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
-		return nil
-	}
-	return failf("%s: permission denied: %v; this command needs the %s role's user (switchyard-%s in docs/DEPLOY.md), not the login given (%s)",
-		n.source(natsURL), le, n.role, n.role, n.auth.Method())
 }

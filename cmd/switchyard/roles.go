@@ -1,18 +1,10 @@
 package main
 
 import (
-	"net/url"
-	"path/filepath"
 	"strings"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/switchyard-dev/switchyard/events"
 )
-
-// authFileName is the credentials file a listening embedded server writes
-// in its data directory (0600): this start's secret for every role.
-const authFileName = "serve.auth"
 
 // commandRoles is the role each top-level command connects to a serve or a
 // cluster as: the least that lets it do its work. A command not listed
@@ -56,29 +48,4 @@ func (f engineFlags) role() events.Role {
 		return events.RoleReader
 	}
 	return commandRole(f.cmd.CommandPath())
-}
-
-// serveCredentials are the connection options for --nats URLs that name the
-// server of a switchyard serve of f's data directory (serve.json): its
-// credentials file, as f's role. Anything else (a cluster, another
-// server) gets none here: it takes its own credentials.
-func serveCredentials(f engineFlags, urls []string) []nats.Option {
-	dir, err := locateDataDir(f.dataDir)
-	if err != nil {
-		return nil
-	}
-	info, err := readServeInfo(dir)
-	if err != nil {
-		return nil
-	}
-	served, err := url.Parse(info.URL)
-	if err != nil || served.Host == "" {
-		return nil
-	}
-	for _, u := range urls {
-		if pu, err := url.Parse(u); err == nil && pu.Host == served.Host {
-			return events.FileClientOptions(filepath.Join(dir, authFileName), f.role())
-		}
-	}
-	return nil
 }

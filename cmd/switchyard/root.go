@@ -44,6 +44,7 @@ Each command's --help lists its own codes.`,
 	root.AddCommand(newContractCmd(stdout, stderr))
 	root.AddCommand(newRecoverCmd(stdout, stderr))
 	root.AddCommand(newUsageCmd(stdout, stderr))
+	root.AddCommand(newWorkersCmd(stdout, stderr))
 	root.AddCommand(newDoctorCmd(stdout, stderr))
 	root.AddCommand(newModelsCmd(stdout, stderr))
 	root.AddCommand(newSetupCmd(stdout, stderr))

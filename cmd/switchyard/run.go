@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/internal/engineconn"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -461,10 +462,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	// and when it is back; every reconnect finds the serve again through
 	// serve.json, wherever it listens now.
 	link := linkEvents{
-		lost: func(err error) {
+		Lost: func(err error) {
 			fmt.Fprintf(stderr, "switchyard run: lost the connection to the server (%v); the run goes on there, reconnecting\n", err)
 		},
-		back: func() { fmt.Fprintln(stderr, "switchyard run: reconnected; following the run again") },
+		Back: func() { fmt.Fprintln(stderr, "switchyard run: reconnected; following the run again") },
 	}
 	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, onWait: func(msg string) {
 		fmt.Fprintf(stderr, "switchyard run: %s\n", msg)
@@ -542,7 +543,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		case errors.Is(err, engine.ErrInvalidRequest):
 			return usagef("%s", invalidReason(err))
 		case errors.Is(err, events.ErrNoEngine):
-			return failf("no engine answered the submission on %s within %v; start `switchyard serve%s` (it records and drives runs), then run again", conn.describe(), submitWait, conn.connFlags(f))
+			return failf("no engine answered the submission on %s within %v; start `switchyard serve%s` (it records and drives runs), then run again", conn.describe(), engineconn.SubmitWait, conn.connFlags(f))
 		}
 		return failf("submit the run to %s: %v", conn.describe(), err)
 	}

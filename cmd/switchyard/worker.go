@@ -246,7 +246,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 	w, err := activities.NewWorker(activities.WorkerConfig{
 		Queue: conn.queue(), Claims: conn.claims(), Store: conn.store(), Presence: conn.js.Presence(),
 		Providers: provs, Concurrency: o.concurrency, Now: time.Now, Logger: logger,
-		Offline:  conn.watch.offline,
+		Offline:  conn.Offline,
 		Capacity: conn.capacity(), QuotaRefresh: o.quotaRefresh,
 		Commands: conn.js.Conn(),
 		Env:      workerEnv(o.binaries),
@@ -265,10 +265,10 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	// is down the worker's own retries stay quiet (WorkerConfig.Offline).
 	var connected atomic.Pointer[engineConn]
 	link := linkEvents{
-		lost: func(err error) {
+		Lost: func(err error) {
 			logger.Warn("lost the connection to the server; running attempts go on, reconnecting", "err", err)
 		},
-		back: func() {
+		Back: func() {
 			if c := connected.Load(); c != nil {
 				logger.Info("connection to the server is back", "server", c.describe())
 			}

@@ -1,4 +1,4 @@
-package main
+package engineconn
 
 // Who holds a data directory, and what a command does about it: the pure
 // part of openEngineConn. dataDirConn looks (serve.lock, serve.json, the
@@ -23,7 +23,7 @@ type holdFacts struct {
 	// info is serve.json (nil when it is missing or unreadable); alive says
 	// whether the pid it names is a live process. Only read while another
 	// process holds the lock.
-	info  *serveInfo
+	info  *ServeInfo
 	alive bool
 	// expired: the wait for a holder that does not listen ran out.
 	expired bool

@@ -1,4 +1,4 @@
-package main
+package engineconn
 
 import (
 	"encoding/json"
@@ -26,19 +26,19 @@ import (
 //	            exit; a stale one is ignored because the lock is free.
 const (
 	serveLockName = "serve.lock"
-	serveInfoName = "serve.json"
+	ServeInfoName = "serve.json"
 )
 
-// dataDirEnv names the environment variable that sets the default data
+// DataDirEnv names the environment variable that sets the default data
 // directory, ahead of XDG_STATE_HOME.
-const dataDirEnv = "SWITCHYARD_DATA_DIR"
+const DataDirEnv = "SWITCHYARD_DATA_DIR"
 
-// defaultDataDir is $SWITCHYARD_DATA_DIR, else $XDG_STATE_HOME/switchyard,
+// DefaultDataDir is $SWITCHYARD_DATA_DIR, else $XDG_STATE_HOME/switchyard,
 // else ~/.local/state/switchyard. A relative XDG_STATE_HOME is ignored, as
 // the XDG base directory specification requires; a relative
 // SWITCHYARD_DATA_DIR is taken from the working directory.
-func defaultDataDir() (string, error) {
-	if d := os.Getenv(dataDirEnv); d != "" {
+func DefaultDataDir() (string, error) {
+	if d := os.Getenv(DataDirEnv); d != "" {
 		return d, nil
 	}
 	return builtinDataDir()
@@ -53,16 +53,16 @@ func builtinDataDir() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" {
-		return "", fmt.Errorf("no data directory: none of %s, XDG_STATE_HOME and HOME is set; pass --data-dir DIR", dataDirEnv)
+		return "", fmt.Errorf("no data directory: none of %s, XDG_STATE_HOME and HOME is set; pass --data-dir DIR", DataDirEnv)
 	}
 	return filepath.Join(home, ".local", "state", "switchyard"), nil
 }
 
-// isBuiltinDataDir reports whether abs is the built-in default directory
+// IsBuiltinDataDir reports whether abs is the built-in default directory
 // and SWITCHYARD_DATA_DIR is unset: only then may a printed command leave
 // --data-dir off (a shell with the variable set would go elsewhere).
-func isBuiltinDataDir(abs string) bool {
-	if os.Getenv(dataDirEnv) != "" {
+func IsBuiltinDataDir(abs string) bool {
+	if os.Getenv(DataDirEnv) != "" {
 		return false
 	}
 	d, err := builtinDataDir()
@@ -73,16 +73,16 @@ func isBuiltinDataDir(abs string) bool {
 	return err == nil && d == abs
 }
 
-// dataDirHelp describes --data-dir's default for help texts.
-const dataDirHelp = "data directory: the embedded store and attempt files (default $" + dataDirEnv + ",\nelse $XDG_STATE_HOME/switchyard, else ~/.local/state/switchyard)"
+// DataDirHelp describes --data-dir's default for help texts.
+const DataDirHelp = "data directory: the embedded store and attempt files (default $" + DataDirEnv + ",\nelse $XDG_STATE_HOME/switchyard, else ~/.local/state/switchyard)"
 
-// locateDataDir returns the absolute data directory for a --data-dir value
+// LocateDataDir returns the absolute data directory for a --data-dir value
 // ("" means the default) without creating anything.
-func locateDataDir(flagValue string) (string, error) {
+func LocateDataDir(flagValue string) (string, error) {
 	dir := flagValue
 	if dir == "" {
 		var err error
-		if dir, err = defaultDataDir(); err != nil {
+		if dir, err = DefaultDataDir(); err != nil {
 			return "", err
 		}
 	}
@@ -93,10 +93,10 @@ func locateDataDir(flagValue string) (string, error) {
 	return abs, nil
 }
 
-// resolveDataDir returns the absolute data directory for a --data-dir value
+// ResolveDataDir returns the absolute data directory for a --data-dir value
 // ("" means the default), creating it 0700 when missing.
-func resolveDataDir(flagValue string) (string, error) {
-	abs, err := locateDataDir(flagValue)
+func ResolveDataDir(flagValue string) (string, error) {
+	abs, err := LocateDataDir(flagValue)
 	if err != nil {
 		return "", err
 	}
@@ -113,27 +113,27 @@ func resolveDataDir(flagValue string) (string, error) {
 	return abs, nil
 }
 
-// storeDirName is the embedded JetStream store inside a data directory
+// StoreDirName is the embedded JetStream store inside a data directory
 // (the server adds it under its store directory).
-const storeDirName = "jetstream"
+const StoreDirName = "jetstream"
 
-// hasStore reports whether dir holds a Switchyard store: a command that
+// HasStore reports whether dir holds a Switchyard store: a command that
 // only reads or answers runs needs one, and never creates one.
-func hasStore(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, storeDirName))
+func HasStore(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, StoreDirName))
 	return err == nil && fi.IsDir()
 }
 
-// storeAccessError is the error of a data directory whose store this user
+// StoreAccessError is the error of a data directory whose store this user
 // may not look into (permission denied on the directory or its store), or
 // nil. Without it such a directory reads as one holding no store, which
 // sends the user hunting for runs that are there.
-func storeAccessError(dir string) error {
-	_, err := os.Stat(filepath.Join(dir, storeDirName))
+func StoreAccessError(dir string) error {
+	_, err := os.Stat(filepath.Join(dir, StoreDirName))
 	if !errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
-	return failf("data directory %s: permission denied reading it, so its store cannot be opened; "+
+	return deniedf("data directory %s: permission denied reading it, so its store cannot be opened; "+
 		"run switchyard as the user that owns it (the one that ran `switchyard serve` or `switchyard run` there), "+
 		"or give this user access (chmod u+rwx %s), or pass --data-dir DIR", dir, dir)
 }
@@ -141,21 +141,21 @@ func storeAccessError(dir string) error {
 // noStoreError is the error of a command that needs stored runs in a data
 // directory holding none. It names where the directory came from, so a
 // typo is easy to see.
-func noStoreError(dir string, f engineFlags) error {
+func noStoreError(dir string, o Options) error {
 	from := "the default data directory"
 	switch {
-	case f.dataDir != "":
+	case o.DataDir != "":
 		from = "--data-dir"
-	case os.Getenv(dataDirEnv) != "":
-		from = "$" + dataDirEnv
+	case os.Getenv(DataDirEnv) != "":
+		from = "$" + DataDirEnv
 	}
 	msg := fmt.Sprintf("no Switchyard data in %s (%s): it holds no store, so there is nothing to show or answer there; "+
 		"check the directory (`switchyard run` and `switchyard serve` create one), or pass --data-dir DIR or set %s to the directory your runs use",
-		dir, from, dataDirEnv)
-	if f.dataDir != "" {
-		return usagef("%s", msg)
+		dir, from, DataDirEnv)
+	if o.DataDir != "" {
+		return noDataUsagef("%s", msg)
 	}
-	return failf("%s", msg)
+	return noDataf("%s", msg)
 }
 
 // listenRecordName is the file in which serve records the address it last
@@ -197,9 +197,9 @@ func recordedListen(dir, host string) string {
 	return addr
 }
 
-// serveInfo is serve.json: how other processes reach the process holding
+// ServeInfo is serve.json: how other processes reach the process holding
 // the data directory's lock.
-type serveInfo struct {
+type ServeInfo struct {
 	// PID of the holder.
 	PID int `json:"pid"`
 	// URL is the holder's NATS client URL (loopback).
@@ -216,14 +216,14 @@ type serveInfo struct {
 }
 
 // writeServeInfo writes dir/serve.json atomically (0600).
-func writeServeInfo(dir string, info serveInfo) error {
+func writeServeInfo(dir string, info ServeInfo) error {
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".serve-*.json")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", serveInfoName, err)
+		return fmt.Errorf("write %s: %w", ServeInfoName, err)
 	}
 	_, werr := tmp.Write(append(b, '\n'))
 	cerr := tmp.Close()
@@ -231,40 +231,40 @@ func writeServeInfo(dir string, info serveInfo) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, serveInfoName))
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, ServeInfoName))
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", serveInfoName, werr)
+		return fmt.Errorf("write %s: %w", ServeInfoName, werr)
 	}
 	return nil
 }
 
-// readServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
-func readServeInfo(dir string) (serveInfo, error) {
-	var info serveInfo
-	b, err := os.ReadFile(filepath.Join(dir, serveInfoName))
+// ReadServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
+func ReadServeInfo(dir string) (ServeInfo, error) {
+	var info ServeInfo
+	b, err := os.ReadFile(filepath.Join(dir, ServeInfoName))
 	if err != nil {
 		return info, unwrapPath(err)
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
-		return info, fmt.Errorf("%s: %v", filepath.Join(dir, serveInfoName), err)
+		return info, fmt.Errorf("%s: %v", filepath.Join(dir, ServeInfoName), err)
 	}
 	if info.URL == "" || info.PID <= 0 {
-		return info, fmt.Errorf("%s: no url or pid", filepath.Join(dir, serveInfoName))
+		return info, fmt.Errorf("%s: no url or pid", filepath.Join(dir, ServeInfoName))
 	}
 	return info, nil
 }
 
 // removeServeInfo removes dir/serve.json if it still names pid.
 func removeServeInfo(dir string, pid int) {
-	if info, err := readServeInfo(dir); err == nil && info.PID == pid {
-		os.Remove(filepath.Join(dir, serveInfoName))
+	if info, err := ReadServeInfo(dir); err == nil && info.PID == pid {
+		os.Remove(filepath.Join(dir, ServeInfoName))
 	}
 }
 
-// processAlive reports whether pid names a live process.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid names a live process.
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -323,5 +323,12 @@ func (l *dirLock) Unlock() {
 	l.f = nil
 }
 
-// isNotExist reports a missing file through unwrapPath'd errors.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+// unwrapPath is err without the *fs.PathError around it (messages name the
+// path themselves).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,4 +1,4 @@
-package main
+package engineconn
 
 import (
 	"fmt"
@@ -26,22 +26,22 @@ type dataDirDialer struct {
 	timeout time.Duration
 
 	mu   sync.Mutex
-	last serveInfo // the holder last dialed successfully
+	last ServeInfo // the holder last dialed successfully
 }
 
 // Dial ignores address: it dials the URL in dir/serve.json, when that
 // names a live process.
 func (d *dataDirDialer) Dial(network, _ string) (net.Conn, error) {
-	info, err := readServeInfo(d.dir)
+	info, err := ReadServeInfo(d.dir)
 	if err != nil {
 		return nil, fmt.Errorf("nothing serves %s: %v", d.dir, err)
 	}
-	if !processAlive(info.PID) {
-		return nil, fmt.Errorf("nothing serves %s: %s names pid %d, which has exited", d.dir, serveInfoName, info.PID)
+	if !ProcessAlive(info.PID) {
+		return nil, fmt.Errorf("nothing serves %s: %s names pid %d, which has exited", d.dir, ServeInfoName, info.PID)
 	}
 	u, err := url.Parse(info.URL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%s of %s: bad url %q", serveInfoName, d.dir, info.URL)
+		return nil, fmt.Errorf("%s of %s: bad url %q", ServeInfoName, d.dir, info.URL)
 	}
 	c, err := net.DialTimeout(network, u.Host, d.timeout)
 	if err != nil {
@@ -54,18 +54,18 @@ func (d *dataDirDialer) Dial(network, _ string) (net.Conn, error) {
 }
 
 // holder is the serve.json of the process last dialed.
-func (d *dataDirDialer) holder() serveInfo {
+func (d *dataDirDialer) holder() ServeInfo {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.last
 }
 
-// linkEvents reports a client connection's losses and recoveries, once
+// LinkEvents reports a client connection's losses and recoveries, once
 // each: lost when the connection to the server drops, back when it is
 // re-established (to whichever address serve.json names by then).
-type linkEvents struct {
-	lost func(err error)
-	back func()
+type LinkEvents struct {
+	Lost func(err error)
+	Back func()
 }
 
 // linkWatch tracks whether a connection is up, for the worker's logging
@@ -102,22 +102,28 @@ func (l *linkWatch) offline() bool {
 }
 
 // linkOptions are the nats options that feed ev and watch.
-func linkOptions(ev linkEvents, watch *linkWatch) []nats.Option {
+func linkOptions(ev LinkEvents, watch *linkWatch) []nats.Option {
 	return []nats.Option{
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			if nc.IsClosed() {
 				return // our own Close at exit, not a loss
 			}
 			watch.setDown()
-			if ev.lost != nil {
-				ev.lost(err)
+			if ev.Lost != nil {
+				ev.Lost(err)
 			}
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			watch.setUp()
-			if ev.back != nil {
-				ev.back()
+			if ev.Back != nil {
+				ev.Back()
 			}
 		}),
 	}
+}
+
+// DataDirDialer is a nats.CustomDialer that dials the current holder of
+// dir (serve.json) at every connection attempt, as Open's clients do.
+func DataDirDialer(dir string, timeout time.Duration) nats.CustomDialer {
+	return &dataDirDialer{dir: dir, timeout: timeout}
 }

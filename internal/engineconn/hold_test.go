@@ -1,4 +1,4 @@
-package main
+package engineconn
 
 import (
 	"testing"
@@ -10,8 +10,8 @@ import (
 // from what it wants and what one look found (lock, serve.json, pid).
 func TestDataDirHoldDecision(t *testing.T) {
 	t.Parallel()
-	serve := &serveInfo{PID: 4242, URL: "nats://127.0.0.1:4222", Kind: "serve"}
-	run := &serveInfo{PID: 4343, URL: "nats://127.0.0.1:4223", Kind: "run"}
+	serve := &ServeInfo{PID: 4242, URL: "nats://127.0.0.1:4222", Kind: "serve"}
+	run := &ServeInfo{PID: 4343, URL: "nats://127.0.0.1:4223", Kind: "run"}
 	embed := holdDecision{action: holdEmbed}
 	connect := holdDecision{action: holdConnect}
 	wait := holdDecision{action: holdWait}
@@ -61,7 +61,7 @@ func TestDataDirHoldDecision(t *testing.T) {
 func TestDataDirHoldRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	info := &serveInfo{PID: 4343, URL: "nats://127.0.0.1:4223", Kind: "run"}
+	info := &ServeInfo{PID: 4343, URL: "nats://127.0.0.1:4223", Kind: "run"}
 	for r, fix := range map[holdReason]string{
 		refuseNoServe:       "switchyard serve --data-dir",
 		refuseServed:        "pass another --data-dir",
