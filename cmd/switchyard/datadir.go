@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
 )
 
 // The data directory (DESIGN.md, "Files on disk") holds the embedded
@@ -109,6 +112,9 @@ func resolveDataDir(flagValue string) (string, error) {
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("--data-dir %s is not a directory; pass a directory", abs)
+	}
+	if err := events.CheckPrivateDir(abs, "data directory"); err != nil {
+		return "", err
 	}
 	return abs, nil
 }
@@ -213,7 +219,15 @@ type serveInfo struct {
 	Fsync string `json:"fsync"`
 	// Started is when the holder started serving.
 	Started time.Time `json:"started"`
+	// Start is the holder's process start identity (events.SelfStart):
+	// with PID and the socket listening at URL it tells the holder from
+	// a process that got its pid later (live).
+	Start string `json:"start,omitempty"`
 }
+
+// live reports why the holder info names is not the live server of this
+// user it claims to be (events.CheckServer), or nil when it is.
+func (info serveInfo) live() error { return events.CheckServer(info.PID, info.Start, info.URL) }
 
 // writeServeInfo writes dir/serve.json atomically (0600).
 func writeServeInfo(dir string, info serveInfo) error {
@@ -243,7 +257,12 @@ func writeServeInfo(dir string, info serveInfo) error {
 // readServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
 func readServeInfo(dir string) (serveInfo, error) {
 	var info serveInfo
-	b, err := os.ReadFile(filepath.Join(dir, serveInfoName))
+	f, err := events.OpenOwnedFile(filepath.Join(dir, serveInfoName), serveInfoName, "data directory")
+	if err != nil {
+		return info, unwrapPath(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil {
 		return info, unwrapPath(err)
 	}
@@ -263,15 +282,6 @@ func removeServeInfo(dir string, pid int) {
 	}
 }
 
-// processAlive reports whether pid names a live process.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // dirLock is the held serve.lock of a data directory.
 type dirLock struct {
 	f *os.File
@@ -288,6 +298,10 @@ func tryLockDataDir(dir string) (*dirLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %v", path, unwrapPath(err))
+	}
+	if err := events.CheckOwnedFile(f, path, serveLockName); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

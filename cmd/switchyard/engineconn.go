@@ -246,6 +246,9 @@ func connDataDir(f engineFlags, o connectOptions) (string, error) {
 	if err := storeAccessError(dir); err != nil {
 		return "", err
 	}
+	if err := events.CheckPrivateDir(dir, "data directory"); err != nil && !isNotExist(err) {
+		return "", failf("%v", err)
+	}
 	if !hasStore(dir) {
 		if o.noEmbed {
 			return "", failf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",
@@ -275,7 +278,7 @@ func dataDirConn(ctx context.Context, dir string, f engineFlags, o connectOption
 		facts.lockFree, facts.info, facts.alive = err == nil, nil, false
 		if !facts.lockFree {
 			if info, err := readServeInfo(dir); err == nil {
-				facts.info, facts.alive = &info, processAlive(info.PID)
+				facts.info, facts.alive = &info, info.live() == nil
 			}
 		}
 		facts.expired = time.Now().After(deadline)
@@ -422,7 +425,7 @@ func startEmbedded(ctx context.Context, dir string, f engineFlags, o connectOpti
 			}
 		}
 		c.wroteAuth = true
-		info := serveInfo{PID: os.Getpid(), URL: u, Kind: o.serveKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC()}
+		info := serveInfo{PID: os.Getpid(), URL: u, Kind: o.serveKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC(), Start: events.SelfStart()}
 		if err := writeServeInfo(dir, info); err != nil {
 			c.Close()
 			return nil, failf("%v", err)
