@@ -40,7 +40,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	stopProfile()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(exitCode(err, termsafe.Writer(os.Stderr)))
 }
 
 // run executes the command line args and reports what went wrong as an
