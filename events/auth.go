@@ -64,6 +64,9 @@ func WriteCredentials(path string, c *Credentials) error {
 	if err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}
+	if err := CheckPrivateDir(dir, "data directory"); err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("credentials: directory %s is open to other users (mode %04o); make it private with chmod 700 %s", dir, st.Mode().Perm(), dir)
 	}
@@ -111,7 +114,7 @@ var ErrNoCredentials = errors.New("no credentials file")
 // another user could read or write, or one that is not exactly the format;
 // its errors never contain a secret.
 func ReadCredentials(path string) (*Credentials, error) {
-	f, err := os.Open(path)
+	f, err := OpenOwnedFile(path, "credentials file", "data directory")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("credentials %s: %w", path, ErrNoCredentials)
 	}

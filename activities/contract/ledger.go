@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -254,8 +255,15 @@ func (lf *LedgerFile) Pending() []LedgerRecord {
 // (path + ".lock"); the ledger itself is replaced by rename, so it cannot
 // carry the lock. The kernel drops the lock when its holder dies.
 func lockLedger(path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err := events.CheckFileDir(filepath.Dir(path), "ledger directory"); err != nil {
+		return nil, fmt.Errorf("lock the ledger: %w", err)
+	}
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("lock the ledger: %w", err)
+	}
+	if err := events.CheckOwnedFile(f, path+".lock", "ledger lock"); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("lock the ledger: %w", err)
 	}
 	for {
@@ -275,9 +283,14 @@ func lockLedger(path string) (func(), error) {
 }
 
 // readLedger strictly decodes the ledger file: known schema, no unknown
-// member, every record well formed, ids and identities unique.
+// member, every record well formed, ids and identities unique. The ledger
+// and its directory must be this user's (events.CheckFileDir,
+// events.CheckOwnedFile): a ledger another user wrote first is refused.
 func readLedger(path string, missingOK bool) (*LedgerFile, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err := events.CheckFileDir(filepath.Dir(path), "ledger directory"); err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, os.ErrNotExist) && missingOK {
 		return &LedgerFile{Schema: LedgerSchema, Operations: []LedgerRecord{}}, nil
 	}
@@ -285,6 +298,9 @@ func readLedger(path string, missingOK bool) (*LedgerFile, error) {
 		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
 	defer f.Close()
+	if err := events.CheckOwnedFile(f, path, "ledger"); err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxLedgerBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger: %w", err)

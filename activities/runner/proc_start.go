@@ -1,55 +1,20 @@
 package runner
 
-import (
-	"context"
-	"errors"
-	"os/exec"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
-)
+import "github.com/switchyard-dev/switchyard/events"
 
-// procVerdict is what a process-identity probe found.
-type procVerdict int
+// procVerdict is what a process-identity probe found (events.ProcState).
+type procVerdict = events.ProcState
 
 const (
-	procLive       procVerdict = iota // running; token is its start identity
-	procAbsent                        // no such process (or a zombie)
-	procUnverified                    // the platform gave no usable answer
+	procLive       = events.ProcLive       // running; token is its start identity
+	procAbsent     = events.ProcAbsent     // no such process (or a zombie)
+	procUnverified = events.ProcUnverified // the platform gave no usable answer
 )
 
-// psProbeTimeout bounds one ps probe, as the dispatch seed bounds the local
-// process-start probe to one second.
-const psProbeTimeout = time.Second
+// startToken returns a process's start identity (events.ProcessStart): a
+// reused pid has a different token.
+func startToken(pid int) (string, procVerdict) { return events.ProcessStart(pid) }
 
-// psStartToken returns a process's start identity from ps -o lstart (the
-// dispatch seed's probe, with the platform's timestamp precision: seconds),
-// for platforms without /proc. A reused pid started at another second has
-// another token. ps runs with a fixed C locale and system PATH so that the
-// token's format does not depend on the caller's environment.
-func psStartToken(pid int) (string, procVerdict) {
-	ctx, cancel := context.WithTimeout(context.Background(), psProbeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "ps", "-o", "stat=", "-o", "lstart=", "-p", strconv.Itoa(pid))
-	cmd.Env = []string{"LC_ALL=C", "PATH=/bin:/usr/bin"}
-	out, err := cmd.Output()
-	f := strings.Fields(string(out))
-	if err != nil {
-		var exit *exec.ExitError
-		// ps exits 1 with nothing printed when no process matched; make
-		// sure with kill(pid, 0) before calling the process absent.
-		if errors.As(err, &exit) && ctx.Err() == nil && len(f) == 0 && syscall.Kill(pid, 0) == syscall.ESRCH {
-			return "", procAbsent
-		}
-		return "", procUnverified
-	}
-	// stat, then lstart's five fields: "Thu Dec  4 15:40:58 2026".
-	if len(f) != 6 {
-		return "", procUnverified
-	}
-	if strings.HasPrefix(f[0], "Z") {
-		return "", procAbsent
-	}
-	return "ps-lstart:" + strings.Join(f[1:], " "), procLive
-}
+// psStartToken is the ps -o lstart probe non-Linux hosts use
+// (events.PSProcessStart); tests run it on Linux too.
+func psStartToken(pid int) (string, procVerdict) { return events.PSProcessStart(pid) }

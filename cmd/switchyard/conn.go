@@ -53,7 +53,6 @@ var (
 	resolveDataDir = engineconn.ResolveDataDir
 	defaultDataDir = engineconn.DefaultDataDir
 	hasStore       = engineconn.HasStore
-	processAlive   = engineconn.ProcessAlive
 	dataDirFlag    = engineconn.DataDirFlag
 	shellQuote     = engineconn.ShellQuote
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/activities/runner"
+	"github.com/switchyard-dev/switchyard/internal/termsafe"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
 )
@@ -318,14 +319,4 @@ func countOrDash(n *int64) string {
 // printable escapes control characters (terminal escape sequences among
 // them) in provider text bound for a terminal; JSON output keeps the
 // exact text.
-func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
-			b.WriteRune(r)
-			continue
-		}
-		fmt.Fprintf(&b, "\\x%02x", r)
-	}
-	return b.String()
-}
+func printable(s string) string { return termsafe.String(s) }

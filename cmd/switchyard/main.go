@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/switchyard-dev/switchyard/activities/sandbox"
+	"github.com/switchyard-dev/switchyard/internal/termsafe"
 )
 
 // version is stamped at build time with
@@ -39,12 +40,16 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	stopProfile()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(exitCode(err, termsafe.Writer(os.Stderr)))
 }
 
 // run executes the command line args and reports what went wrong as an
 // *exitError once the user has been told.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// Every human-readable print goes through these writers, so control
+	// characters in provider output, receipts and errors reach the
+	// terminal escaped (JSON passes byte for byte: termsafe).
+	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

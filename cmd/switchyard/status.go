@@ -374,7 +374,7 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 		if ctx.Err() != nil {
 			return nil // interrupted: watching is over
 		}
-		if conn.mode == connServe && !processAlive(conn.holder.PID) {
+		if conn.mode == connServe && conn.holder.Live() != nil {
 			return &holderStoppedError{holder: conn.describe()}
 		}
 		return engineError(err, run, events.RunLane, f, conn)
@@ -410,7 +410,7 @@ func (s statusPrinter) watchRuns(ctx context.Context, eng engineAPI, conn *engin
 		if conn.mode == connServe && conn.holder.Kind == "serve" {
 			return nil // the serve is away; the next change after it is back compares again
 		}
-		if conn.mode == connServe && !processAlive(conn.holder.PID) {
+		if conn.mode == connServe && conn.holder.Live() != nil {
 			return &holderStoppedError{holder: conn.describe()}
 		}
 		return failf("list runs in %s: %v", conn.describe(), err)

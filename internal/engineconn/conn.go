@@ -203,6 +203,9 @@ func connDataDir(o Options) (string, error) {
 	if err := StoreAccessError(dir); err != nil {
 		return "", err
 	}
+	if err := events.CheckPrivateDir(dir, "data directory"); err != nil && !isNotExist(err) {
+		return "", deniedf("%v", err)
+	}
 	if !HasStore(dir) {
 		if o.NoEmbed {
 			return "", noDataf("no Switchyard data in %s and no switchyard serve for it; start `switchyard serve%s` first (it creates the store), or pass --nats URL",
@@ -232,7 +235,7 @@ func dataDirConn(ctx context.Context, dir string, o Options) (*Conn, error) {
 		facts.lockFree, facts.info, facts.alive = err == nil, nil, false
 		if !facts.lockFree {
 			if info, err := ReadServeInfo(dir); err == nil {
-				facts.info, facts.alive = &info, ProcessAlive(info.PID)
+				facts.info, facts.alive = &info, info.Live() == nil
 			}
 		}
 		facts.expired = time.Now().After(deadline)
@@ -379,7 +382,7 @@ func startEmbedded(ctx context.Context, dir string, o Options, lock *dirLock) (*
 			}
 		}
 		c.wroteAuth = true
-		info := ServeInfo{PID: os.Getpid(), URL: u, Kind: o.ServeKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC()}
+		info := ServeInfo{PID: os.Getpid(), URL: u, Kind: o.ServeKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC(), Start: events.SelfStart()}
 		if err := writeServeInfo(dir, info); err != nil {
 			c.Close()
 			return nil, failf("%v", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchyard-dev/switchyard/events"
 )
 
 // The data directory (DESIGN.md, "Files on disk") holds the embedded
@@ -109,6 +112,9 @@ func ResolveDataDir(flagValue string) (string, error) {
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("--data-dir %s is not a directory; pass a directory", abs)
+	}
+	if err := events.CheckPrivateDir(abs, "data directory"); err != nil {
+		return "", err
 	}
 	return abs, nil
 }
@@ -213,7 +219,15 @@ type ServeInfo struct {
 	Fsync string `json:"fsync"`
 	// Started is when the holder started serving.
 	Started time.Time `json:"started"`
+	// Start is the holder's process start identity (events.SelfStart):
+	// with PID and the socket listening at URL it tells the holder from
+	// a process that got its pid later (live).
+	Start string `json:"start,omitempty"`
 }
+
+// Live reports why the holder info names is not the live server of this
+// user it claims to be (events.CheckServer), or nil when it is.
+func (info ServeInfo) Live() error { return events.CheckServer(info.PID, info.Start, info.URL) }
 
 // writeServeInfo writes dir/serve.json atomically (0600).
 func writeServeInfo(dir string, info ServeInfo) error {
@@ -243,7 +257,12 @@ func writeServeInfo(dir string, info ServeInfo) error {
 // ReadServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
 func ReadServeInfo(dir string) (ServeInfo, error) {
 	var info ServeInfo
-	b, err := os.ReadFile(filepath.Join(dir, ServeInfoName))
+	f, err := events.OpenOwnedFile(filepath.Join(dir, ServeInfoName), ServeInfoName, "data directory")
+	if err != nil {
+		return info, unwrapPath(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil {
 		return info, unwrapPath(err)
 	}
@@ -263,15 +282,6 @@ func removeServeInfo(dir string, pid int) {
 	}
 }
 
-// ProcessAlive reports whether pid names a live process.
-func ProcessAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // dirLock is the held serve.lock of a data directory.
 type dirLock struct {
 	f *os.File
@@ -288,6 +298,10 @@ func tryLockDataDir(dir string) (*dirLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %v", path, unwrapPath(err))
+	}
+	if err := events.CheckOwnedFile(f, path, serveLockName); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -332,3 +346,6 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// isNotExist reports a missing file through unwrapPath'd errors.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -36,8 +36,8 @@ func (d *dataDirDialer) Dial(network, _ string) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nothing serves %s: %v", d.dir, err)
 	}
-	if !ProcessAlive(info.PID) {
-		return nil, fmt.Errorf("nothing serves %s: %s names pid %d, which has exited", d.dir, ServeInfoName, info.PID)
+	if err := info.Live(); err != nil {
+		return nil, fmt.Errorf("nothing serves %s: %s names a server that is not live: %v", d.dir, ServeInfoName, err)
 	}
 	u, err := url.Parse(info.URL)
 	if err != nil || u.Host == "" {
