@@ -64,4 +64,4 @@ echo "\$ switchyard replay --run demo --verify"
 
 echo
 echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo)"
-echo "Watch it in a browser: $sy serve --data-dir $data --listen 127.0.0.1:0 --http 127.0.0.1:8233, then open the address it prints (http://127.0.0.1:8233/?token=\$(cat $data/console.token))"
+echo "Watch it in a browser: $sy serve --data-dir $data --listen 127.0.0.1:0 --http 127.0.0.1:8233, then open the sign-in address it prints (http://127.0.0.1:8233/#code=..., one use; $sy console-url --data-dir $data prints another)"

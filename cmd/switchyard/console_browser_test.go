@@ -99,14 +99,12 @@ func TestConsoleBrowser(t *testing.T) {
 	s := newEngineSandbox(t, map[string]string{"grok": "malformed"}, writerSheet)
 	gitInit(t, s.checkout)
 	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	waitOutput(t, serve, "switchyard serve: http on ")
-	out, _ := serve.output()
-	base := httpLine.FindStringSubmatch(out)[1]
+	base, signIn := signInAddress(t, serve)
 	worker := s.start(t, "worker", "--data-dir", s.data, "--provider", "grok,devin")
 	waitOutput(t, worker, "switchyard worker: ")
 
 	ctx := browser(t, 4*time.Minute)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(consoleSignIn(t, s.data, base))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(signIn)))
 	poll(t, ctx, "the runs list loads", `document.getElementById("live").classList.contains("on")`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void]("window.__sameList = true")))
 
@@ -181,12 +179,10 @@ func TestConsoleBrowserDemo(t *testing.T) {
 	r := s.run(t, 90*time.Second, s.runArgs("swarm workers", "--run-id", "demo")...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	waitOutput(t, serve, "switchyard serve: http on ")
-	out, _ := serve.output()
-	base := httpLine.FindStringSubmatch(out)[1]
+	base, signIn := signInAddress(t, serve)
 
 	ctx := browser(t, 3*time.Minute)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(consoleSignIn(t, s.data, base))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(signIn)))
 	poll(t, ctx, "the demo run is listed as final",
 		`(document.querySelector('#runs tr[data-run="demo"]')?.innerText || "").includes("final")`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"runs/demo")))
@@ -221,11 +217,14 @@ func TestConsoleBrowserDemo(t *testing.T) {
 	}
 }
 
-// consoleSignIn is the address serve tells a person to open: the console
-// with this start's token, which the console turns into a cookie.
-func consoleSignIn(t *testing.T, data, base string) string {
+// signInAddress waits for serve's console and returns its address and the
+// sign-in address serve printed (a one-time code in the fragment).
+func signInAddress(t *testing.T, serve *bgProcess) (base, signIn string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(data, consoleTokenName))
-	require.NoError(t, err, "serve --http without --http-token writes its console token")
-	return base + "?token=" + strings.TrimSpace(string(b))
+	waitOutput(t, serve, "console sign-in")
+	out, _ := serve.output()
+	m := signInLine.FindStringSubmatch(out)
+	require.NotNil(t, m, "serve prints the sign-in address:\n%s", out)
+	require.Equal(t, httpLine.FindStringSubmatch(out)[1], m[1])
+	return m[1], m[1] + "#code=" + m[2]
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,32 +28,59 @@ import (
 // The worker's metrics take its claim and lease failures.
 var _ activities.Observer = (*metrics.Metrics)(nil)
 
-// httpTokenEnv carries --http-token without putting it on the command line
-// (where ps shows it).
+// httpTokenEnv carries the HTTP token without putting it on the command
+// line (where ps shows it to every user of the host).
 const httpTokenEnv = "SWITCHYARD_HTTP_TOKEN"
 
-// httpFlags are --http and --http-token of serve and worker.
+// httpFlags are --http and --http-token-file of serve and worker.
 type httpFlags struct {
-	addr  string
+	addr      string
+	tokenFile string
+	// argvToken is the refused --http-token: kept as a flag only to say
+	// what to use instead.
+	argvToken string
+	// token is the token read from tokenFile or httpTokenEnv ("": none).
 	token string
 }
 
-// addHTTPFlags declares --http and --http-token; what names what the
-// address serves ("the web console, /metrics" or "/metrics").
+// maxTokenBytes caps a token file.
+const maxTokenBytes = 4 << 10
+
+// addHTTPFlags declares --http and --http-token-file (and the refused
+// --http-token); what names what the address serves ("the web console,
+// /metrics" or "/metrics").
 func addHTTPFlags(c *cobra.Command, h *httpFlags, what string) {
-	c.Flags().StringVar(&h.addr, "http", "", "HOST:PORT to serve "+what+", /healthz and /readyz on (off unless given; loopback unless --http-token is set)")
-	c.Flags().StringVar(&h.token, "http-token", "", "bearer token every HTTP request but /healthz and /readyz must carry; required for a non-loopback --http (or set "+httpTokenEnv+")")
+	c.Flags().StringVar(&h.addr, "http", "", "HOST:PORT to serve "+what+", /healthz and /readyz on (off unless given; loopback unless a token is set)")
+	c.Flags().StringVar(&h.tokenFile, "http-token-file", "", "file holding the bearer token HTTP requests must carry (or set "+httpTokenEnv+"); required for a non-loopback --http")
+	c.Flags().StringVar(&h.argvToken, "http-token", "", "refused: a token on the command line is visible in ps; use --http-token-file or "+httpTokenEnv)
+	_ = c.Flags().MarkHidden("http-token")
 }
 
-// validate checks the flags: --http-token needs --http, and a non-loopback
-// --http needs a token (the console answers lanes).
+// validate checks the flags and reads the token: --http-token is refused
+// (ps shows every process's arguments to every user), the token comes from
+// --http-token-file or SWITCHYARD_HTTP_TOKEN (not both), either needs
+// --http, and a non-loopback --http needs a token (the console answers
+// lanes).
 func (h *httpFlags) validate(cmd *cobra.Command) error {
-	if h.token == "" {
-		h.token = os.Getenv(httpTokenEnv)
+	if cmd.Flags().Changed("http-token") {
+		return usagef("--http-token puts the token on the command line, where ps shows it to every user of this host: put it in a file only you can read and pass --http-token-file FILE, or set %s", httpTokenEnv)
+	}
+	env := os.Getenv(httpTokenEnv)
+	switch {
+	case h.tokenFile != "" && env != "":
+		return usagef("both --http-token-file and %s are set: keep one", httpTokenEnv)
+	case h.tokenFile != "":
+		b, err := readTokenFile(h.tokenFile)
+		if err != nil {
+			return err
+		}
+		h.token = b
+	default:
+		h.token = env
 	}
 	if h.addr == "" {
-		if cmd.Flags().Changed("http-token") {
-			return usagef("--http-token applies to --http; add --http HOST:PORT (for example --http 127.0.0.1:8233) or drop --http-token")
+		if cmd.Flags().Changed("http-token-file") {
+			return usagef("--http-token-file applies to --http; add --http HOST:PORT (for example --http 127.0.0.1:8233) or drop --http-token-file")
 		}
 		return nil
 	}
@@ -65,9 +93,32 @@ func (h *httpFlags) validate(cmd *cobra.Command) error {
 		loopback = true
 	}
 	if !loopback && h.token == "" {
-		return usagef("--http %q is not a loopback address, and anyone who reaches it could answer lanes: add --http-token TOKEN (or set %s), or listen on 127.0.0.1", h.addr, httpTokenEnv)
+		return usagef("--http %q is not a loopback address, and anyone who reaches it could answer lanes: add --http-token-file FILE (or set %s), or listen on 127.0.0.1", h.addr, httpTokenEnv)
 	}
 	return nil
+}
+
+// readTokenFile reads a token file: its first line, without surrounding
+// blanks; an empty or oversized file is a usage error.
+func readTokenFile(path string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", usagef("--http-token-file %s: %v", path, unwrapPath(err))
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxTokenBytes+1))
+	if err != nil {
+		return "", usagef("--http-token-file %s: %v", path, unwrapPath(err))
+	}
+	if len(b) > maxTokenBytes {
+		return "", usagef("--http-token-file %s is over %d bytes: it should hold the token alone", path, maxTokenBytes)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	token := strings.TrimSpace(line)
+	if token == "" {
+		return "", usagef("--http-token-file %s is empty: put the token on its first line", path)
+	}
+	return token, nil
 }
 
 // consoleTokenName is the file, in the data directory, of the console
@@ -94,17 +145,18 @@ func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h htt
 	if err != nil {
 		return nil, failf("--http %s: %v", h.addr, err)
 	}
-	// No write timeout: the event streams stay open.
-	s := &httpServer{srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}, done: make(chan struct{}), addr: ln.Addr().String()}
+	// Connections, header and body reads, writes and idle keep-alives are
+	// bounded; the event streams stay open while their client reads.
+	srv, served := console.DefaultLimits.Serve(ln, handler, ctx)
+	s := &httpServer{srv: srv, done: make(chan struct{}), addr: ln.Addr().String()}
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server stopped", "err", err)
 		}
 	}()
 	if h.token != "" { // before the address line, which scripts wait for
-		fmt.Fprintf(stderr, "switchyard %s: warning: --http-token is set: every request must carry it (Authorization: Bearer, or open http://%s/?token=... once in a browser); the traffic is plain HTTP, so put TLS in front of it beyond this host\n", name, ln.Addr())
+		fmt.Fprintf(stderr, "switchyard %s: warning: an HTTP token is set: every request but /healthz and /readyz must carry it as Authorization: Bearer; the traffic is plain HTTP, so put TLS in front of it beyond this host\n", name)
 	}
 	fmt.Fprintf(stdout, "switchyard %s: http on http://%s/\n", name, ln.Addr())
 	return s, nil
@@ -153,11 +205,15 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 		}
 		metricsOpen = true
 	}
+	key, err := console.NewSignInKey()
+	if err != nil {
+		return nil, failf("console sign-in key: %v", err)
+	}
 	m := metrics.New()
 	var cs *console.Server
 	m.SetSampler(func(ctx context.Context) metrics.Snapshot { return sampleServe(ctx, conn, cs) })
 	cs, err = console.New(console.Options{
-		Engine: eng, Store: conn.store(), DataDir: dir, Token: token, MetricsOpen: metricsOpen, Metrics: m, Logger: logger,
+		Engine: eng, Store: conn.store(), DataDir: dir, Token: token, SignInKey: key, MetricsOpen: metricsOpen, Metrics: m, Logger: logger,
 		RunDoc: func(ctx context.Context, st engine.RunStatus) (any, error) {
 			el, err := runEligibility(ctx, conn, st.Run)
 			if err != nil {
@@ -177,10 +233,31 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 		}
 		return nil, err
 	}
+	// The sign-in file lets this user (and nobody else: mode 0600) mint
+	// one-time codes with console-url; the printed address carries one.
+	si := consoleSignIn{URL: "http://" + web.addr + "/", Key: key}
+	signInFile, err := writeConsoleSignIn(dir, si)
+	var signIn string
+	if err == nil {
+		signIn, err = si.signInURL(time.Now())
+	}
+	if err != nil {
+		web.stop()
+		if tokenFile != "" {
+			os.Remove(tokenFile)
+		}
+		os.Remove(signInFile)
+		return nil, failf("console sign-in: %v", err)
+	}
+	web.cleanup = func() {
+		os.Remove(signInFile)
+		if tokenFile != "" {
+			os.Remove(tokenFile)
+		}
+	}
+	fmt.Fprintf(stdout, "switchyard serve: console sign-in (%s; switchyard console-url%s prints another): %s\n", signInValidity(), dataDirFlag(dir), signIn)
 	if tokenFile != "" {
-		web.cleanup = func() { os.Remove(tokenFile) }
-		fmt.Fprintf(stdout, "switchyard serve: console sign-in (a new token every start, readable only by you): %s \"http://%s/?token=$(cat %s)\"; /metrics, /healthz and /readyz need none\n",
-			browserOpener(), web.addr, shellQuote(tokenFile))
+		fmt.Fprintf(stdout, "switchyard serve: API token (new every start, readable only by you): Authorization: Bearer $(cat %s); /metrics, /healthz and /readyz need none\n", shellQuote(tokenFile))
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	web.bg, web.cancelBg = make(chan struct{}), cancel

@@ -31,6 +31,7 @@ Each command's --help lists its own codes.`,
 	root.AddCommand(newRunnerCmd(stdout, stderr))
 	root.AddCommand(newRunCmd(stdout, stderr))
 	root.AddCommand(newServeCmd(stdout, stderr))
+	root.AddCommand(newConsoleURLCmd(stdout, stderr))
 	root.AddCommand(newWorkerCmd(stdout, stderr))
 	root.AddCommand(newStatusCmd(stdout, stderr))
 	root.AddCommand(newReportCmd(stdout, stderr))

@@ -52,6 +52,7 @@ func TestEngineCommandGolden(t *testing.T) {
 
 		// serve and worker
 		{name: "serve-help", args: []string{"serve", "--help"}},
+		{name: "console-url-help", args: []string{"console-url", "--help"}},
 		{name: "serve-not-loopback", args: []string{"serve", "--listen", "0.0.0.0:4222"}},
 		{name: "serve-listen-with-nats", args: []string{"serve", "--nats", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0"}},
 		{name: "serve-fsync-with-nats", args: []string{"serve", "--nats", "nats://127.0.0.1:1", "--fsync", "interval"}},

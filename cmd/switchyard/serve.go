@@ -56,17 +56,26 @@ and the sessions running.
 
 --http HOST:PORT serves the web console (runs, lane timelines, the lane
 machine, events, answer forms), its JSON API (/api/v1/runs, the objects of
-status --json), /metrics (Prometheus), /healthz and /readyz. It listens on
-loopback only unless --http-token is set; then every request must carry the
-token (see docs/CONSOLE.md).
+status --json), /metrics (Prometheus), /healthz and /readyz. Every request
+for run data or an answer must carry the console's token as
+Authorization: Bearer (no cookie: a browser would send one to every port of
+the host). The token is read from --http-token-file FILE or
+SWITCHYARD_HTTP_TOKEN (never from the command line, where ps shows it);
+without either, serve draws one at every start into <data-dir>/console.token
+(mode 0600). --http listens on loopback only unless a token is given. serve
+prints a sign-in address with a one-time code in its fragment: the page
+trades the code for the token and keeps it in that tab's session storage.
+The code works once, within 5 minutes; switchyard console-url prints a new
+one. The listener serves at most 64 connections at once and closes idle or
+half-sent ones (see docs/CONSOLE.md).
 
 SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
 shuts down (stepping down any leadership) before the process exits.
 
 Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (a bad
---listen, --cap, --http or connection option); 1 anything else (the data
-directory is already served, the server or engine could not start or
-stopped with an error).`,
+--listen, --cap, --http, --http-token-file or connection option, or
+--http-token); 1 anything else (the data directory is already served, the
+server or engine could not start or stopped with an error).`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
   switchyard serve
 
@@ -78,8 +87,12 @@ stopped with an error).`,
   # workers (every other provider: 2):
   switchyard serve --cap codex=4 --cap grok=1
 
-  # The web console and Prometheus metrics on http://127.0.0.1:8233/:
+  # The web console and Prometheus metrics on http://127.0.0.1:8233/
+  # (open the sign-in address it prints):
   switchyard serve --http 127.0.0.1:8233
+
+  # On every interface, with a token from a file only you can read:
+  switchyard serve --http 0.0.0.0:8233 --http-token-file ~/.config/switchyard/http-token
 
   # Drive runs stored on a three-node cluster:
   switchyard serve --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,

@@ -73,7 +73,9 @@ the path is checked at start.
 
 --http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
 failures per provider, live workers, JetStream reachability), /healthz and
-/readyz; loopback only unless --http-token is set.
+/readyz; loopback only unless a token is set (--http-token-file FILE or
+SWITCHYARD_HTTP_TOKEN; never on the command line, where ps shows it), and
+then /metrics needs it as Authorization: Bearer.
 
 Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (an
 unknown --provider, a bad --bin, --concurrency or --quota-refresh); 1
@@ -170,7 +172,7 @@ type workerOptions struct {
 	// dataDir, when set, is where jobs' files must lie
 	// (activities.WorkerConfig.DataDir).
 	dataDir string
-	// http is --http and --http-token: the worker's /metrics.
+	// http is --http and --http-token-file: the worker's /metrics.
 	http httpFlags
 	// observer receives claim and lease failures (the metrics; nil without
 	// --http).

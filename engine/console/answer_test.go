@@ -14,30 +14,36 @@ import (
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 )
 
-// TestAnswerCSRF: an answer without the CSRF cookie, without the field,
-// or with a stale token is refused (403) and nothing is sent.
-func TestAnswerCSRF(t *testing.T) {
+// TestAnswerNeedsTheHeader: an answer is taken only with the bearer token
+// in the Authorization header. What a cross-site form post can carry is
+// refused (401) and records nothing: no header, the token as a cookie or
+// a query parameter, a wrong token.
+func TestAnswerNeedsTheHeader(t *testing.T) {
 	f := newFixture(t, "")
-	cookie, token := f.csrf()
-	form := func(tok string) url.Values {
-		return url.Values{"csrf": {tok}, "kind": {"verdict"}, "state": {"clear"}, "evidence": {"notes/r.md"}}
-	}
-	stale := &http.Cookie{Name: cookie.Name, Value: "0123"}
+	form := url.Values{"kind": {"cancel"}, "reason": {"from another origin"}}
 	for _, tc := range []struct {
-		name    string
-		form    url.Values
-		cookies []*http.Cookie
+		name   string
+		path   string
+		header []string
 	}{
-		{"no cookie", form(token), nil},
-		{"no field", url.Values{"kind": {"verdict"}, "state": {"clear"}, "evidence": {"x"}}, []*http.Cookie{cookie}},
-		{"stale cookie", form(token), []*http.Cookie{stale}},
-		{"wrong field", form("0123"), []*http.Cookie{cookie}},
+		{"no header", "/runs/alpha/lanes/0/answer", []string{"Authorization", ""}},
+		{"token as a cookie", "/runs/alpha/lanes/0/answer", []string{"Authorization", "", "Cookie", "switchyard_token=" + f.token}},
+		{"token in the query", "/runs/alpha/lanes/0/answer?token=" + f.token, []string{"Authorization", ""}},
+		{"wrong token", "/runs/alpha/lanes/0/answer", []string{"Authorization", "Bearer x" + f.token}},
+		{"not bearer", "/runs/alpha/lanes/0/answer", []string{"Authorization", "Basic " + f.token}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, body := f.post("/runs/alpha/lanes/0/answer", tc.form, tc.cookies...)
-			require.Equal(t, http.StatusForbidden, resp.StatusCode, body)
-			require.Contains(t, body, "missing or stale CSRF token: reload the run page and answer again")
+			resp, body := f.post(tc.path, form, tc.header...)
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+			require.Equal(t, `Bearer realm="switchyard"`, resp.Header.Get("WWW-Authenticate"))
+			require.Contains(t, body, "send Authorization: Bearer")
+			require.NotContains(t, body, f.token)
 		})
+	}
+	envs, err := f.store.Load(context.Background(), "alpha", 0)
+	require.NoError(t, err)
+	for _, e := range envs {
+		require.NotEqual(t, events.TypeCancel, e.Type, "a refused answer was recorded")
 	}
 }
 
@@ -46,7 +52,6 @@ func TestAnswerCSRF(t *testing.T) {
 // unknown run a 404.
 func TestAnswerValidation(t *testing.T) {
 	f := newFixture(t, "")
-	cookie, token := f.csrf()
 	for _, tc := range []struct {
 		name   string
 		path   string
@@ -68,8 +73,7 @@ func TestAnswerValidation(t *testing.T) {
 		{"no such lane", "/runs/alpha/lanes/3/answer", url.Values{"kind": {"verdict"}, "state": {"clear"}, "evidence": {"x"}}, 404, "unknown lane"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.form.Set("csrf", token)
-			resp, body := f.post(tc.path, tc.form, cookie)
+			resp, body := f.post(tc.path, tc.form)
 			require.Equal(t, tc.status, resp.StatusCode, body)
 			var e struct{ Error string }
 			require.NoError(t, json.Unmarshal([]byte(body), &e))
@@ -88,9 +92,8 @@ func TestAnswerVerdictMovesTheLane(t *testing.T) {
 	go func() { done <- f.eng.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	cookie, token := f.csrf()
-	resp, body := f.post("/runs/alpha/lanes/0/answer", url.Values{"csrf": {token}, "kind": {"verdict"},
-		"state": {"unsafe"}, "evidence": {"notes/console-review.md"}}, cookie)
+	resp, body := f.post("/runs/alpha/lanes/0/answer", url.Values{"kind": {"verdict"},
+		"state": {"unsafe"}, "evidence": {"notes/console-review.md"}})
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	require.JSONEq(t, `{"message":"verdict unsafe recorded for run alpha lane 0"}`, body)
 
@@ -118,12 +121,11 @@ func TestAnswerCancelWithoutJSON(t *testing.T) {
 	go func() { done <- f.eng.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	cookie, token := f.csrf()
-	form := url.Values{"csrf": {token}, "kind": {"cancel"}, "reason": {"superseded"}}
+	form := url.Values{"kind": {"cancel"}, "reason": {"superseded"}}
 	req, err := http.NewRequest(http.MethodPost, f.http.URL+"/runs/alpha/lanes/0/answer", stringsReader(form.Encode()))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(cookie)
+	req.Header.Set("Authorization", "Bearer "+f.token)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	require.NoError(t, err)
@@ -166,9 +168,8 @@ func TestAnswerOperationNeedsBegin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "operation", string(st.Lanes[0].WaitingFor))
 
-	cookie, token := f.csrf()
-	resp, body := f.post("/runs/delta/lanes/0/answer", url.Values{"csrf": {token}, "kind": {"operation"},
-		"result": {"rejected"}, "detail": {"not now"}}, cookie)
+	resp, body := f.post("/runs/delta/lanes/0/answer", url.Values{"kind": {"operation"},
+		"result": {"rejected"}, "detail": {"not now"}})
 	require.Equal(t, http.StatusConflict, resp.StatusCode, body)
 	require.Contains(t, body, "has no pending operation: run switchyard operation validate and begin before performing it")
 }

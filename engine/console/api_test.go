@@ -86,13 +86,13 @@ func TestAPIRun(t *testing.T) {
 // status --json's, with eligibility and caps).
 func TestAPIRunDoc(t *testing.T) {
 	f := newFixture(t, "")
-	srv, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: f.data,
+	srv, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: f.data, Token: f.token,
 		RunDoc: func(_ context.Context, st engine.RunStatus) (any, error) {
 			return map[string]any{"run": st.Run, "lanes": len(st.Lanes), "eligibility": []string{}}, nil
 		}})
 	require.NoError(t, err)
 	rec := newRecorder()
-	srv.ServeHTTP(rec, mustRequest(t, http.MethodGet, "/api/v1/runs/alpha"))
+	srv.ServeHTTP(rec, f.request(http.MethodGet, "/api/v1/runs/alpha"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.JSONEq(t, `{"run":"alpha","lanes":1,"eligibility":[]}`, rec.Body.String())
 }
@@ -179,10 +179,10 @@ func TestAPIFiles(t *testing.T) {
 	require.NotContains(t, body, "secret\"")
 
 	// A console whose data directory does not hold the paths: 403.
-	srv, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: t.TempDir()})
+	srv, err := console.New(console.Options{Engine: f.eng, Store: f.store, DataDir: t.TempDir(), Token: f.token})
 	require.NoError(t, err)
 	rec := newRecorder()
-	srv.ServeHTTP(rec, mustRequest(t, http.MethodGet, base+"receipt"))
+	srv.ServeHTTP(rec, f.request(http.MethodGet, base+"receipt"))
 	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "lies outside the data directory")
 }
@@ -210,25 +210,23 @@ func TestMachineSVG(t *testing.T) {
 	require.Contains(t, body, ">launch, continue</text>")
 }
 
-// TestPagesAndAssets: the pages carry the CSRF token (cookie SameSite=Strict
-// and meta), the assets are embedded, and every response forbids framing
-// and inline script.
+// TestPagesAndAssets: the pages are shells served without the token
+// that carry no run data and set no cookie, the assets are embedded, and
+// every response forbids framing and inline script.
 func TestPagesAndAssets(t *testing.T) {
 	f := newFixture(t, "")
 	for _, path := range []string{"/", "/runs/alpha"} {
-		resp, body := f.get(path)
+		resp, body := f.get(path, "Authorization", "")
 		require.Equal(t, http.StatusOK, resp.StatusCode, path)
 		require.Contains(t, body, `<script src="/assets/app.js" defer></script>`)
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
 		require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
-		cookies := resp.Cookies()
-		require.Len(t, cookies, 1)
-		require.Equal(t, http.SameSiteStrictMode, cookies[0].SameSite)
-		require.True(t, cookies[0].HttpOnly)
-		require.Contains(t, body, `<meta name="csrf" content="`+cookies[0].Value+`">`)
+		require.Empty(t, resp.Cookies(), path)
+		require.NotContains(t, body, "x1", "%s: the shell carries no run data", path)
+		require.NotContains(t, body, f.token)
 	}
 	for _, a := range []string{"/assets/app.js", "/assets/style.css"} {
-		resp, body := f.get(a)
+		resp, body := f.get(a, "Authorization", "")
 		require.Equal(t, http.StatusOK, resp.StatusCode, a)
 		require.NotEmpty(t, body)
 	}

@@ -9,10 +9,8 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,11 +38,15 @@ type Options struct {
 	// DataDir is the data directory; attempt files are served only from
 	// under it. Required.
 	DataDir string
-	// Token, when set, is the bearer token every request but /healthz and
-	// /readyz must carry (Authorization: Bearer TOKEN, or the cookie a
-	// visit to /?token=TOKEN sets). "" requires none: the caller keeps the
-	// listener on loopback then.
+	// Token is the bearer token every request for run data or an answer
+	// must carry as Authorization: Bearer TOKEN; the console takes no
+	// other credential (no cookie, no query parameter), so nothing a
+	// browser sends on its own reaches past the door. Required.
 	Token string
+	// SignInKey is the key sign-in codes are minted with (SignInCode):
+	// POST /api/v1/signin exchanges a code, once and before it expires,
+	// for Token. nil: no sign-in codes (API clients send the token).
+	SignInKey []byte
 	// Metrics is served on /metrics and fed every event of the log. nil:
 	// no /metrics.
 	Metrics *metrics.Metrics
@@ -72,19 +74,10 @@ type Server struct {
 	o        Options
 	mux      *http.ServeMux
 	patterns []string // every pattern routes registered, in order
-	csrf     string
+	codes    *usedCodes
 	hub      *hub
 	lanes    *laneStates
 }
-
-// csrfCookie and csrfField carry the per-server CSRF token: the cookie
-// (SameSite=Strict) is set on every page, the field in every form, and a
-// POST must carry both, equal to the server's token.
-const (
-	csrfCookie  = "switchyard_csrf"
-	csrfField   = "csrf"
-	tokenCookie = "switchyard_token"
-)
 
 // New checks o and returns a Server.
 func New(o Options) (*Server, error) {
@@ -95,6 +88,10 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("console: Options.Store is required")
 	case o.DataDir == "":
 		return nil, errors.New("console: Options.DataDir is required")
+	case o.Token == "":
+		// A console without a token would answer lanes for any page that
+		// can post to it.
+		return nil, errors.New("console: Options.Token is required")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -102,11 +99,7 @@ func New(o Options) (*Server, error) {
 	if o.Ready == nil {
 		o.Ready = func(ctx context.Context) error { _, err := o.Store.Runs(ctx); return err }
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return nil, fmt.Errorf("console: csrf token: %w", err)
-	}
-	s := &Server{o: o, mux: http.NewServeMux(), csrf: hex.EncodeToString(b), hub: newHub(), lanes: newLaneStates()}
+	s := &Server{o: o, mux: http.NewServeMux(), codes: &usedCodes{nonce: map[string]time.Time{}}, hub: newHub(), lanes: newLaneStates()}
 	s.routes()
 	return s, nil
 }
@@ -121,16 +114,19 @@ type route struct {
 
 // routes registers every endpoint from one table, recording each pattern
 // (http.ServeMux cannot list its own), so a test walks exactly what is
-// served. Every route but /healthz, /readyz and, with MetricsOpen,
-// /metrics needs the token.
+// served. Every route that reads run data or changes anything needs the
+// token; open are /healthz, /readyz, the page shells and their static
+// assets (no run data), the sign-in exchange (the code is its
+// credential) and, with MetricsOpen, /metrics.
 func (s *Server) routes() {
 	static, _ := fs.Sub(assets, "assets")
 	table := []route{
 		{"GET /healthz", http.HandlerFunc(s.healthz), true},
 		{"GET /readyz", http.HandlerFunc(s.readyz), true},
-		{"GET /{$}", s.page("index.html"), false},
-		{"GET /runs/{id}", s.page("run.html"), false},
-		{"GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)), false},
+		{"GET /{$}", s.page("index.html"), true},
+		{"GET /runs/{id}", s.page("run.html"), true},
+		{"GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)), true},
+		{"POST /api/v1/signin", http.HandlerFunc(s.signIn), true},
 		{"GET /api/v1/runs", http.HandlerFunc(s.apiRuns), false},
 		{"GET /api/v1/runs/{id}", http.HandlerFunc(s.apiRun), false},
 		{"GET /api/v1/runs/{id}/report", http.HandlerFunc(s.apiReport), false},
@@ -241,41 +237,25 @@ func (s *Server) replayFinal(ctx context.Context, final <-chan string) {
 	}
 }
 
-// auth requires the bearer token when one is set.
+// auth requires the bearer token in the Authorization header: the only
+// credential the console takes. No cookie, no query parameter: a browser
+// attaches neither a header nor this origin's storage to another port's
+// requests, so a page served elsewhere on this host has nothing to ride.
 func (s *Server) auth(next http.Handler) http.Handler {
-	if s.o.Token == "" {
-		return next
-	}
-	want := []byte(s.o.Token)
+	want := []byte("Bearer " + s.o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && subtle.ConstantTimeCompare([]byte(q), want) == 1 {
-			// A browser cannot send a header on navigation: remember the
-			// token in a cookie and drop it from the address bar.
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			u := *r.URL
-			q := u.Query()
-			q.Del("token")
-			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.String(), http.StatusSeeOther)
-			return
-		}
-		got := ""
-		if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-			got = strings.TrimPrefix(h, "Bearer ")
-		} else if c, err := r.Cookie(tokenCookie); err == nil {
-			got = c.Value
-		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <the token>, or open /?token=<it> once in a browser (the token is serve's --http-token, else the one in <data-dir>/console.token, new at every start)", http.StatusUnauthorized)
+			s.fail(w, http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <the token> (serve's --http-token-file or SWITCHYARD_HTTP_TOKEN, else <data-dir>/console.token, new at every start); in a browser, open the address `switchyard console-url` prints")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// page serves an embedded HTML page with the CSRF cookie set and the CSRF
-// token in its <meta name="csrf">.
+// page serves an embedded HTML page: a shell with no run data and no
+// credential, so it is served without the token; its script signs in and
+// fetches everything else with the token.
 func (s *Server) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		b, err := assets.ReadFile("assets/" + name)
@@ -283,10 +263,9 @@ func (s *Server) page(name string) http.HandlerFunc {
 			http.Error(w, "missing page", http.StatusInternalServerError)
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: s.csrf, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		_, _ = w.Write([]byte(strings.ReplaceAll(string(b), "{{csrf}}", s.csrf)))
+		_, _ = w.Write(b)
 	}
 }
 

@@ -39,13 +39,23 @@ type fixture struct {
 	data    string
 	metrics *metrics.Metrics
 	srv     *console.Server
+	token   string // the console's bearer token
+	key     []byte // its sign-in key
 	http    *httptest.Server
 	last    map[string]uint64 // subject → last sequence
 	exec    string            // alpha's execution dir
 }
 
+// fixtureToken is the token of a fixture made with token "".
+const fixtureToken = "fixture-token"
+
+// newFixture starts the console with token ("": fixtureToken); get, post
+// and stream send it unless told otherwise.
 func newFixture(t testing.TB, token string) *fixture {
 	t.Helper()
+	if token == "" {
+		token = fixtureToken
+	}
 	emb := eventstest.StartServer(t)
 	js := eventstest.Open(t, emb, events.JetStreamConfig{})
 	f := &fixture{t: t, js: js, store: js.Store(), data: t.TempDir(), last: map[string]uint64{}, metrics: metrics.New()}
@@ -80,7 +90,10 @@ func newFixture(t testing.TB, token string) *fixture {
 	beta.Role = "review"
 	f.append(events.NewEnvelope("beta", events.RunLane, t0.Add(time.Minute), beta))
 
-	srv, err := console.New(console.Options{Engine: eng, Store: f.store, DataDir: f.data, Token: token, Metrics: f.metrics})
+	f.token = token
+	f.key, err = console.NewSignInKey()
+	require.NoError(t, err)
+	srv, err := console.New(console.Options{Engine: eng, Store: f.store, DataDir: f.data, Token: token, SignInKey: f.key, Metrics: f.metrics})
 	require.NoError(t, err)
 	f.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
@@ -107,14 +120,26 @@ func (f *fixture) append(env events.Envelope) uint64 {
 	return seq
 }
 
-// get fetches path and returns the response (body read) and its body.
+// setHeaders gives req the fixture's token, then header's name, value
+// pairs (a value "" removes the header: "Authorization", "" sends none).
+func (f *fixture) setHeaders(req *http.Request, header []string) {
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+}
+
+// get fetches path with the token (see setHeaders) and returns the
+// response (body read) and its body.
 func (f *fixture) get(path string, header ...string) (*http.Response, string) {
 	f.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, f.http.URL+path, nil)
 	require.NoError(f.t, err)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
+	f.setHeaders(req, header)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	require.NoError(f.t, err)
@@ -133,35 +158,15 @@ func (f *fixture) getJSON(path string, want int, v any) {
 	require.NoError(f.t, json.Unmarshal([]byte(body), v), body)
 }
 
-// csrf loads a page and returns the CSRF cookie and the token the page
-// embeds.
-func (f *fixture) csrf() (*http.Cookie, string) {
-	f.t.Helper()
-	resp, body := f.get("/runs/alpha")
-	require.Equal(f.t, http.StatusOK, resp.StatusCode)
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == "switchyard_csrf" {
-			cookie = c
-		}
-	}
-	require.NotNil(f.t, cookie, "the page sets the CSRF cookie")
-	_, rest, ok := strings.Cut(body, `<meta name="csrf" content="`)
-	require.True(f.t, ok)
-	token, _, _ := strings.Cut(rest, `"`)
-	return cookie, token
-}
-
-// post sends a form to path with cookies and the Accept header.
-func (f *fixture) post(path string, form url.Values, cookies ...*http.Cookie) (*http.Response, string) {
+// post sends a form to path with the token (see setHeaders) and the
+// Accept header.
+func (f *fixture) post(path string, form url.Values, header ...string) (*http.Response, string) {
 	f.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, f.http.URL+path, strings.NewReader(form.Encode()))
 	require.NoError(f.t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	for _, c := range cookies {
-		req.AddCookie(c)
-	}
+	f.setHeaders(req, header)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(f.t, err)
 	defer resp.Body.Close()
@@ -182,6 +187,7 @@ func (f *fixture) stream(path string) *sseReader {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.http.URL+path, nil)
 	require.NoError(f.t, err)
+	f.setHeaders(req, nil)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(f.t, err)
 	require.Equal(f.t, http.StatusOK, resp.StatusCode)
@@ -227,6 +233,13 @@ func (s *sseReader) next(t *testing.T) (name, id, data string) {
 		t.Fatal("no event on the stream")
 	}
 	return "", "", ""
+}
+
+// request is a request for a handler called directly, with the token.
+func (f *fixture) request(method, path string) *http.Request {
+	r := httptest.NewRequest(method, path, nil)
+	r.Header.Set("Authorization", "Bearer "+f.token)
+	return r
 }
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }

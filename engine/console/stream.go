@@ -106,9 +106,11 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				continue
 			}
+			extendWrite(w, r)
 			fmt.Fprintf(w, "id: %d\nevent: event\ndata: %s\n\n", env.Seq, b)
 			f.Flush()
 		case <-tick.C:
+			extendWrite(w, r)
 			fmt.Fprint(w, ": keep-alive\n\n")
 			f.Flush()
 		case <-r.Context().Done():
@@ -133,9 +135,11 @@ func (s *Server) runsStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case c := <-ch:
 			b, _ := json.Marshal(c)
+			extendWrite(w, r)
 			fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)
 			f.Flush()
 		case <-tick.C:
+			extendWrite(w, r)
 			fmt.Fprint(w, ": keep-alive\n\n")
 			f.Flush()
 		case <-r.Context().Done():

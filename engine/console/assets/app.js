@@ -1,8 +1,54 @@
 // Switchyard console: plain JS, no framework. Every value from the API is
 // inserted as text, never as HTML.
+//
+// The console takes one credential: its token, sent as an Authorization
+// header. The page keeps it in sessionStorage, which belongs to this
+// scheme, host and port alone, and never in a cookie, which a browser
+// would also send to every other port of this host. It gets the token by
+// exchanging, once, the sign-in code of the address `switchyard serve` or
+// `switchyard console-url` prints (in the fragment, which no request
+// carries).
 "use strict";
 
-const csrf = document.querySelector('meta[name="csrf"]').content;
+const tokenKey = "switchyard.token";
+
+function authHeaders(extra) {
+  const h = Object.assign({}, extra || {});
+  const t = sessionStorage.getItem(tokenKey);
+  if (t) h.Authorization = "Bearer " + t;
+  return h;
+}
+
+// api fetches url with the token and never with cookies.
+function api(url, init) {
+  const o = Object.assign({}, init || {});
+  o.headers = authHeaders(o.headers);
+  o.credentials = "omit";
+  o.cache = "no-store";
+  return fetch(url, o);
+}
+
+class HTTPError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+async function failure(r, url) {
+  const body = await r.json().catch(() => ({}));
+  return new HTTPError(r.status, body.error || (url + ": HTTP " + r.status));
+}
+
+// signIn exchanges the address's #code=... for the token, once, and drops
+// the code from the address (and so from the history) first.
+async function signIn() {
+  const m = /^#code=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  const r = await fetch("/api/v1/signin", { method: "POST", credentials: "omit", cache: "no-store",
+    headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify({ code: m[1] }) });
+  if (!r.ok) throw await failure(r, "sign in");
+  const body = await r.json();
+  sessionStorage.setItem(tokenKey, body.token);
+}
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -26,10 +72,9 @@ function el(tag, attrs, ...kids) {
 }
 
 async function getJSON(url) {
-  const r = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-  const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || (url + ": HTTP " + r.status));
-  return body;
+  const r = await api(url, { headers: { Accept: "application/json" } });
+  if (!r.ok) throw await failure(r, url);
+  return r.json();
 }
 
 function showError(err) {
@@ -52,13 +97,57 @@ function debounce(fn, ms) {
   return () => { clearTimeout(t); t = setTimeout(fn, ms); };
 }
 
+// liveStream follows a server-sent event stream through fetch (EventSource
+// cannot send the Authorization header): it calls onEvent({data}) for each
+// event named eventName, and reconnects after a drop, resuming after the
+// last event id it saw. A refusal (401, 404) stops it and is shown.
 function liveStream(url, onEvent, eventName) {
   const dot = document.getElementById("live");
-  const es = new EventSource(url);
-  es.onopen = () => dot.classList.add("on");
-  es.onerror = () => dot.classList.remove("on");
-  es.addEventListener(eventName, onEvent);
-  return es;
+  let last = "";
+  const dispatch = block => {
+    let name = "message", id = null;
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const c = line.indexOf(":");
+      const field = c < 0 ? line : line.slice(0, c);
+      let v = c < 0 ? "" : line.slice(c + 1);
+      if (v.startsWith(" ")) v = v.slice(1);
+      if (field === "event") name = v;
+      else if (field === "data") data.push(v);
+      else if (field === "id") id = v;
+    }
+    if (id !== null) last = id;
+    if (name === eventName && data.length) onEvent({ data: data.join("\n") });
+  };
+  const once = async () => {
+    const headers = { Accept: "text/event-stream" };
+    if (last) headers["Last-Event-ID"] = last;
+    const r = await api(url, { headers });
+    if (!r.ok) throw await failure(r, url);
+    dot.classList.add("on");
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf = (buf + value).replace(/\r\n?/g, "\n");
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        dispatch(buf.slice(0, i));
+        buf = buf.slice(i + 2);
+      }
+    }
+  };
+  (async () => {
+    for (;;) {
+      try { await once(); } catch (e) {
+        if (e instanceof HTTPError && e.status >= 400 && e.status < 500) { dot.classList.remove("on"); showError(e); return; }
+      }
+      dot.classList.remove("on");
+      await new Promise(res => setTimeout(res, 2000));
+    }
+  })();
 }
 
 function laneCounts(lanes) {
@@ -121,7 +210,9 @@ async function runPage() {
   document.getElementById("run-id").textContent = run.id;
   document.title = "Switchyard — run " + run.id;
   try {
-    const svg = await fetch("/api/v1/machine.svg").then(r => r.text());
+    const r = await api("/api/v1/machine.svg");
+    if (!r.ok) throw await failure(r, "the lane machine");
+    const svg = await r.text();
     // The diagram is generated by the server from the lane table; it holds
     // no run data.
     document.getElementById("machine").innerHTML = svg;
@@ -245,7 +336,6 @@ function answerForms(ls) {
   const mk = (kind, title, ...fields) => {
     const f = el("form", { class: "answer", method: "post", action: "/runs/" + encodeURIComponent(run.id) + "/lanes/" + ls.lane + "/answer", "data-kind": kind },
       el("span", { class: "kind" }, title),
-      el("input", { type: "hidden", name: "csrf", value: csrf }),
       el("input", { type: "hidden", name: "kind", value: kind }),
       ...fields, el("button", { type: "submit" }, "Send"), el("span", { class: "result" }));
     f.addEventListener("submit", submitAnswer);
@@ -284,10 +374,10 @@ async function submitAnswer(ev) {
   out.textContent = "sending…";
   out.className = "result";
   try {
-    const r = await fetch(f.action, { method: "POST", body: new URLSearchParams(new FormData(f)), credentials: "same-origin",
+    const r = await api(f.action, { method: "POST", body: new URLSearchParams(new FormData(f)),
       headers: { Accept: "application/json" } });
-    const body = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+    if (!r.ok) throw await failure(r, "answer");
+    const body = await r.json();
     out.textContent = body.message;
     out.className = "result note";
   } catch (e) {
@@ -301,7 +391,7 @@ async function showAttempt(lane, a) {
   box.classList.remove("muted");
   const base = "/api/v1/runs/" + encodeURIComponent(run.id) + "/lanes/" + lane + "/executions/" + encodeURIComponent(a.executionId) + "/";
   const part = async name => {
-    const r = await fetch(base + name, { credentials: "same-origin" });
+    const r = await api(base + name);
     let text = await r.text();
     if (!r.ok) { try { text = JSON.parse(text).error; } catch (_) { /* plain */ } }
     else if (name !== "output") { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (_) { /* as is */ } }
@@ -314,7 +404,8 @@ async function showAttempt(lane, a) {
   box.replaceChildren(box.firstChild, ...parts);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
+  try { await signIn(); } catch (e) { showError(e); return; }
   if (document.body.dataset.page === "runs") runsPage();
   else runPage();
 });
