@@ -28,7 +28,7 @@ function el(tag, attrs, ...kids) {
 async function getJSON(url) {
   const r = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
   const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || (url + ": HTTP " + r.status));
+  if (!r.ok) throw new Error((body.error && body.error.message) || (url + ": HTTP " + r.status));
   return body;
 }
 
@@ -287,7 +287,7 @@ async function submitAnswer(ev) {
     const r = await fetch(f.action, { method: "POST", body: new URLSearchParams(new FormData(f)), credentials: "same-origin",
       headers: { Accept: "application/json" } });
     const body = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+    if (!r.ok) throw new Error((body.error && body.error.message) || "HTTP " + r.status);
     out.textContent = body.message;
     out.className = "result note";
   } catch (e) {
@@ -303,7 +303,7 @@ async function showAttempt(lane, a) {
   const part = async name => {
     const r = await fetch(base + name, { credentials: "same-origin" });
     let text = await r.text();
-    if (!r.ok) { try { text = JSON.parse(text).error; } catch (_) { /* plain */ } }
+    if (!r.ok) { try { text = JSON.parse(text).error.message; } catch (_) { /* plain */ } }
     else if (name !== "output") { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (_) { /* as is */ } }
     if (r.headers.get("X-Switchyard-Truncated")) text += "\n… (cut at " + r.headers.get("X-Switchyard-Truncated") + " bytes)";
     return el("details", { open: name === "receipt" ? "open" : null }, el("summary", {}, name), el("pre", {}, text));
