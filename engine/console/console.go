@@ -141,13 +141,28 @@ func (s *Server) routes() {
 		{"GET /api/v1/stream", http.HandlerFunc(s.runsStream), false},
 		{"GET /api/v1/machine.svg", http.HandlerFunc(s.machineSVG), false},
 		{"POST /runs/{id}/lanes/{lane}/answer", http.HandlerFunc(s.answer), false},
+		// The API's writes and its document (apiwrite.go, openapi.go):
+		// bearer token only, never a cookie.
+		{"GET /api/v1/openapi.json", bearerOnly(s.openAPI), false},
+		{"POST /api/v1/runs", bearerOnly(s.apiSubmit), false},
+		{"POST /api/v1/runs/{id}/cancel", bearerOnly(s.apiCancelRun), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/cancel", bearerOnly(s.apiCancelLane), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/verdict", bearerOnly(s.apiVerdict), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/validate", bearerOnly(s.apiOperationValidate), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/begin", bearerOnly(s.apiOperationBegin), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/done", bearerOnly(s.apiOperationDone), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/reject", bearerOnly(s.apiOperationReject), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/recover", bearerOnly(s.apiRecover), false},
+		{"POST /api/v1/native/executions/{execution}/report", bearerOnly(s.apiNativeReport), false},
 	}
 	if s.o.Metrics != nil {
 		table = append(table, route{"GET /metrics", s.o.Metrics.Handler(), s.o.MetricsOpen})
 	}
 	for _, r := range table {
 		h := r.handler
-		if !r.open {
+		if _, ok := h.(bearerOnly); ok {
+			h = s.apiAuth(h)
+		} else if !r.open {
 			h = s.auth(h)
 		}
 		s.mux.Handle(r.pattern, h)
@@ -165,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// An API client gets a JSON error for a path or method no route
 		// takes, as for every other API error, not the mux's plain text.
 		if _, pattern := s.mux.Handler(r); pattern == "" {
-			s.fail(w, http.StatusNotFound, "no API endpoint %s %s; the API is under /api/v1 (see docs/CONSOLE.md)", r.Method, r.URL.Path)
+			s.noRoute(w, r)
 			return
 		}
 	}
@@ -266,6 +281,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			got = c.Value
 		}
 		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				s.failCode(w, http.StatusUnauthorized, codeUnauthorized, "", "%s", unauthorizedMessage)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 			http.Error(w, "unauthorized: send Authorization: Bearer <the token>, or open /?token=<it> once in a browser (the token is serve's --http-token, else the one in <data-dir>/console.token, new at every start)", http.StatusUnauthorized)
 			return
