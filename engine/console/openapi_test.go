@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -22,7 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/engine/console"
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 const apiToken = "api-test-token"
@@ -121,6 +124,13 @@ func TestOpenAPIValidatesHandlers(t *testing.T) {
 	doc, router := openAPIDoc(t, f.http.URL)
 	require.NoError(t, os.WriteFile(filepath.Join(f.exec, "receipt.json"), []byte(`{"status":"failed"}`), 0o600))
 	checkout := t.TempDir()
+	// "nat": a lane whose native attempt the parent harness runs (a
+	// launch on the native route), for the native report.
+	t0 := eventstest.T0.Add(5 * time.Hour)
+	f.append(eventstest.SampleEnvelope(events.TypeRunCreated, "nat", 0, t0))
+	launch := eventstest.SamplePayload(events.TypeLaunch).(events.Launch)
+	launch.Route, launch.JobSubject, launch.ExecutionID = policy.RouteNative, events.NativeJobSubject("claude"), "n1"
+	f.append(events.NewEnvelope("nat", 0, t0.Add(time.Second), launch))
 
 	submit := func(runID, prompt string) string {
 		b, err := json.Marshal(map[string]any{"runId": runID, "sheet": testSheet, "role": "bug-fix",
@@ -211,6 +221,8 @@ func TestOpenAPIValidatesHandlers(t *testing.T) {
 		{name: "recover: no decision", method: "POST", path: "/api/v1/runs/alpha/lanes/0/recover", body: `{"evidenceRef":"n"}`, status: 400, code: "invalid_input", field: "clear", invalidRequest: true},
 		{name: "recover: decline with a recovery", method: "POST", path: "/api/v1/runs/alpha/lanes/0/recover", body: `{"clear":false,"evidenceRef":"n","correction":"c"}`, status: 400, code: "invalid_input", field: "correction"},
 
+		{name: "native report", method: "POST", path: "/api/v1/native/executions/n1/report", body: `{"status":"failed","processStarted":false,"evidenceRef":"host.log"}`, status: 202},
+		{name: "native report: an external execution", method: "POST", path: "/api/v1/native/executions/x1/report", body: `{"status":"failed"}`, status: 404, code: "not_found"},
 		{name: "native report: unknown execution", method: "POST", path: "/api/v1/native/executions/x9/report", body: `{"status":"complete","processStarted":true}`, status: 404, code: "not_found"},
 		{name: "native report: bad status", method: "POST", path: "/api/v1/native/executions/x9/report", body: `{"status":"fine"}`, status: 400, code: "invalid_input", field: "status"},
 
@@ -226,77 +238,99 @@ func TestOpenAPIValidatesHandlers(t *testing.T) {
 		{name: "wrong method", method: "DELETE", path: "/api/v1/runs", status: 405, code: "method_not_allowed"},
 	}
 
-	// Every documented operation must be driven to a success and to an
-	// error answer.
-	success, failure := map[string]bool{}, map[string]bool{}
+	c := newContract(t, doc, router, f.http.URL)
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			req, resp, body := f.send(t, tc)
-			require.Equal(t, tc.status, resp.StatusCode, "%s %s: %s", tc.method, tc.path, clip(body))
-			if tc.status >= 400 {
-				var e struct {
-					Error struct{ Code, Message, Field string }
-				}
-				require.NoError(t, json.Unmarshal(body, &e), clip(body))
-				require.Equal(t, tc.code, e.Error.Code, clip(body))
-				require.NotEmpty(t, e.Error.Message)
-				if tc.field != "" {
-					require.Equal(t, tc.field, e.Error.Field, clip(body))
-				}
-				require.NotContains(t, e.Error.Message, "engine:", "no package prefix")
-				require.NotContains(t, string(body), apiToken)
-			}
-			route, params, err := router.FindRoute(req)
-			if err != nil {
-				// No route: the answer must still be a documented error body.
-				require.GreaterOrEqual(t, tc.status, 400)
-				var v any
-				require.NoError(t, json.Unmarshal(body, &v))
-				require.NoError(t, doc.Components.Schemas["Error"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()), clip(body))
-				return
-			}
-			op := tc.method + " " + route.Path
-			ctx := context.Background()
-			in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-				Options: &openapi3filter.Options{AuthenticationFunc: bearerAuth, MultiError: true}}
-			reqErr := openapi3filter.ValidateRequest(ctx, in)
-			if tc.invalidRequest {
-				require.Error(t, reqErr, "the document takes a request the handler refuses")
-			} else {
-				require.NoError(t, reqErr, "the document refuses a request the handler takes")
-			}
-			out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
-				Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
-			out.SetBodyBytes(body)
-			require.NoError(t, openapi3filter.ValidateResponse(ctx, out), "%s answered %d: %s", op, resp.StatusCode, clip(body))
-			if tc.status < 300 {
-				success[op] = true
-			} else {
-				failure[op] = true
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { c.check(t, tc) })
 	}
+	// Every documented operation must be driven to a success and to an
+	// error answer (TestOpenAPIOperationAndRecover drives the successes
+	// this fixture cannot).
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
 			op := method + " " + path
-			require.True(t, success[op] || uncoveredSuccess[op], "no case drives %s to a success", op)
-			require.True(t, failure[op], "no case drives %s to an error", op)
+			require.True(t, c.success[op] || uncoveredSuccess[op], "no case drives %s to a success", op)
+			require.True(t, c.failure[op], "no case drives %s to an error", op)
 		}
 	}
 }
 
-// uncoveredSuccess are the operations whose success this test cannot
-// drive: they need a lane that awaits a parent operation or a recovery, or
-// a native execution, which only a worker's real attempt produces; the
-// cmd/switchyard end-to-end tests drive those engine calls through the
-// CLI.
+// contract sends cases to a server and validates each request and
+// response against the document; it records which operations answered a
+// success and which an error.
+type contract struct {
+	doc              *openapi3.T
+	router           routers.Router
+	url              string
+	success, failure map[string]bool
+}
+
+func newContract(t *testing.T, doc *openapi3.T, router routers.Router, url string) *contract {
+	return &contract{doc: doc, router: router, url: url, success: map[string]bool{}, failure: map[string]bool{}}
+}
+
+// check sends tc and checks its answer: the status, an error's code and
+// field, and (kin-openapi) the request and the response against the
+// document. It returns the response body.
+func (c *contract) check(t *testing.T, tc apiCase) []byte {
+	t.Helper()
+	req, resp, body := send(t, c.url, tc)
+	require.Equal(t, tc.status, resp.StatusCode, "%s %s: %s", tc.method, tc.path, clip(body))
+	if tc.status >= 400 {
+		var e struct {
+			Error struct{ Code, Message, Field string }
+		}
+		require.NoError(t, json.Unmarshal(body, &e), clip(body))
+		require.Equal(t, tc.code, e.Error.Code, clip(body))
+		require.NotEmpty(t, e.Error.Message)
+		if tc.field != "" {
+			require.Equal(t, tc.field, e.Error.Field, clip(body))
+		}
+		require.NotContains(t, e.Error.Message, "engine:", "no package prefix")
+		require.NotContains(t, string(body), apiToken)
+	}
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		// No route: the answer must still be a documented error body.
+		require.GreaterOrEqual(t, tc.status, 400)
+		var v any
+		require.NoError(t, json.Unmarshal(body, &v))
+		require.NoError(t, c.doc.Components.Schemas["Error"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()), clip(body))
+		return body
+	}
+	op := tc.method + " " + route.Path
+	ctx := context.Background()
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: bearerAuth, MultiError: true}}
+	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	if tc.invalidRequest {
+		require.Error(t, reqErr, "the document takes a request the handler refuses")
+	} else {
+		require.NoError(t, reqErr, "the document refuses a request the handler takes")
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(body)
+	require.NoError(t, openapi3filter.ValidateResponse(ctx, out), "%s answered %d: %s", op, resp.StatusCode, clip(body))
+	if tc.status < 300 {
+		c.success[op] = true
+	} else {
+		c.failure[op] = true
+	}
+	return body
+}
+
+// uncoveredSuccess are the operations whose success this fixture cannot
+// produce: they need a lane that awaits a parent operation (a worktree
+// with a valid handoff) or a recovery, which only a real attempt
+// produces. TestOpenAPIOperationAndRecover drives exactly these to a
+// success, with an engine and a worker on the simulated CLIs; their error
+// answers are driven here too.
 var uncoveredSuccess = map[string]bool{
 	"POST /api/v1/runs/{id}/lanes/{lane}/operation/validate": true,
 	"POST /api/v1/runs/{id}/lanes/{lane}/operation/begin":    true,
 	"POST /api/v1/runs/{id}/lanes/{lane}/operation/done":     true,
 	"POST /api/v1/runs/{id}/lanes/{lane}/operation/reject":   true,
 	"POST /api/v1/runs/{id}/lanes/{lane}/recover":            true,
-	"POST /api/v1/native/executions/{execution}/report":      true,
 }
 
 // bearerAuth is the document's security scheme as the validator checks
@@ -311,10 +345,10 @@ func bearerAuth(_ context.Context, in *openapi3filter.AuthenticationInput) error
 	return nil
 }
 
-// send makes tc's request against the fixture's server and returns a
-// copy of it (with its body) for the validator, the response and its body
-// (an event stream's head only).
-func (f *fixture) send(t *testing.T, tc apiCase) (*http.Request, *http.Response, []byte) {
+// send makes tc's request against the server at base and returns a copy
+// of it (with its body) for the validator, the response and its body (an
+// event stream's head only).
+func send(t *testing.T, base string, tc apiCase) (*http.Request, *http.Response, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -323,7 +357,7 @@ func (f *fixture) send(t *testing.T, tc apiCase) (*http.Request, *http.Response,
 		if tc.body != "" {
 			rd = strings.NewReader(tc.body)
 		}
-		req, err := http.NewRequestWithContext(ctx, tc.method, f.http.URL+tc.path, rd)
+		req, err := http.NewRequestWithContext(ctx, tc.method, base+tc.path, rd)
 		require.NoError(t, err)
 		switch {
 		case tc.ctype == "-":
