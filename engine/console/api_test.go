@@ -79,7 +79,7 @@ func TestAPIRun(t *testing.T) {
 	f.getJSON("/api/v1/runs/nosuch", http.StatusNotFound, &e)
 	require.Contains(t, e.Error.Message, "run nosuch: ")
 	f.getJSON("/api/v1/runs/bad%20id", http.StatusBadRequest, &e)
-	require.Contains(t, e.Error.Message, `run id "bad id" is not valid`)
+	require.Contains(t, e.Error.Message, `run id "bad id": want `)
 }
 
 // TestAPIRunDoc: Options.RunDoc decorates the run object (serve passes

@@ -197,7 +197,7 @@ func (b SubmitRequest) runRequest() (engine.RunRequest, *fieldError) {
 		OpenCodeChatGPTSubscription: b.OpenCodeChatGPTSubscription}
 	if b.RunID != "" {
 		if err := events.ValidateRunID(b.RunID); err != nil {
-			return req, badField("runId", "runId %q is not a run id: %v", b.RunID, err)
+			return req, badField("runId", "runId: %s", invalidReason(err))
 		}
 	}
 	switch {
@@ -594,7 +594,7 @@ func (s *Server) apiNativeReport(w http.ResponseWriter, r *http.Request) {
 	}
 	exec := r.PathValue("execution")
 	if err := events.ValidateExecutionID(exec); err != nil {
-		s.failField(w, http.StatusBadRequest, "execution", "execution id %q is not valid", exec)
+		s.failField(w, http.StatusBadRequest, "execution", "%s", invalidReason(err))
 		return
 	}
 	status := policy.Outcome(body.Status)

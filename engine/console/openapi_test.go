@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -182,6 +183,8 @@ func TestOpenAPIValidatesHandlers(t *testing.T) {
 		{name: "run: ambiguous prefix", method: "GET", path: "/api/v1/runs/gam", status: 400, code: "ambiguous_prefix", field: "id"},
 		{name: "run: unknown", method: "GET", path: "/api/v1/runs/nosuch", status: 404, code: "not_found", field: "id"},
 		{name: "run: malformed id", method: "GET", path: "/api/v1/runs/bad%20id", status: 400, code: "invalid_input", field: "id"},
+		{name: "submit: malformed id", method: "POST", path: "/api/v1/runs", body: `{"runId":"bad id","sheet":"s","role":"r","parent":"claude","prompt":"p","cwd":"/"}`, status: 400, code: "invalid_input", field: "runId"},
+		{name: "native report: malformed execution id", method: "POST", path: "/api/v1/native/executions/bad%20id/report", body: `{"status":"failed"}`, status: 400, code: "invalid_input", field: "execution"},
 		{name: "report", method: "GET", path: "/api/v1/runs/alpha/report", status: 200},
 		{name: "report of a submitted run", method: "GET", path: "/api/v1/runs/gamma-1/report", status: 200},
 		{name: "report: unknown", method: "GET", path: "/api/v1/runs/nosuch/report", status: 404, code: "not_found"},
@@ -254,6 +257,9 @@ func TestOpenAPIValidatesHandlers(t *testing.T) {
 	}
 }
 
+// runNamed is a run named in a message.
+var runNamed = regexp.MustCompile(`\brun [A-Za-z0-9._-]+`)
+
 // contract sends cases to a server and validates each request and
 // response against the document; it records which operations answered a
 // success and which an error.
@@ -286,6 +292,14 @@ func (c *contract) check(t *testing.T, tc apiCase) []byte {
 			require.Equal(t, tc.field, e.Error.Field, clip(body))
 		}
 		require.NotContains(t, e.Error.Message, "engine:", "no package prefix")
+		require.NotContains(t, e.Error.Message, "events:", "no package prefix")
+		// The message names a run once (issue 28, finding 24: "run x:
+		// run x: unknown run").
+		seen := map[string]bool{}
+		for _, m := range runNamed.FindAllString(e.Error.Message, -1) {
+			require.False(t, seen[m], "%q names %s twice", e.Error.Message, m)
+			seen[m] = true
+		}
 		require.NotContains(t, string(body), apiToken)
 	}
 	route, params, err := c.router.FindRoute(req)

@@ -20,7 +20,7 @@ const maxListedCandidates = 5
 func (s *Server) runID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
 	if err := events.ValidateRunID(id); err != nil {
-		s.failField(w, http.StatusBadRequest, "id", "run id %q is not valid: %v", id, err)
+		s.failField(w, http.StatusBadRequest, "id", "%s", invalidReason(err))
 		return "", false
 	}
 	ctx := r.Context()
@@ -55,4 +55,11 @@ func (s *Server) runID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	s.failCode(w, http.StatusBadRequest, codeAmbiguousPrefix, "id", "run id prefix %q is ambiguous: it starts %d runs (%s); pass more of the id", id, len(hits), listed)
 	return "", false
+}
+
+// invalidReason is a validation error's message without its "events:
+// invalid: " prefixes: it names the value and what is wanted ("run id
+// \"bad id\": want 1-128 characters ...").
+func invalidReason(err error) string {
+	return strings.TrimPrefix(cleanMessage(err.Error()), "invalid: ")
 }
