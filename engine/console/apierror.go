@@ -35,6 +35,12 @@ const (
 	codeOperationPending = "operation_pending"      // 409: the lane's operation is already begun
 )
 
+// errorCodes lists every code above, for the test that holds the OpenAPI
+// document and docs/API.md to them.
+var errorCodes = []string{codeInvalidInput, codeAmbiguousPrefix, codeUnauthorized, codePermissionDenied, codeNotFound,
+	codeMethodNotAllowed, codeExists, codeConflict, codeFinal, codeTooLarge, codeUnsupportedMedia, codeRefused, codeInternal,
+	codeUnavailable, codeInconsistentLog, codeBeginNotRecorded, codeOperationPending}
+
 // statusCodes is the code of an error written with only its status.
 var statusCodes = map[int]string{
 	http.StatusBadRequest:            codeInvalidInput,
