@@ -28,6 +28,8 @@ func (e *Engine) SubmitOnce(ctx context.Context, req RunRequest) (run string, ex
 	// concurrent submission of the same id that froze its prompt first.
 	same, found, cerr := e.sameSubmission(ctx, req)
 	switch {
+	case cerr != nil && !found:
+		return "", false, err // the store did not answer: the submission's own error says so
 	case cerr != nil:
 		return "", false, cerr
 	case !found:

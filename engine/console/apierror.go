@@ -1,10 +1,13 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/switchyard-dev/switchyard/activities/contract"
 	"github.com/switchyard-dev/switchyard/engine"
@@ -143,7 +146,11 @@ func engineError(err error) (status int, code, field string) {
 		return http.StatusForbidden, codePermissionDenied, ""
 	case errors.Is(err, engine.ErrInconsistentLog):
 		return http.StatusInternalServerError, codeInconsistentLog, ""
-	case errors.Is(err, events.ErrNoEngine):
+	case errors.Is(err, events.ErrNoEngine), errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrDisconnected),
+		errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, context.DeadlineExceeded):
+		// The store or the engine does not answer now; the same request
+		// may succeed later.
 		return http.StatusServiceUnavailable, codeUnavailable, ""
 	}
 	return http.StatusInternalServerError, codeInternal, ""
