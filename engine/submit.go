@@ -178,8 +178,21 @@ func (e *Engine) checkSubmitted(run string, c events.RunCreated) error {
 }
 
 // prepareRun checks everything about req that does not touch the data
-// directory and returns run-created without its prompt fields.
+// directory, and that its run id is new, and returns run-created without
+// its prompt fields.
 func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCreated, string, error) {
+	c, run, err := e.resolveRun(ctx, req)
+	if err != nil {
+		return c, "", err
+	}
+	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); err == nil {
+		return events.RunCreated{}, "", fmt.Errorf("run %s: %w", run, ErrRunExists)
+	}
+	return c, run, nil
+}
+
+// resolveRun is prepareRun without the check that the run id is new.
+func (e *Engine) resolveRun(ctx context.Context, req RunRequest) (events.RunCreated, string, error) {
 	var c events.RunCreated
 	if len(req.Sheet) == 0 {
 		return c, "", invalidf("the sheet is empty")
@@ -245,9 +258,6 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	}
 	if err := events.ValidateRunID(run); err != nil {
 		return c, "", invalidf("run id: %v", err)
-	}
-	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); err == nil {
-		return c, "", fmt.Errorf("run %s: %w", run, ErrRunExists)
 	}
 	sheetBytes := append([]byte(nil), req.Sheet...)
 	c = events.RunCreated{

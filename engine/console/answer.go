@@ -44,7 +44,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	lane, err := strconv.Atoi(r.PathValue("lane"))
 	if err != nil || lane < 0 || lane > events.MaxLanes {
-		s.fail(w, http.StatusBadRequest, "lane %q: want a zero-based lane index", r.PathValue("lane"))
+		s.failField(w, http.StatusBadRequest, "lane", "lane %q: want a zero-based lane index", r.PathValue("lane"))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -122,7 +122,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.fail(w, engineStatus(err), "run %s lane %d: %v", id, lane, err)
+		s.failEngine(w, err, fmt.Sprintf("run %s lane %d", id, lane))
 		return
 	}
 	if strings.Contains(r.Header.Get("Accept"), "application/json") {

@@ -66,18 +66,18 @@ func TestAnswerValidation(t *testing.T) {
 		{"bad recovery", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"maybe"}, "evidence": {"x"}}, 400, `recovery decision "maybe"`},
 		{"clear recovery without its fields", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"clear"}, "evidence": {"x"}}, 400, "a clear recover needs the correction"},
 		{"decline with a recovery field", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}, "correction": {"c"}}, 400, "correction describes a continuation; a decline takes only evidence"},
-		{"recovery the lane does not wait for", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}}, 409, "run alpha lane 0: "},
-		{"not awaiting an operation", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"succeeded"}}, 409, "run alpha lane 0: "},
-		{"unknown run", "/runs/nosuch/lanes/0/answer", url.Values{"kind": {"cancel"}}, 404, "run nosuch lane 0: "},
+		{"recovery the lane does not wait for", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"recover"}, "decision": {"decline"}, "evidence": {"x"}}, 409, "run alpha lane 0 is inspecting, not awaiting recovery"},
+		{"not awaiting an operation", "/runs/alpha/lanes/0/answer", url.Values{"kind": {"operation"}, "result": {"succeeded"}}, 409, "run alpha lane 0 is inspecting, not awaiting-operation"},
+		{"unknown run", "/runs/nosuch/lanes/0/answer", url.Values{"kind": {"cancel"}}, 404, "run nosuch: unknown run"},
 		{"bad lane", "/runs/alpha/lanes/x/answer", url.Values{"kind": {"cancel"}}, 400, `lane "x": want a zero-based lane index`},
 		{"no such lane", "/runs/alpha/lanes/3/answer", url.Values{"kind": {"verdict"}, "state": {"clear"}, "evidence": {"x"}}, 404, "unknown lane"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := f.post(tc.path, tc.form)
 			require.Equal(t, tc.status, resp.StatusCode, body)
-			var e struct{ Error string }
+			var e apiErr
 			require.NoError(t, json.Unmarshal([]byte(body), &e))
-			require.Contains(t, e.Error, tc.want)
+			require.Contains(t, e.Error.Message, tc.want)
 		})
 	}
 }

@@ -2,15 +2,12 @@ package console
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/switchyard-dev/switchyard/activities/contract"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 )
@@ -23,79 +20,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-// apiError is the body of every API error: a stable code a client can
-// branch on (one per HTTP status) and one message for a person.
-type apiError struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-}
-
-// errorCodes are the stable codes of the API's error statuses.
-var errorCodes = map[int]string{
-	http.StatusBadRequest:          "bad_request",
-	http.StatusUnauthorized:        "unauthorized",
-	http.StatusForbidden:           "forbidden",
-	http.StatusNotFound:            "not_found",
-	http.StatusMethodNotAllowed:    "method_not_allowed",
-	http.StatusConflict:            "conflict",
-	http.StatusServiceUnavailable:  "unavailable",
-	http.StatusInternalServerError: "internal",
-}
-
-// errorCode is status's stable code ("internal" for one without its own).
-func errorCode(status int) string {
-	if c, ok := errorCodes[status]; ok {
-		return c
-	}
-	return "internal"
-}
-
-// fail writes a JSON error with status; the message is cleaned by
-// cleanMessage, so wrapping an engine error that already names its run
-// does not name it twice.
-func (s *Server) fail(w http.ResponseWriter, status int, format string, a ...any) {
-	writeJSON(w, status, apiError{Error: cleanMessage(fmt.Sprintf(format, a...)), Code: errorCode(status)})
-}
-
-// cleanMessage drops the "engine: " package prefixes of wrapped errors
-// and a "part: " repeated right after itself ("run x: run x: unknown run"
-// reads "run x: unknown run").
-func cleanMessage(msg string) string {
-	msg = strings.ReplaceAll(msg, "engine: ", "")
-	parts := strings.Split(msg, ": ")
-	out := parts[:1]
-	for _, p := range parts[1:] {
-		if p != out[len(out)-1] {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ": ")
-}
-
-// engineStatus maps an engine error to an HTTP status.
-func engineStatus(err error) int {
-	switch {
-	case errors.Is(err, engine.ErrUnknownRun), errors.Is(err, engine.ErrUnknownLane):
-		return http.StatusNotFound
-	case errors.Is(err, engine.ErrNotWaiting), errors.Is(err, engine.ErrFinal),
-		errors.Is(err, engine.ErrOperationPending), contract.IsRefusal(err):
-		return http.StatusConflict
-	case errors.Is(err, engine.ErrInvalidRequest), errors.Is(err, events.ErrInvalid):
-		return http.StatusBadRequest
-	}
-	return http.StatusInternalServerError
-}
-
-// runID reads and validates the {id} of the path.
-func (s *Server) runID(w http.ResponseWriter, r *http.Request) (string, bool) {
-	id := r.PathValue("id")
-	if err := events.ValidateRunID(id); err != nil {
-		s.fail(w, http.StatusBadRequest, "run id %q is not valid: %v", id, err)
-		return "", false
-	}
-	return id, true
 }
 
 // apiRuns lists runs as `status --json` does (newest first), filtered by
@@ -157,7 +81,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := s.o.Engine.Status(r.Context(), id)
 	if err != nil {
-		s.fail(w, engineStatus(err), "run %s: %v", id, err)
+		s.failEngine(w, err, "run "+id)
 		return
 	}
 	var doc any = st
@@ -179,7 +103,7 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, err := s.o.Engine.Report(r.Context(), id)
 	if err != nil {
-		s.fail(w, engineStatus(err), "run %s: %v", id, err)
+		s.failEngine(w, err, "run "+id)
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)

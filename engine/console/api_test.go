@@ -54,11 +54,11 @@ func TestAPIRuns(t *testing.T) {
 			require.JSONEq(t, wantJSON(tc.want...), string(b))
 		})
 	}
-	var e struct{ Error string }
+	var e apiErr
 	f.getJSON("/api/v1/runs?state=done", http.StatusBadRequest, &e)
-	require.Equal(t, `state "done" is not a run state; want one of running, waiting-for-parent, final, cancelled`, e.Error)
+	require.Equal(t, `state "done" is not a run state; want one of running, waiting-for-parent, final, cancelled`, e.Error.Message)
 	f.getJSON("/api/v1/runs?limit=-2", http.StatusBadRequest, &e)
-	require.Contains(t, e.Error, `limit "-2"`)
+	require.Contains(t, e.Error.Message, `limit "-2"`)
 }
 
 // TestAPIRun: one run's status is exactly the engine's; an unknown run is a
@@ -75,11 +75,11 @@ func TestAPIRun(t *testing.T) {
 	require.Equal(t, machines.StateInspecting, want.Lanes[0].State)
 	require.Equal(t, engine.WaitVerdict, want.Lanes[0].WaitingFor)
 
-	var e struct{ Error string }
+	var e apiErr
 	f.getJSON("/api/v1/runs/nosuch", http.StatusNotFound, &e)
-	require.Contains(t, e.Error, "run nosuch: ")
+	require.Contains(t, e.Error.Message, "run nosuch: ")
 	f.getJSON("/api/v1/runs/bad%20id", http.StatusBadRequest, &e)
-	require.Contains(t, e.Error, `run id "bad id" is not valid`)
+	require.Contains(t, e.Error.Message, `run id "bad id": want `)
 }
 
 // TestAPIRunDoc: Options.RunDoc decorates the run object (serve passes
@@ -122,7 +122,7 @@ func TestAPIReportEventsTimeline(t *testing.T) {
 	env, _ := events.Decode(evs[2])
 	f.getJSON(fmt.Sprintf("/api/v1/runs/alpha/events?after=%d", env.Seq), http.StatusOK, &evs)
 	require.Len(t, evs, 2)
-	var e struct{ Error string }
+	var e apiErr
 	f.getJSON("/api/v1/runs/alpha/events?after=x", http.StatusBadRequest, &e)
 	f.getJSON("/api/v1/runs/nosuch/events", http.StatusNotFound, &e)
 

@@ -137,13 +137,28 @@ func (s *Server) routes() {
 		{"GET /api/v1/stream", http.HandlerFunc(s.runsStream), false},
 		{"GET /api/v1/machine.svg", http.HandlerFunc(s.machineSVG), false},
 		{"POST /runs/{id}/lanes/{lane}/answer", http.HandlerFunc(s.answer), false},
+		// The API's writes and its document (apiwrite.go, openapi.go):
+		// bearer token only, never a cookie.
+		{"GET /api/v1/openapi.json", bearerOnly(s.openAPI), false},
+		{"POST /api/v1/runs", bearerOnly(s.apiSubmit), false},
+		{"POST /api/v1/runs/{id}/cancel", bearerOnly(s.apiCancelRun), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/cancel", bearerOnly(s.apiCancelLane), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/verdict", bearerOnly(s.apiVerdict), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/validate", bearerOnly(s.apiOperationValidate), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/begin", bearerOnly(s.apiOperationBegin), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/done", bearerOnly(s.apiOperationDone), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/operation/reject", bearerOnly(s.apiOperationReject), false},
+		{"POST /api/v1/runs/{id}/lanes/{lane}/recover", bearerOnly(s.apiRecover), false},
+		{"POST /api/v1/native/executions/{execution}/report", bearerOnly(s.apiNativeReport), false},
 	}
 	if s.o.Metrics != nil {
 		table = append(table, route{"GET /metrics", s.o.Metrics.Handler(), s.o.MetricsOpen})
 	}
 	for _, r := range table {
 		h := r.handler
-		if !r.open {
+		if _, ok := h.(bearerOnly); ok {
+			h = s.apiAuth(h)
+		} else if !r.open {
 			h = s.auth(h)
 		}
 		s.mux.Handle(r.pattern, h)
@@ -161,7 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// An API client gets a JSON error for a path or method no route
 		// takes, as for every other API error, not the mux's plain text.
 		if _, pattern := s.mux.Handler(r); pattern == "" {
-			s.fail(w, http.StatusNotFound, "no API endpoint %s %s; the API is under /api/v1 (see docs/CONSOLE.md)", r.Method, r.URL.Path)
+			s.noRoute(w, r)
 			return
 		}
 	}
@@ -246,7 +261,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			s.fail(w, http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <the token> (serve's --http-token-file or SWITCHYARD_HTTP_TOKEN, else <data-dir>/console.token, new at every start); in a browser, open the address `switchyard console-url` prints")
+			s.failCode(w, http.StatusUnauthorized, codeUnauthorized, "", "%s", unauthorizedMessage)
 			return
 		}
 		next.ServeHTTP(w, r)

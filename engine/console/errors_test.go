@@ -9,8 +9,9 @@ import (
 
 // apiErr is an API error body as a client decodes it.
 type apiErr struct {
-	Error string
-	Code  string
+	Error struct {
+		Code, Message, Field string
+	}
 }
 
 // TestAPIErrorsAreCleanJSON: every API error is JSON with a stable code and
@@ -21,23 +22,23 @@ func TestAPIErrorsAreCleanJSON(t *testing.T) {
 	f := newFixture(t, "")
 	var e apiErr
 	f.getJSON("/api/v1/runs/nosuch", http.StatusNotFound, &e)
-	require.Equal(t, "run nosuch: unknown run", e.Error)
-	require.Equal(t, "not_found", e.Code)
+	require.Equal(t, "run nosuch: unknown run", e.Error.Message)
+	require.Equal(t, "not_found", e.Error.Code)
 
 	e = apiErr{}
 	f.getJSON("/api/v1/runs/nosuch/report", http.StatusNotFound, &e)
-	require.NotContains(t, e.Error, "engine:")
-	require.Equal(t, "not_found", e.Code)
+	require.NotContains(t, e.Error.Message, "engine:")
+	require.Equal(t, "not_found", e.Error.Code)
 
 	e = apiErr{}
 	f.getJSON("/api/v1/runs?limit=-2", http.StatusBadRequest, &e)
-	require.Equal(t, "bad_request", e.Code)
+	require.Equal(t, "invalid_input", e.Error.Code)
 
 	for _, path := range []string{"/api/v1/bogus", "/api/v2/runs", "/api/v1/runs/alpha/lanes"} {
 		e = apiErr{}
 		f.getJSON(path, http.StatusNotFound, &e)
-		require.Equal(t, "not_found", e.Code, path)
-		require.Contains(t, e.Error, "no API endpoint GET "+path, path)
+		require.Equal(t, "not_found", e.Error.Code, path)
+		require.Contains(t, e.Error.Message, "no API endpoint GET "+path, path)
 	}
 	// Pages outside /api keep the mux's 404.
 	resp, _ := f.get("/nosuch")

@@ -11,3 +11,6 @@ func (s *Server) RoutedTo(r *http.Request) string {
 	_, p := s.mux.Handler(r)
 	return p
 }
+
+// ErrorCodes are the API's stable error codes.
+func ErrorCodes() []string { return append([]string(nil), errorCodes...) }

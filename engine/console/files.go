@@ -28,12 +28,12 @@ func (s *Server) apiFile(w http.ResponseWriter, r *http.Request) {
 	}
 	lane, err := strconv.Atoi(r.PathValue("lane"))
 	if err != nil || lane < 0 || lane > events.MaxLanes {
-		s.fail(w, http.StatusBadRequest, "lane %q: want a zero-based lane index", r.PathValue("lane"))
+		s.failField(w, http.StatusBadRequest, "lane", "lane %q: want a zero-based lane index", r.PathValue("lane"))
 		return
 	}
 	exec, name := r.PathValue("exec"), r.PathValue("file")
 	if err := events.ValidateExecutionID(exec); err != nil {
-		s.fail(w, http.StatusBadRequest, "execution id %q is not valid", exec)
+		s.failField(w, http.StatusBadRequest, "exec", "execution id %q is not valid", exec)
 		return
 	}
 	envs, err := s.o.Store.Load(r.Context(), id, lane)

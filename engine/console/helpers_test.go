@@ -33,6 +33,7 @@ const waitTimeout = 30 * time.Second
 // later, role review, its lane not launched yet).
 type fixture struct {
 	t       testing.TB
+	emb     *events.Embedded
 	js      *events.JetStream
 	store   events.Store
 	eng     *engine.Engine
@@ -58,7 +59,7 @@ func newFixture(t testing.TB, token string) *fixture {
 	}
 	emb := eventstest.StartServer(t)
 	js := eventstest.Open(t, emb, events.JetStreamConfig{})
-	f := &fixture{t: t, js: js, store: js.Store(), data: t.TempDir(), last: map[string]uint64{}, metrics: metrics.New()}
+	f := &fixture{t: t, emb: emb, js: js, store: js.Store(), data: t.TempDir(), last: map[string]uint64{}, metrics: metrics.New()}
 	eng, err := engine.New(engine.Config{Store: f.store, Queue: js.Queue(), Claims: js.Claims(), Capacity: js.Capacity(), DataDir: f.data,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)

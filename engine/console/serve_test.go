@@ -293,7 +293,7 @@ func requestFor(t *testing.T, pattern string) *http.Request {
 	t.Helper()
 	method, path, ok := strings.Cut(pattern, " ")
 	require.True(t, ok, "pattern %q has a method", pattern)
-	fill := map[string]string{"{$}": "", "{id}": "alpha", "{lane}": "0", "{exec}": "x1", "{file}": "output.md"}
+	fill := map[string]string{"{$}": "", "{id}": "alpha", "{lane}": "0", "{exec}": "x1", "{execution}": "x1", "{file}": "output.md"}
 	path = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllStringFunc(path, func(w string) string {
 		v, ok := fill[w]
 		require.True(t, ok, "pattern %q: no value for wildcard %s", pattern, w)

@@ -74,9 +74,9 @@ func TestSignIn(t *testing.T) {
 			require.Equal(t, http.StatusUnauthorized, status, body)
 			var e apiErr
 			require.NoError(t, json.Unmarshal([]byte(body), &e))
-			require.Equal(t, "unauthorized", e.Code)
-			require.Contains(t, e.Error, tc.want)
-			require.Contains(t, e.Error, "print a new sign-in address with `switchyard console-url`")
+			require.Equal(t, "unauthorized", e.Error.Code)
+			require.Contains(t, e.Error.Message, tc.want)
+			require.Contains(t, e.Error.Message, "print a new sign-in address with `switchyard console-url`")
 			require.NotContains(t, body, "s3cret-token")
 		})
 	}

@@ -34,7 +34,8 @@ class HTTPError extends Error {
 
 async function failure(r, url) {
   const body = await r.json().catch(() => ({}));
-  return new HTTPError(r.status, body.error || (url + ": HTTP " + r.status));
+  const e = body.error;
+  return new HTTPError(r.status, (e && (e.message || (typeof e === "string" && e))) || (url + ": HTTP " + r.status));
 }
 
 // signIn exchanges the address's #code=... for the token, once, and drops
@@ -393,7 +394,7 @@ async function showAttempt(lane, a) {
   const part = async name => {
     const r = await api(base + name);
     let text = await r.text();
-    if (!r.ok) { try { text = JSON.parse(text).error; } catch (_) { /* plain */ } }
+    if (!r.ok) { try { text = JSON.parse(text).error.message; } catch (_) { /* plain */ } }
     else if (name !== "output") { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (_) { /* as is */ } }
     if (r.headers.get("X-Switchyard-Truncated")) text += "\n… (cut at " + r.headers.get("X-Switchyard-Truncated") + " bytes)";
     return el("details", { open: name === "receipt" ? "open" : null }, el("summary", {}, name), el("pre", {}, text));
