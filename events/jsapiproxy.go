@@ -238,9 +238,16 @@ func (p *apiProxy) handle(m *nats.Msg) {
 	case strings.HasPrefix(req.api, "$KV."):
 		subject = req.api
 	case strings.HasPrefix(req.api, ReportSubjectPrefix):
-		// The report names its publisher; no client names itself.
+		// The report names its publisher; no client names itself. Its
+		// message id is its publisher's own: a report's id is computed
+		// from what anyone can learn (execution, kind, worker id), and a
+		// shared id would let another connection publish first and have
+		// the stream drop the real report as a duplicate.
 		subject = req.api
 		header = stamped(req.m.Header, req.inbox)
+		if id := header.Get(jetstream.MsgIDHeader); id != "" {
+			header.Set(jetstream.MsgIDHeader, id+"@"+ownerToken(req.inbox))
+		}
 	}
 	_ = p.j.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: header, Data: req.m.Data})
 }
