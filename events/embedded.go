@@ -68,6 +68,12 @@ type EmbeddedConfig struct {
 	// permissions; the in-process connections (Conn, Connect) are the
 	// engine's. Nil: no authentication (tests of other concerns).
 	Auth *Credentials `json:"-"`
+	// Workers, with Auth, are the deployment's provisioned worker
+	// identities (workerid.go): a worker connection must then sign with
+	// a listed key, and may acknowledge only its own providers' jobs.
+	// Nil: any worker connection with the role's secret serves every
+	// provider.
+	Workers *WorkerIdentities `json:"-"`
 	// OnRefused, when set, is told the peer address of a refused
 	// connection, once an hour per peer host at most.
 	OnRefused func(peer string) `json:"-"`
@@ -202,6 +208,7 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 	}
 	if c.Auth != nil {
 		a, err := newAuthenticator(c.Auth, c.OnRefused)
+		a.workers = c.Workers
 		if err != nil {
 			return nil, err
 		}
