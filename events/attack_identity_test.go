@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,4 +194,39 @@ func keyOf(t *testing.T, path string) string {
 	pub, err := kp.PublicKey()
 	require.NoError(t, err)
 	return pub
+}
+
+// TestAttackReaderSubscriptions (issue 25, class 2): a reader piling up
+// subscriptions on its own inbox hits the server's per-connection limit;
+// the engine still appends and another reader still follows a run.
+func TestAttackReaderSubscriptions(t *testing.T) {
+	t.Parallel()
+	e, path, _ := authServer(t)
+	engine := eventstest.Open(t, e, events.JetStreamConfig{})
+	ctx := ctx30(t)
+	r := connectHostile(t, e, path, events.RoleReader)
+	inbox := r.nc.Opts.InboxPrefix
+	for i := range events.ServerMaxSubscriptions + 10 {
+		if _, err := r.nc.SubscribeSync(fmt.Sprintf("%s.flood.%d", inbox, i)); err != nil {
+			break // the client noticed the server closing it
+		}
+	}
+	require.Eventually(t, func() bool {
+		_ = r.nc.Flush()
+		err := r.nc.LastError()
+		return err != nil && strings.Contains(strings.ToLower(err.Error()), "maximum subscriptions exceeded")
+	}, 20*time.Second, 50*time.Millisecond, "the server refuses subscriptions past its limit")
+
+	run := eventstest.NewRunID()
+	other := connectAs(t, e, path, events.RoleReader)
+	_, err := engine.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, time.Now().UTC()), 0)
+	require.NoError(t, err, "the engine still appends")
+	ch, err := other.Store().Watch(ctx, run, 0)
+	require.NoError(t, err, "another reader still follows a run")
+	select {
+	case env := <-ch:
+		require.Equal(t, run, env.Run)
+	case <-ctx.Done():
+		t.Fatal("the watch delivered nothing")
+	}
 }

@@ -121,6 +121,12 @@ const (
 	// ServerMaxPayload bounds a message (the largest event is
 	// MaxEventBytes plus headers).
 	ServerMaxPayload = 1 << 20
+	// ServerMaxSubscriptions bounds one connection's subscriptions: a
+	// role's connection may subscribe only under its own inbox, but
+	// without a bound it could still pile up subscriptions without end.
+	// The engine's connection holds one per run it drives, so this also
+	// bounds the runs one engine drives at once.
+	ServerMaxSubscriptions = 16384
 	// ServerMaxPending bounds the bytes buffered for one slow
 	// connection before the server drops it.
 	ServerMaxPending = 64 << 20
@@ -205,6 +211,7 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 		MaxConn:    ServerMaxConnections,
 		MaxPayload: ServerMaxPayload,
 		MaxPending: ServerMaxPending,
+		MaxSubs:    ServerMaxSubscriptions,
 	}
 	if c.Auth != nil {
 		a, err := newAuthenticator(c.Auth, c.OnRefused)
