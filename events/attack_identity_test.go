@@ -203,7 +203,6 @@ func TestAttackReaderSubscriptions(t *testing.T) {
 	t.Parallel()
 	e, path, _ := authServer(t)
 	engine := eventstest.Open(t, e, events.JetStreamConfig{})
-	ctx := ctx30(t)
 	r := connectHostile(t, e, path, events.RoleReader)
 	inbox := r.nc.Opts.InboxPrefix
 	for i := range events.ServerMaxSubscriptions + 10 {
@@ -217,6 +216,7 @@ func TestAttackReaderSubscriptions(t *testing.T) {
 		return err != nil && strings.Contains(strings.ToLower(err.Error()), "maximum subscriptions exceeded")
 	}, 20*time.Second, 50*time.Millisecond, "the server refuses subscriptions past its limit")
 
+	ctx := ctx30(t) // after the flood, which takes a while under -race
 	run := eventstest.NewRunID()
 	other := connectAs(t, e, path, events.RoleReader)
 	_, err := engine.Store().Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, run, events.RunLane, time.Now().UTC()), 0)
