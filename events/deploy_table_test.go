@@ -23,7 +23,9 @@ var grantWords = []struct {
 	{func(s string, r events.Role) bool { return s == events.APIProxyPrefix+events.InboxPrefix(r)+".>" }, []string{"read", "reports", "claims"}},
 	{func(s string, r events.Role) bool { return s == events.InboxPrefix(r)+".>" }, []string{""}}, // its own replies
 	{func(s string, _ events.Role) bool { return s == events.CommandSubjectPrefix+"*.*" }, []string{"worker commands", "read-only commands", "read everything"}},
-	{func(s string, _ events.Role) bool { return strings.HasPrefix(s, "$JS.ACK."+events.JobsStream+".jobs_native_") }, []string{"its native jobs"}},
+	{func(s string, _ events.Role) bool {
+		return strings.HasPrefix(s, "$JS.ACK."+events.JobsStream+".jobs_native_")
+	}, []string{"its native jobs"}},
 	{func(s string, _ events.Role) bool { return s == "$JS.ACK."+events.JobsStream+".*.>" }, []string{"its providers' jobs"}},
 	{func(s string, _ events.Role) bool { return s == events.WorkerSubjectPrefix+"*" }, []string{"presence"}},
 	{func(s string, _ events.Role) bool { return s == events.SubmitSubject }, []string{"submit runs"}},
