@@ -43,6 +43,13 @@ func newAuthHarness(t *testing.T) (*harness, *events.Credentials) {
 // the streams as that role's commands do.
 func roleQueue(t *testing.T, h *harness, creds *events.Credentials, r events.Role) (events.Queue, string) {
 	t.Helper()
+	js, inbox := roleConn(t, h, creds, r)
+	return js.Queue(), inbox
+}
+
+// roleConn is roleQueue's connection, with every seam.
+func roleConn(t *testing.T, h *harness, creds *events.Credentials, r events.Role) (*events.JetStream, string) {
+	t.Helper()
 	nc, err := events.Connect([]string{h.srv.ClientURL()}, append(creds.ClientOptions(r), nats.MaxReconnects(0))...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
@@ -50,7 +57,7 @@ func roleQueue(t *testing.T, h *harness, creds *events.Credentials, r events.Rol
 	defer cancel()
 	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{})
 	require.NoError(t, err)
-	return js.Queue(), nc.Opts.InboxPrefix
+	return js, nc.Opts.InboxPrefix
 }
 
 // TestAttackForeignReports (issue 25, class 3): reports are accepted only
@@ -67,7 +74,8 @@ func TestAttackForeignReports(t *testing.T) {
 	h.waitLane(run, 0, machines.StateLaunching)
 
 	parentQ, _ := roleQueue(t, h, creds, events.RoleParent)
-	claimerQ, claimer := roleQueue(t, h, creds, events.RoleWorker)
+	claimerJS, claimer := roleConn(t, h, creds, events.RoleWorker)
+	claimerQ := claimerJS.Queue()
 	otherQ, other := roleQueue(t, h, creds, events.RoleWorker)
 	require.NotEqual(t, claimer, other, "each connection has its own identity")
 
@@ -93,7 +101,30 @@ func TestAttackForeignReports(t *testing.T) {
 	require.Equal(t, events.AuditForeignReport, audits[0].Payload.(events.Audit).Reason, dump(envs))
 	require.Empty(t, ofType(envs, events.TypeClaim), "no claim from a parent")
 
-	// The worker that runs it claims it; the claim names its connection.
+	// Another worker reports the claim first, without the claims
+	// bucket's lease: refused, or the worker running the attempt could
+	// never report its outcome.
+	publish(otherQ, events.ReportClaimed, "w-early")
+	envs = h.waitType(run, events.TypeAudit, 2)
+	audits = ofType(envs, events.TypeAudit)
+	require.Contains(t, audits[1].Payload.(events.Audit).Detail, "claims bucket", dump(envs))
+	require.Empty(t, ofType(envs, events.TypeClaim), "no claim from a worker without the lease")
+
+	// The worker that runs it claims it in the bucket, then reports; the
+	// claim names its connection.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	_, err := claimerJS.Claims().Claim(ctx, job.ExecutionID, "w-claimer", 30*time.Second)
+	require.NoError(t, err)
+	// The other worker reports the claim under the lease's worker id:
+	// still not its lease, refused. Its report has the same message id
+	// as the claimer's will have: the claimer's is not dropped as a
+	// duplicate of it (the proxy makes each connection's ids its own).
+	publish(otherQ, events.ReportClaimed, "w-claimer")
+	envs = h.waitType(run, events.TypeAudit, 3)
+	audits = ofType(envs, events.TypeAudit)
+	require.Contains(t, audits[2].Payload.(events.Audit).Detail, "not this connection's lease", dump(envs))
+	require.Empty(t, ofType(envs, events.TypeClaim), "no claim from a worker that is not the lease's writer")
 	publish(claimerQ, events.ReportClaimed, "w-claimer")
 	envs = h.waitType(run, events.TypeClaim, 1)
 	claim := ofType(envs, events.TypeClaim)[0].Payload.(events.Claim)
@@ -103,7 +134,7 @@ func TestAttackForeignReports(t *testing.T) {
 	// Another worker, with the worker role's real secret, finishes it
 	// under the claimer's worker id: refused, the lane still runs.
 	publish(otherQ, events.ReportFinished, "w-claimer")
-	envs = h.waitType(run, events.TypeAudit, 2)
+	envs = h.waitType(run, events.TypeAudit, 4)
 	audits = ofType(envs, events.TypeAudit)
 	last := audits[len(audits)-1].Payload.(events.Audit)
 	require.Equal(t, events.AuditForeignReport, last.Reason, dump(envs))
@@ -115,7 +146,7 @@ func TestAttackForeignReports(t *testing.T) {
 	// The other worker abandons it (stopping the lane), while the claims
 	// bucket shows the lease held: refused, the lane still runs.
 	publish(otherQ, events.ReportAbandoned, "w-other")
-	envs = h.waitType(run, events.TypeAudit, 3)
+	envs = h.waitType(run, events.TypeAudit, 5)
 	audits = ofType(envs, events.TypeAudit)
 	last = audits[len(audits)-1].Payload.(events.Audit)
 	require.Equal(t, events.AuditForeignReport, last.Reason, dump(envs))

@@ -50,6 +50,13 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 		if l.State != machines.StateLaunching {
 			return d.audit(ctx, i, reportAudit(events.AuditDuplicateReport, rd, "execution already claimed or ended"))
 		}
+		why, err := d.foreignClaim(ctx, l.Dispatch.Route, rd)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return d.audit(ctx, i, reportAudit(events.AuditForeignReport, rd, why))
+		}
 		return d.appendEvent(ctx, i, events.Claim{ExecutionID: rep.ExecutionID, WorkerID: rep.WorkerID, Lease: *rep.Lease, ReportSeq: rd.Seq, Reporter: rd.Reporter})
 	case events.ReportFinished:
 		if !active {
@@ -137,6 +144,37 @@ func (d *driver) foreignAbandon(ctx context.Context, claim *events.Claim, rd eve
 	}
 	if lease.State != events.LeaseAbandoned {
 		return "another worker connection claimed the execution, and the claims bucket does not show its lease abandoned", nil
+	}
+	return "", nil
+}
+
+// foreignClaim says why a worker connection's claimed report rd is
+// refused, or "" when that connection holds the execution's claim in the
+// claims bucket (the engine's API proxy names a claim's writer and lets
+// no other connection change a live one). Without that check the first
+// worker connection to report "claimed" would become the lane's claimer,
+// and the worker really running the attempt could no longer report its
+// outcome. The engine's own reports, a parent's native claims and Claims
+// that do not know their writer (in memory, no roles) are accepted.
+func (d *driver) foreignClaim(ctx context.Context, route policy.Route, rd events.ReportDelivery) (string, error) {
+	if rd.Reporter == "" || route == policy.RouteNative {
+		return "", nil
+	}
+	cw, ok := d.e.cfg.Claims.(claimWriter)
+	if !ok {
+		return "", nil
+	}
+	writer, lease, err := cw.Writer(ctx, rd.Report.ExecutionID)
+	if errors.Is(err, events.ErrNotFound) {
+		return "the execution has no claim in the claims bucket; a worker claims it there before reporting the claim", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("check the claim of %s: %w", rd.Report.ExecutionID, err)
+	}
+	// Released is fine: a quick attempt may end before the engine reads
+	// its claimed report. Abandoned is not: the lease is no longer held.
+	if writer != rd.Reporter || lease.State == events.LeaseAbandoned || lease.WorkerID != rd.Report.WorkerID {
+		return "the claims bucket's claim of the execution is not this connection's lease", nil
 	}
 	return "", nil
 }

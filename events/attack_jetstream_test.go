@@ -156,7 +156,11 @@ func TestAttackReaderConsumers(t *testing.T) {
 	mine := events.ConsumerOwnerToken(r.nc.Opts.InboxPrefix)
 	var last error
 	for i := range 300 {
-		_, last = r.js.CreateConsumer(ctx, events.EventsStream, eph(jetstream.ConsumerConfig{Name: fmt.Sprintf("%s-many%d", mine, i)}))
+		// Idle for up to the longest the proxy allows, so none expires
+		// while a slow machine creates the rest.
+		c := eph(jetstream.ConsumerConfig{Name: fmt.Sprintf("%s-many%d", mine, i)})
+		c.InactiveThreshold = 10 * time.Minute
+		_, last = r.js.CreateConsumer(ctx, events.EventsStream, c)
 		if last != nil {
 			require.GreaterOrEqual(t, i, 200, "legitimate consumers are refused too early")
 			break

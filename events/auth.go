@@ -17,6 +17,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // Credentials are an embedded server's per-start secrets: one per role.
@@ -204,6 +206,8 @@ func FileClientOptions(path string, r Role) []nats.Option {
 type authenticator struct {
 	creds   *Credentials
 	refused func(peer string)
+	// workers, when set, are the only worker identities accepted.
+	workers *WorkerIdentities
 
 	mu   sync.Mutex
 	seen map[string]time.Time
@@ -245,7 +249,15 @@ func (a *authenticator) Check(c server.ClientAuthentication) bool {
 			}
 			inbox = ConnInboxPrefix(r, o.Nkey)
 		}
-		p, err := rolePermissions(r, inbox)
+		var providers []policy.Provider // nil: every provider
+		if r == RoleWorker && a.workers != nil {
+			// Only a provisioned worker, proven by its own key.
+			if o.Nkey == "" || !a.workers.Known(o.Nkey) {
+				break
+			}
+			providers = a.workers.Providers(o.Nkey)
+		}
+		p, err := rolePermissionsFor(r, inbox, providers)
 		if err != nil {
 			break
 		}

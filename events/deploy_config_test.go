@@ -54,6 +54,7 @@ http: 127.0.0.1:8222
 max_connections: ` + fmt.Sprint(events.ServerMaxConnections) + `
 max_payload: ` + fmt.Sprint(events.ServerMaxPayload) + `
 max_pending: ` + fmt.Sprint(events.ServerMaxPending) + `
+max_subscriptions: ` + fmt.Sprint(events.ServerMaxSubscriptions) + `
 
 jetstream {
   store_dir: /var/lib/nats
@@ -179,6 +180,7 @@ func TestDeployConfig(t *testing.T) {
 	require.Equal(t, events.ServerMaxConnections, opts.MaxConn, "max_connections")
 	require.EqualValues(t, events.ServerMaxPayload, opts.MaxPayload, "max_payload")
 	require.EqualValues(t, events.ServerMaxPending, opts.MaxPending, "max_pending")
+	require.EqualValues(t, events.ServerMaxSubscriptions, opts.MaxSubs, "max_subscriptions")
 
 	users := map[string]*server.User{}
 	for _, u := range opts.Users {

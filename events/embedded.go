@@ -68,6 +68,12 @@ type EmbeddedConfig struct {
 	// permissions; the in-process connections (Conn, Connect) are the
 	// engine's. Nil: no authentication (tests of other concerns).
 	Auth *Credentials `json:"-"`
+	// Workers, with Auth, are the deployment's provisioned worker
+	// identities (workerid.go): a worker connection must then sign with
+	// a listed key, and may acknowledge only its own providers' jobs.
+	// Nil: any worker connection with the role's secret serves every
+	// provider.
+	Workers *WorkerIdentities `json:"-"`
 	// OnRefused, when set, is told the peer address of a refused
 	// connection, once an hour per peer host at most.
 	OnRefused func(peer string) `json:"-"`
@@ -115,6 +121,12 @@ const (
 	// ServerMaxPayload bounds a message (the largest event is
 	// MaxEventBytes plus headers).
 	ServerMaxPayload = 1 << 20
+	// ServerMaxSubscriptions bounds one connection's subscriptions: a
+	// role's connection may subscribe only under its own inbox, but
+	// without a bound it could still pile up subscriptions without end.
+	// The engine's connection holds one per run it drives, so this also
+	// bounds the runs one engine drives at once.
+	ServerMaxSubscriptions = 16384
 	// ServerMaxPending bounds the bytes buffered for one slow
 	// connection before the server drops it.
 	ServerMaxPending = 64 << 20
@@ -199,9 +211,11 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 		MaxConn:    ServerMaxConnections,
 		MaxPayload: ServerMaxPayload,
 		MaxPending: ServerMaxPending,
+		MaxSubs:    ServerMaxSubscriptions,
 	}
 	if c.Auth != nil {
 		a, err := newAuthenticator(c.Auth, c.OnRefused)
+		a.workers = c.Workers
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,12 @@ type JetStreamConfig struct {
 	// SetupTimeout bounds stream creation, retried while a cluster elects
 	// its meta leader (about 2s after start). Default 30s.
 	SetupTimeout time.Duration
+	// Workers, on the engine's connection, are the deployment's
+	// provisioned worker identities (workerid.go): its API proxy then
+	// lets each worker connection serve only its own providers, and an
+	// unlisted worker connection only read. Nil: every worker connection
+	// serves every provider.
+	Workers *WorkerIdentities
 	// AttemptTimeout bounds one publish attempt; a timed-out or unanswered
 	// publish is retried with the same message id until the caller's
 	// context ends (a leader failover stops writes for 6-7s). Default 2s.

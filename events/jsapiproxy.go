@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // The JetStream API of every role but the engine goes through the engine.
@@ -205,6 +207,9 @@ type proxyRequest struct {
 	inbox string
 	role  Role
 	api   string // the request without "$JS.API.", or "$KV.<bucket>.<key>"
+	// unlisted: a worker connection whose key the deployment's worker
+	// identities do not list, handled as a reader.
+	unlisted bool
 }
 
 func (p *apiProxy) handle(m *nats.Msg) {
@@ -224,6 +229,10 @@ func (p *apiProxy) handle(m *nats.Msg) {
 		return
 	}
 	req := proxyRequest{m: m, inbox: inbox, role: r, api: api}
+	if reg := p.j.cfg.Workers; r == RoleWorker && reg != nil && !reg.Known(workerKey(inbox)) {
+		// Not a worker the deployment provisioned: a reader.
+		req.role, req.unlisted = RoleReader, true
+	}
 	if reason := p.check(&req); reason != "" {
 		p.refuse(req, reason)
 		return
@@ -238,9 +247,16 @@ func (p *apiProxy) handle(m *nats.Msg) {
 	case strings.HasPrefix(req.api, "$KV."):
 		subject = req.api
 	case strings.HasPrefix(req.api, ReportSubjectPrefix):
-		// The report names its publisher; no client names itself.
+		// The report names its publisher; no client names itself. Its
+		// message id is its publisher's own: a report's id is computed
+		// from what anyone can learn (execution, kind, worker id), and a
+		// shared id would let another connection publish first and have
+		// the stream drop the real report as a duplicate.
 		subject = req.api
 		header = stamped(req.m.Header, req.inbox)
+		if id := header.Get(jetstream.MsgIDHeader); id != "" {
+			header.Set(jetstream.MsgIDHeader, id+"@"+ownerToken(req.inbox))
+		}
 	}
 	_ = p.j.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: m.Reply, Header: header, Data: req.m.Data})
 }
@@ -270,6 +286,9 @@ func proxyRefused(err error) bool {
 // refuse answers req with a JetStream API error.
 func (p *apiProxy) refuse(req proxyRequest, reason string) {
 	desc := fmt.Sprintf("switchyard: the %s role may not %s", req.role, reason)
+	if req.unlisted {
+		desc = fmt.Sprintf("switchyard: worker connection %s is no provisioned worker identity, so it may only read; it may not %s", req.inbox, reason)
+	}
 	if strings.HasPrefix(req.api, "CONSUMER.MSG.NEXT.") {
 		// A pull request's answers are messages; a status message ends it.
 		h := nats.Header{}
@@ -348,10 +367,30 @@ func jobConsumerAllowed(r Role, name string) (subject string, ok bool) {
 	return "", false
 }
 
+// serves says why the worker connection of req may not serve provider's
+// jobs or capacity, or "" when it may: without provisioned identities
+// every worker serves every provider.
+func (p *apiProxy) serves(req *proxyRequest, provider policy.Provider) string {
+	reg := p.j.cfg.Workers
+	if req.role != RoleWorker || reg == nil {
+		return ""
+	}
+	key := workerKey(req.inbox)
+	if reg.Serves(key, provider) {
+		return ""
+	}
+	return fmt.Sprintf("serve provider %s: worker identity %s serves only %v", provider, key, reg.Providers(key))
+}
+
 func (p *apiProxy) checkPull(req *proxyRequest, stream, name string) string {
 	if stream == JobsStream {
 		if _, ok := jobConsumerAllowed(req.role, name); !ok {
 			return "pull from job consumer " + name
+		}
+		if prov, ok := cutProviderQueue(name); ok {
+			if why := p.serves(req, prov); why != "" {
+				return why
+			}
 		}
 		return ""
 	}
@@ -453,6 +492,11 @@ func (p *apiProxy) checkJobConsumer(req *proxyRequest, cfg *jetstream.ConsumerCo
 	if !ok {
 		return "create or change job consumer " + name
 	}
+	if prov, ok := cutProviderQueue(name); ok {
+		if why := p.serves(req, prov); why != "" {
+			return why
+		}
+	}
 	if cfg.Durable != name || cfg.FilterSubject != subject || len(cfg.FilterSubjects) > 0 ||
 		cfg.DeliverSubject != "" || cfg.AckPolicy != jetstream.AckExplicitPolicy || cfg.AckWait <= 0 {
 		return "create job consumer " + name + " other than workers do"
@@ -534,7 +578,10 @@ func (p *apiProxy) checkKV(req *proxyRequest, toks []string) string {
 	if bucket == ClaimsBucket {
 		return p.checkClaimWrite(req, strings.Join(toks[2:], "."), time.Now())
 	}
-	return ""
+	// A capacity report's key is its provider: a worker puts only its
+	// own providers' (one lifting another provider's billing-policy
+	// exclusion is refused).
+	return p.serves(req, policy.Provider(strings.Join(toks[2:], ".")))
 }
 
 // checkClaimWrite allows a new claim, any change of a claim by the

@@ -103,6 +103,24 @@ func RolePermissions(r Role) (Permissions, error) {
 // is inbox: it alone subscribes to its replies and sends JetStream
 // requests under it.
 func rolePermissions(r Role, inbox string) (Permissions, error) {
+	return rolePermissionsFor(r, inbox, nil)
+}
+
+// WorkerIdentityPermissions is the subject permissions of the worker
+// whose nkey's public key is key, serving providers: a deployment's
+// nats-server gives each provisioned worker a user of its own with these
+// (docs/DEPLOY.md), its own inbox prefix, and acknowledgements of its
+// own providers' jobs only.
+func WorkerIdentityPermissions(key string, providers []policy.Provider) (Permissions, error) {
+	if len(providers) == 0 {
+		return Permissions{}, invalidf("worker identity %s: no providers", key)
+	}
+	return rolePermissionsFor(RoleWorker, ConnInboxPrefix(RoleWorker, key), providers)
+}
+
+// rolePermissionsFor is rolePermissions for a worker serving only
+// providers (nil: every provider).
+func rolePermissionsFor(r Role, inbox string, providers []policy.Provider) (Permissions, error) {
 	if r == RoleEngine {
 		return Permissions{PublishAllow: []string{">"}, SubscribeAllow: []string{">"}, Responses: true}, nil
 	}
@@ -119,10 +137,17 @@ func rolePermissions(r Role, inbox string) (Permissions, error) {
 	}
 	switch r {
 	case RoleWorker:
-		// Every provider's job consumer, but no parent's native one.
-		p.PublishAllow = append(p.PublishAllow, jobAcks("*"))
-		for _, parent := range nativeParents {
-			p.PublishDeny = append(p.PublishDeny, jobAcks("jobs_native_"+string(parent)))
+		if providers != nil {
+			// Its own providers' job consumers only.
+			for _, prov := range providers {
+				p.PublishAllow = append(p.PublishAllow, jobAcks("jobs_"+string(prov)))
+			}
+		} else {
+			// Every provider's job consumer, but no parent's native one.
+			p.PublishAllow = append(p.PublishAllow, jobAcks("*"))
+			for _, parent := range nativeParents {
+				p.PublishDeny = append(p.PublishDeny, jobAcks("jobs_native_"+string(parent)))
+			}
 		}
 		// Reports go through the proxy, which names the reporter (and
 		// takes a worker's only on lanes: controls are the parent's).
