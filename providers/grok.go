@@ -40,6 +40,7 @@ func grokSpec() *Spec {
 		KeepEnv:       []string{},
 		Guard:         envGuardFunc(grokGuard),
 		Parse:         parseGrok,
+		Check:         grokReadOnlyCheckout, // grok_checkout.go
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		return []File{privateFile(grokPromptPath(req), req.Prompt)}, nil, nil

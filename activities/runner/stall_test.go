@@ -92,6 +92,9 @@ func simRunBin(t *testing.T, cfg simenv.Config, p policy.Provider, model string,
 	t.Helper()
 	bin := simenv.Install(t, "", cfg)
 	l := newLane(t, "")
+	if p == policy.Grok {
+		l.cwd = simenv.Checkout(t) // a read-only Grok lane refuses a temporary checkout (providers/grok_checkout.go)
+	}
 	r, err := New(Config{
 		Env:       map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir, "LANG": "C.UTF-8"},
 		Stdout:    l.stdout,
