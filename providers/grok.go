@@ -34,6 +34,7 @@ func grokSpec() *Spec {
 		KnownVersions: []string{"0.2.93", "1.0.5", "1.0.41"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidenceProviderReport,
+		Login:         "grok login",
 		Classify:      classifyGrokStream, // classify_stream.go
 		SignInProbe:   true,
 		CLIModel:      effortModel(policy.Grok),

@@ -271,6 +271,9 @@ type Spec struct {
 	// answer, so its default stall timeout is SilentStallTimeoutMs
 	// (liveness.go).
 	SilentUntilDone bool
+	// Login is the command a user runs to sign the CLI in, for doctor's
+	// fix line ("codex login"); "" when the CLI documents its own way.
+	Login string
 }
 
 // WriterTools is a writer's granted tool surface as the worker contract
