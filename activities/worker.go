@@ -242,6 +242,20 @@ type Worker struct {
 
 	// trace, when set (tests), observes the worker's decisions.
 	trace func(workerEvent)
+
+	// healthSeq numbers the stall health observations this worker reports
+	// (events.Stall.HealthObservationSeq): a Worker reports over the one
+	// connection its Queue holds for its whole life, so the sequence is
+	// that connection's, starting at zero with the Worker.
+	healthSeq atomic.Uint64
+}
+
+// nextHealthObservation is the next connection-scoped health observation
+// sequence number: 1 for the first, unique and increasing under
+// concurrency.
+func (w *Worker) nextHealthObservation() *uint64 {
+	n := w.healthSeq.Add(1)
+	return &n
 }
 
 // NewWorker validates cfg and returns a Worker with defaults applied.

@@ -172,7 +172,11 @@ func (w *Worker) settle(fctx context.Context, log *slog.Logger, d *events.Delive
 	}
 	finished := w.report(d.Job, events.ReportFinished, w.cfg.WorkerID)
 	finished.ReceiptPath, finished.ReceiptDigest = d.Job.Paths.Receipt, end.digest
-	finished.Stall = end.stall
+	if end.stall != nil {
+		st := *end.stall
+		st.HealthObservationSeq = w.nextHealthObservation()
+		finished.Stall = &st
+	}
 	if err := w.publish(fctx, log, finished); err != nil {
 		// The claim stays held and goes stale: whoever gets the job next
 		// reports the execution abandoned.

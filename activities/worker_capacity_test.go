@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/events/eventstest"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
 // capacityConfig is the tests' worker configuration with a capacity store
@@ -52,6 +54,10 @@ func (e *workerEnv) newGrokJob(lane int) events.Job {
 	j := e.newJob(lane)
 	j.Descriptor, j.Provider, j.Model = "grok:grok-4.7@high", policy.Grok, "grok-4.7"
 	j.APISpend = policy.APISpendApproved // grok runs only with API spend approved
+	// A read-only Grok lane refuses a checkout under a temporary directory
+	// (providers/grok_checkout.go): the job's checkout links to one outside.
+	require.NoError(e.t, os.Remove(j.Paths.Cwd))
+	require.NoError(e.t, os.Symlink(simenv.Checkout(e.t), j.Paths.Cwd))
 	return j
 }
 

@@ -27,8 +27,22 @@ func TestWorkerStalledJob(t *testing.T) {
 	require.Equal(t, policy.StatusTimedOut, rc.Status)
 	require.Equal(t, events.Digest(b), fin.ReceiptDigest)
 	require.NotNil(t, fin.Stall, "the finished report carries the stall")
+	first := uint64(1)
 	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: fin.Stall.IdleMs, TimeoutMs: 500,
-		ProviderHealth: "request_stalled", Liveness: "available", Probe: "available", FenceClosed: true}, *fin.Stall)
+		ProviderHealth: "request_stalled", Liveness: "available", Probe: "available", FenceClosed: true,
+		Adapter: "codex", Target: "gpt-5.5", HealthObservationSeq: &first}, *fin.Stall,
+		"the exact adapter and target the probe was checked against, and the worker connection's first observation")
 	require.GreaterOrEqual(t, fin.Stall.IdleMs, int64(500))
 	require.Len(t, e.workloads(job), 1, "never retried")
+
+	// The next stall this worker reports is its connection's second
+	// observation.
+	next := e.newJob(1)
+	next.StallTimeoutMs = 500
+	e.publish(next)
+	fin2 := e.waitReport(events.ReportFinished, next.ExecutionID)
+	require.NoError(t, fin2.Validate())
+	require.NotNil(t, fin2.Stall)
+	require.NotNil(t, fin2.Stall.HealthObservationSeq)
+	require.Equal(t, uint64(2), *fin2.Stall.HealthObservationSeq)
 }

@@ -3,6 +3,7 @@ package events_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,6 +90,19 @@ func TestGoldenStall(t *testing.T) {
 	gotEnv, err := events.Decode(file)
 	require.NoError(t, err)
 	require.Equal(t, env, gotEnv)
+
+	// A stall recorded before adapter, target and the observation
+	// sequence were carried still decodes, without them.
+	old := []byte(strings.Replace(string(file), `,
+      "adapter": "codex",
+      "target": "gpt-5.6-sol",
+      "healthObservationSeq": 3`, "", 1))
+	require.NotEqual(t, string(file), string(old), "the golden carries the identity")
+	gotEnv, err = events.Decode(old)
+	require.NoError(t, err)
+	bare := st
+	bare.Adapter, bare.Target, bare.HealthObservationSeq = "", "", nil
+	require.Equal(t, &bare, gotEnv.Payload.(events.Finish).Stall)
 }
 
 // TestEnvelopeInsideJSON proves json.Marshal and json.Unmarshal of an

@@ -3,7 +3,11 @@ package events
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // DefaultStallTimeoutMs is the execution-runtime contract's
@@ -31,6 +35,20 @@ type Stall struct {
 	Probe string `json:"probe"`
 	// FenceClosed: the child was stopped and reaped within the close grace.
 	FenceClosed bool `json:"fenceClosed"`
+	// Adapter and Target are the exact identity the stalled attempt ran
+	// and the health probe was checked against: the provider (the
+	// adapter) and the model its argv pins (the target). A probe outcome
+	// for any other identity reads identity_mismatch, health_unknown.
+	// Empty only on metadata recorded before they were carried.
+	Adapter string `json:"adapter,omitempty"`
+	Target  string `json:"target,omitempty"`
+	// HealthObservationSeq is the contract's connection-scoped
+	// health_observation_seq: the worker that ran the attempt numbers the
+	// stall observations it reports over its one connection 1, 2, 3, …
+	// (unique and increasing under concurrency; a new connection starts
+	// over). An attempt run outside a worker (switchyard runner, doctor)
+	// is bound to no connection and omits it.
+	HealthObservationSeq *uint64 `json:"healthObservationSeq,omitempty"`
 }
 
 // MaxStallTimeoutMs is the largest stall timeout accepted: the most
@@ -114,5 +132,20 @@ func (s Stall) Validate() error {
 	if !slices.Contains(StallProbes, s.Probe) {
 		return invalidf("stall.probe %q: want one of %v", s.Probe, StallProbes)
 	}
+	if (s.Adapter == "") != (s.Target == "") {
+		return invalidf("stall.adapter %q and stall.target %q: want both or neither", s.Adapter, s.Target)
+	}
+	if s.Adapter != "" && !slices.Contains(CapacityProviders, policy.Provider(s.Adapter)) {
+		return invalidf("stall.adapter %q is not a provider", s.Adapter)
+	}
+	if len(s.Target) > maxStallTarget || strings.ContainsFunc(s.Target, unicode.IsControl) {
+		return invalidf("stall.target: want at most %d characters without control characters", maxStallTarget)
+	}
+	if s.HealthObservationSeq != nil && *s.HealthObservationSeq == 0 {
+		return invalidf("stall.healthObservationSeq 0: a connection's first observation is 1")
+	}
 	return nil
 }
+
+// maxStallTarget bounds Stall.Target (a model id).
+const maxStallTarget = 200

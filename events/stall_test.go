@@ -59,6 +59,12 @@ func TestDecodeStallRejects(t *testing.T) {
 			{"negative timeout", sub(s, `"timeoutMs":300000`, `"timeoutMs":-5`), "stall.timeoutMs"},
 			{"overflowing timeout", sub(s, `"timeoutMs":300000`, `"timeoutMs":`+over), "stall.timeoutMs"},
 			{"unknown key", sub(s, `"fenceClosed":true`, `"fenceClosed":true,"output":"x"`), "output"},
+			{"adapter without target", sub(s, `,"target":"gpt-5.6-sol"`, ``), "stall.adapter"},
+			{"target without adapter", sub(s, `"adapter":"codex",`, ``), "stall.adapter"},
+			{"unknown adapter", sub(s, `"adapter":"codex"`, `"adapter":"codx"`), "stall.adapter"},
+			{"control character in target", sub(s, `"target":"gpt-5.6-sol"`, `"target":"gpt\u001b[31m"`), "stall.target"},
+			{"observation seq zero", sub(s, `"healthObservationSeq":3`, `"healthObservationSeq":0`), "stall.healthObservationSeq"},
+			{"negative observation seq", sub(s, `"healthObservationSeq":3`, `"healthObservationSeq":-1`), "healthObservationSeq"},
 		}
 	}
 	for _, tc := range stallRows(rep) {

@@ -159,6 +159,10 @@ const (
 	EligibilityReasonOrdinaryUsageNotAllowed EligibilityReason = "ordinary_usage_not_allowed"
 	// EligibilityReasonOrdinaryUsageUnknown: ordinaryUsageAllowed is missing or null (unknown).
 	EligibilityReasonOrdinaryUsageUnknown EligibilityReason = "ordinary_usage_unknown"
+	// EligibilityReasonOrdinaryUsageUnsupported: the answering app-server
+	// generation predates ordinaryUsageAllowed, so it cannot say (unknown;
+	// a newer Codex CLI can).
+	EligibilityReasonOrdinaryUsageUnsupported EligibilityReason = "ordinary_usage_unsupported"
 	// EligibilityReasonSpendControlReached: spendControlReached is true (allowance_unavailable).
 	EligibilityReasonSpendControlReached EligibilityReason = "spend_control_reached"
 	// EligibilityReasonSpendControlUnknown: spendControlReached is missing or null (unknown).
@@ -183,6 +187,7 @@ const (
 var EligibilityReasons = []EligibilityReason{
 	EligibilityReasonCreditsPresent, EligibilityReasonCreditsUnknown,
 	EligibilityReasonOrdinaryUsageNotAllowed, EligibilityReasonOrdinaryUsageUnknown,
+	EligibilityReasonOrdinaryUsageUnsupported,
 	EligibilityReasonSpendControlReached, EligibilityReasonSpendControlUnknown,
 	EligibilityReasonRateLimitReached, EligibilityReasonIndividualLimitExhausted,
 	EligibilityReasonUpsellPresent, EligibilityReasonWindowExhausted,

@@ -238,7 +238,7 @@ func eligibilityClass(r EligibilityReason) EligibilityState {
 		EligibilityReasonUpsellPresent, EligibilityReasonWindowExhausted:
 		return EligibilityAllowanceUnavailable
 	case EligibilityReasonCreditsUnknown, EligibilityReasonOrdinaryUsageUnknown,
-		EligibilityReasonSpendControlUnknown, EligibilityReasonCollectorFailed,
+		EligibilityReasonOrdinaryUsageUnsupported, EligibilityReasonSpendControlUnknown, EligibilityReasonCollectorFailed,
 		EligibilityReasonNotSignedIn:
 		return EligibilityUnknown
 	}

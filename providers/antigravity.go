@@ -71,6 +71,7 @@ func antigravitySpecOn(read readFileFunc, host antigravityHost) *Spec {
 		KnownVersions: []string{"1.1.27", "1.3.5"},
 		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
 		ModelEvidence: policy.EvidencePinnedArgv,
+		Classify:      classifyAntigravityStream, // classify_stream.go
 		CLIModel:      slugModel(policy.Antigravity),
 		OwnEnv:        append(antigravityGuard.vars(), antigravityGateways...),
 		RemoveEnv:     removeEnv(policy.Antigravity),

@@ -259,9 +259,13 @@ const (
 // unknown.
 func noProvenQuota(Request, Capture) string { return "" }
 
-// normalizeDiagnostic folds case and the typographic apostrophe.
+// normalizeDiagnostic trims surrounding white space and nothing else: the
+// canonical diagnostics match exactly as the dispatch seed spells them,
+// case and apostrophe included (Claude, Codex, Devin and Cursor print
+// "You've" with U+0027, Grok "You\u2019ve" with U+2019). Lower-cased or
+// re-punctuated text is not the provider's diagnostic and fails closed.
 func normalizeDiagnostic(s string) string {
-	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "\u2019", "'"))
+	return strings.TrimSpace(s)
 }
 
 // beginsAt reports whether text starts with diagnostic and continues with
@@ -287,19 +291,19 @@ func beginsAt(text, diagnostic string, separators ...string) bool {
 // complete errored api_error result with status 429 and one of these
 // diagnostics; a bare 429 or other limits ("out of extra usage") are not.
 var claudeDiagnostics = []string{
-	"you've hit your session limit",
-	"you've hit your weekly limit",
-	"you've hit your opus limit",
-	"you've hit your sonnet limit",
-	"you've hit your fable limit",
-	"you've hit your usage credit limit",
-	"you've hit your usage limit",
-	"you've hit your limit",
-	"you've hit your team's shared budget",
-	"you've hit your monthly spend limit",
-	"you've hit your org's monthly spend limit",
-	"you've hit your org's monthly usage limit",
-	"you're out of usage credits",
+	"You've hit your session limit",
+	"You've hit your weekly limit",
+	"You've hit your Opus limit",
+	"You've hit your Sonnet limit",
+	"You've hit your Fable limit",
+	"You've hit your usage credit limit",
+	"You've hit your usage limit",
+	"You've hit your limit",
+	"You've hit your team's shared budget",
+	"You've hit your monthly spend limit",
+	"You've hit your org's monthly spend limit",
+	"You've hit your org's monthly usage limit",
+	"You're out of usage credits",
 }
 
 func claudeQuota(_ Request, c Capture) string {
@@ -396,10 +400,10 @@ func claudeAuth(c Capture) string {
 // (an entitlement gate), rate limits and any other "<context>: " prefix do
 // not classify.
 var codexDiagnostics = []string{
-	"you've hit your usage limit",
-	"your workspace is out of credits.",
-	"you hit your spend cap set",
-	"quota exceeded. check your plan and billing details.",
+	"You've hit your usage limit",
+	"Your workspace is out of credits.",
+	"You hit your spend cap set",
+	"Quota exceeded. Check your plan and billing details.",
 }
 
 const codexRetryWrapper = "stream disconnected after retries: "
@@ -426,8 +430,8 @@ func codexQuota(_ Request, c Capture) string {
 
 // Grok: the backend's subscription:free-usage-exhausted maps uniquely to
 // this message inside an error_during_execution result.
-var grokFreeUsage = normalizeDiagnostic("You\u2019ve reached your free Grok Build usage limit for now. " +
-	"Get SuperGrok for much higher limits, or try again later: https://grok.com/supergrok?referrer=grok-build")
+const grokFreeUsage = "You\u2019ve reached your free Grok Build usage limit for now. " +
+	"Get SuperGrok for much higher limits, or try again later: https://grok.com/supergrok?referrer=grok-build"
 
 func grokQuota(_ Request, c Capture) string {
 	r := grokLastResult(c)
@@ -450,12 +454,12 @@ func grokQuota(_ Request, c Capture) string {
 // Display is "Quota exhausted: <canonical>" or a bare canonical sentence. A
 // delivered export vetoes.
 var devinSentences = []string{
-	"you've reached your monthly usage limit. wait for the limit to reset next month.",
-	"your organization has reached its monthly usage limit. ask an account admin to raise it, or wait for the limit to reset next month.",
+	"You've reached your monthly usage limit. Wait for the limit to reset next month.",
+	"Your organization has reached its monthly usage limit. Ask an account admin to raise it, or wait for the limit to reset next month.",
 	"usage quota has been exhausted",
 }
 
-const devinQuotaPrefix = "quota exhausted:"
+const devinQuotaPrefix = "Quota exhausted:"
 
 func devinQuota(req Request, c Capture) string {
 	if c.ExitCode == nil || *c.ExitCode == 0 || devinDelivered(req, c) {
@@ -485,7 +489,7 @@ var cursorErrorFrame = regexp.MustCompile(`^\S*Error:`)
 
 const (
 	cursorErrorClass = "ActionRequiredError:"
-	cursorDiagnostic = "you've hit your usage limit"
+	cursorDiagnostic = "You've hit your usage limit"
 )
 
 func cursorQuota(_ Request, c Capture) string {
@@ -510,13 +514,13 @@ func cursorQuota(_ Request, c Capture) string {
 // capacity and unpinned texts fail closed; RetryableQuotaError is retried
 // by the CLI itself and never classifies.
 var geminiDiagnostics = []string{
-	"you have exhausted your daily quota on this model.",
-	"you exceeded your current quota, please check your plan and billing details.",
+	"You have exhausted your daily quota on this model.",
+	"You exceeded your current quota, please check your plan and billing details.",
 }
 
 const (
 	geminiQuotaClass   = "TerminalQuotaError"
-	geminiErrorWrapper = "[api error: "
+	geminiErrorWrapper = "[API Error: "
 )
 
 func geminiQuota(_ Request, c Capture) string {

@@ -16,19 +16,6 @@ import (
 // alive). Plain-text output (Devin) treats any non-blank line as progress.
 // Classifiers never panic and never keep the line.
 
-// streamClassifiers are attached to each spec by register when the spec
-// does not set Classify itself.
-var streamClassifiers = map[policy.Provider]func([]byte) Disposition{
-	policy.Claude:      classifyClaudeStream,
-	policy.Codex:       classifyCodexStream,
-	policy.Grok:        classifyGrokStream,
-	policy.Devin:       classifyTextStream,
-	policy.Cursor:      classifyCursorStream,
-	policy.Antigravity: classifyAntigravityStream,
-	policy.OpenCode:    classifyOpenCodeStream,
-	policy.Gemini:      classifyGeminiStream,
-}
-
 // classifyTextStream: any non-blank line is progress.
 func classifyTextStream(line []byte) Disposition {
 	if len(bytes.TrimSpace(line)) == 0 {
@@ -203,24 +190,11 @@ func classifyGeminiStream(line []byte) Disposition {
 	return DispositionNone
 }
 
-// signInProbes are the providers whose preflight probes prove the sign-in
-// state: a passing probe shows a login, a failing one a definite sign-out.
-// The others' probes check a version or a configuration (Claude's writer
-// floor, Gemini, OpenCode) or defer authentication to the attempt
-// (Antigravity's model listing), so a pass says nothing about the
-// provider's health.
-var signInProbes = map[policy.Provider]bool{
-	policy.Codex:  true, // codex login status
-	policy.Grok:   true, // grok models (shows the login)
-	policy.Devin:  true, // devin auth status
-	policy.Cursor: true, // cursor-agent status --format json, unless CURSOR_API_KEY defers it
-}
-
 // HasSignInProbe reports whether s's preflight probes for req prove the
 // sign-in state, so the stall watchdog's health probe may run them. Without
 // one the health is unknown and nothing runs.
 func HasSignInProbe(s *Spec, req Request) bool {
-	if s == nil || !signInProbes[s.Provider] || s.Preflight == nil || len(s.Preflight(req)) == 0 {
+	if s == nil || !s.SignInProbe || s.Preflight == nil || len(s.Preflight(req)) == 0 {
 		return false
 	}
 	return s.Provider != policy.Cursor || !cursorAPIKey(req)

@@ -41,6 +41,8 @@ func claudeSpec() *Spec {
 		KnownVersions: []string{"2.1.220", "2.1.332"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		Login:         "claude, then /login",
+		Classify:      classifyClaudeStream, // classify_stream.go
 		CLIModel:      claudeModel,
 		OwnEnv:        claudeGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Claude),

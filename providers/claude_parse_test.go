@@ -42,7 +42,9 @@ func TestParseClaude(t *testing.T) {
 			quota: "claude_usage_limit_exceeded", session: "a703e098-1", terminal: "session limit",
 			check: func(t *testing.T, _ Parsed, c Classification) { require.Equal(t, policy.PhasePostprocess, c.Phase) }},
 		{name: "weekly-limit", exit: 1, status: policy.StatusUsageExhausted, quota: "claude_usage_limit_exceeded", session: "a703e098-1", terminal: "weekly"},
-		{name: "out-of-credits", exit: 1, status: policy.StatusUsageExhausted, quota: "claude_usage_limit_exceeded", session: "a703e098-1", terminal: "credits"},
+		// The fixture spells "You\u2019re" with the typographic apostrophe;
+		// the canonical diagnostic is "You're" (U+0027) and matches exactly.
+		{name: "out-of-credits", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "credits"},
 		{name: "extra-usage", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "extra usage"},
 		{name: "bare-429", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "rate_limit_error"},
 		{name: "wrong-separator", exit: 1, status: policy.StatusChildFailed, session: "a703e098-1", terminal: "session limit"},

@@ -45,6 +45,9 @@ func codexSpec() *Spec {
 		KnownVersions: []string{"0.155.1", "0.171.0"},
 		QuotaSource:   QuotaLiveRPC,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		Login:         "codex login",
+		Classify:      classifyCodexStream, // classify_stream.go
+		SignInProbe:   true,
 		CLIModel:      effortModel(policy.Codex),
 		OwnEnv:        codexGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Codex),

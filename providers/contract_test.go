@@ -84,7 +84,8 @@ var contractBanners = map[policy.Provider][]string{
 
 // optionalSpecFields are Spec fields only some providers need; every
 // other field is set by every spec.
-var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix"}
+var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix",
+	"SignInProbe", "SilentUntilDone", "Login"} // booleans: false is an answer, and the goldens show it
 
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.
@@ -137,6 +138,9 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "known versions: %s\n", strings.Join(spec.KnownVersions, ", "))
 	fmt.Fprintf(&b, "quota source: %s\n", spec.QuotaSource)
 	fmt.Fprintf(&b, "model evidence: %s\n", spec.ModelEvidence)
+	fmt.Fprintf(&b, "preflight proves sign-in: %t\n", spec.SignInProbe)
+	fmt.Fprintf(&b, "login: %q\n", spec.Login)
+	fmt.Fprintf(&b, "silent until done: %t (default stall timeout %d ms)\n", spec.SilentUntilDone, UnsetStallTimeoutMs(spec.Provider))
 	fmt.Fprintf(&b, "install: %s (override %s)\n", spec.Install, BinEnvVar(p))
 	for _, mode := range []policy.Access{policy.ReadOnly, policy.IsolatedWrite} {
 		c := ContainmentFor(spec, mode)

@@ -40,15 +40,18 @@ func cursorSpec(read readFileFunc) *Spec {
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "cursor-agent --sandbox enabled: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "cursor-agent --mode ask with --sandbox enabled: ask mode is a prompt instruction and the sandbox is unverified"},
 		},
-		KnownVersions: []string{"2026.09.02", "2026.10.01"},
-		QuotaSource:   QuotaUnsupported,
-		ModelEvidence: policy.EvidencePinnedArgv,
-		CLIModel:      slugModel(policy.Cursor),
-		OwnEnv:        cursorGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Cursor),
-		KeepEnv:       []string{"XDG_CONFIG_HOME"},
-		Guard:         envGuardFunc(cursorGuard),
-		Parse:         parseCursor,
+		KnownVersions:   []string{"2026.09.02", "2026.10.01"},
+		QuotaSource:     QuotaUnsupported,
+		ModelEvidence:   policy.EvidencePinnedArgv,
+		Classify:        classifyCursorStream, // classify_stream.go
+		SignInProbe:     true,
+		SilentUntilDone: true,
+		CLIModel:        slugModel(policy.Cursor),
+		OwnEnv:          cursorGuard.vars(),
+		RemoveEnv:       removeEnv(policy.Cursor),
+		KeepEnv:         []string{"XDG_CONFIG_HOME"},
+		Guard:           envGuardFunc(cursorGuard),
+		Parse:           parseCursor,
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		http1, err := cursorUserHTTP1(req, read)

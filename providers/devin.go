@@ -39,15 +39,18 @@ func devinSpec() *Spec {
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "devin --sandbox with exec enabled: the sandbox's write and network confinement is undocumented and unverified"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "devin --permission-mode auto with exec, edit, write and fetch denied in its config: tool denials, not a verified sandbox"},
 		},
-		KnownVersions: []string{"3000.4.25"},
-		QuotaSource:   QuotaUnsupported,
-		ModelEvidence: policy.EvidencePinnedArgv,
-		CLIModel:      devinModel,
-		OwnEnv:        devinGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Devin, "DEVIN_REFUSAL_FALLBACK"),
-		KeepEnv:       []string{"XDG_CONFIG_HOME"},
-		Guard:         envGuardFunc(devinGuard),
-		Parse:         parseDevin,
+		KnownVersions:   []string{"3000.4.25"},
+		QuotaSource:     QuotaUnsupported,
+		ModelEvidence:   policy.EvidencePinnedArgv,
+		Classify:        classifyTextStream, // classify_stream.go
+		SignInProbe:     true,
+		SilentUntilDone: true,
+		CLIModel:        devinModel,
+		OwnEnv:          devinGuard.vars(),
+		RemoveEnv:       removeEnv(policy.Devin, "DEVIN_REFUSAL_FALLBACK"),
+		KeepEnv:         []string{"XDG_CONFIG_HOME"},
+		Guard:           envGuardFunc(devinGuard),
+		Parse:           parseDevin,
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		config, err := devinConfig(req.Mode)

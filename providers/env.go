@@ -26,12 +26,14 @@ var ProxyEnv = []string{
 
 // markerEnv are host markers removed from every child even if a spec's
 // KeepEnv or OwnEnv would admit them: nested-session markers of Claude Code
-// and Codex, Devin's provider-side model substitution switch and every
-// OpenCode override (the OpenCode spec sets its own after removal).
+// and Codex and every OpenCode override (the OpenCode spec sets its own
+// after removal). Devin's provider-side model substitution switch,
+// DEVIN_REFUSAL_FALLBACK, is not here: the dispatch seed removes it from
+// Devin's children only (the Devin spec's RemoveEnv) and leaves the parent
+// environment and other providers unchanged.
 var markerEnv = []string{
 	"CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ID",
 	"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS",
-	"DEVIN_REFUSAL_FALLBACK",
 	"OPENCODE_*",
 }
 

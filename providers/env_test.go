@@ -3,6 +3,7 @@ package providers
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,7 +207,7 @@ func TestChildEnvRemovesHostMarkers(t *testing.T) {
 	t.Parallel()
 	markers := []string{"CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION",
 		"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "CODEX_THREAD_ID", "CODEX_SANDBOX", "CODEX_CI",
-		"DEVIN_REFUSAL_FALLBACK", "OPENCODE_CONFIG", "OPENCODE_PERMISSION", "OPENCODE_DISABLE_PROJECT_CONFIG"}
+		"OPENCODE_CONFIG", "OPENCODE_PERMISSION", "OPENCODE_DISABLE_PROJECT_CONFIG"}
 	for _, p := range Names() {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()
@@ -340,6 +341,35 @@ func TestAntigravityGuardReadsSettingsUnderDenyOnly(t *testing.T) {
 			req.APISpend = policy.APISpendApproved
 			require.Nil(t, GuardNames(spec, map[string]string{}, req))
 			require.Empty(t, asked, "approved spending reads no settings")
+		})
+	}
+}
+
+// TestChildEnvDevinRefusalFallbackDevinOnly: the dispatch seed removes an
+// inherited DEVIN_REFUSAL_FALLBACK from Devin's children only; the parent
+// environment and other providers are unchanged (a spec that admits the
+// name passes it on).
+func TestChildEnvDevinRefusalFallbackDevinOnly(t *testing.T) {
+	t.Parallel()
+	const name = "DEVIN_REFUSAL_FALLBACK"
+	for _, p := range Names() {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			spec, err := Lookup(p)
+			require.NoError(t, err)
+			parent := plantedEnv()
+			before := maps.Clone(parent)
+			admitting := *spec
+			admitting.KeepEnv = append([]string{name}, spec.KeepEnv...)
+			admitting.OwnEnv = append([]string{name}, spec.OwnEnv...)
+			names := envNames(ChildEnv(&admitting, parent, envRequest(t, p, policy.APISpendApproved), nil))
+			require.Equal(t, before, parent, "the parent environment is unchanged")
+			if p == policy.Devin {
+				require.NotContains(t, names, name, "Devin's child never inherits the substitution switch")
+				require.NotContains(t, envNames(ChildEnv(spec, parent, envRequest(t, p, policy.APISpendLegacy), nil)), name)
+				return
+			}
+			require.Contains(t, names, name, "only Devin's children lose %s", name)
 		})
 	}
 }

@@ -70,6 +70,7 @@ func geminiSpec() *Spec {
 		KnownVersions: []string{"0.61.0"},
 		QuotaSource:   QuotaLiveHTTP,
 		ModelEvidence: policy.EvidenceProviderReport,
+		Classify:      classifyGeminiStream, // classify_stream.go
 		CLIModel:      effortModel(policy.Gemini),
 		OwnEnv:        geminiGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Gemini),

@@ -34,12 +34,16 @@ func grokSpec() *Spec {
 		KnownVersions: []string{"0.2.93", "1.0.5", "1.0.41"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidenceProviderReport,
+		Login:         "grok login",
+		Classify:      classifyGrokStream, // classify_stream.go
+		SignInProbe:   true,
 		CLIModel:      effortModel(policy.Grok),
 		OwnEnv:        grokGuard.vars(),
 		RemoveEnv:     removeEnv(policy.Grok),
 		KeepEnv:       []string{},
 		Guard:         envGuardFunc(grokGuard),
 		Parse:         parseGrok,
+		Check:         grokReadOnlyCheckout, // grok_checkout.go
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		return []File{privateFile(grokPromptPath(req), req.Prompt)}, nil, nil

@@ -38,7 +38,8 @@ func TestParseGrok(t *testing.T) {
 			}},
 		{name: "other-model", status: policy.StatusMalformedOutput, success: true, final: final, session: session, reported: "grok-3"},
 		{name: "usage-exhausted", exit: 1, status: policy.StatusUsageExhausted, quota: "grok_free_usage_exhausted", session: session, terminal: "SuperGrok"},
-		{name: "usage-exhausted-ascii", exit: 1, status: policy.StatusUsageExhausted, quota: "grok_free_usage_exhausted", session: session, terminal: "SuperGrok"},
+		// ASCII "You've": the canonical sentence has U+2019 and matches exactly.
+		{name: "usage-exhausted-ascii", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "SuperGrok"},
 		{name: "free-usage-prefix-only", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "free Grok Build"},
 		{name: "free-usage-wrong-subtype", exit: 1, status: policy.StatusChildFailed, session: session, terminal: "SuperGrok"},
 		{name: "team-credits-403", exit: 1, status: policy.StatusChildFailed, terminal: "403 Forbidden"},

@@ -112,6 +112,12 @@ func TestGuardrailDetects(t *testing.T) {
 		{name: "the word quota compared", src: "package x\nvar b = s == \"quota\"\n", hits: 1},
 		{name: "the word quota as a case", src: "package x\nfunc f(s string) { switch s { case \"QUOTA\": } }\n", hits: 1},
 		{name: "the word quota in a pattern", src: "package x\nimport \"regexp\"\nvar re = regexp.MustCompile(`(?i)quota`)\n", hits: 1},
+		{name: "the word quota as bytes", src: "package x\nimport \"bytes\"\nvar b = bytes.Contains(s, []byte(\"quota\"))\n", hits: 1},
+		{name: "the word quota through a constant", src: "package x\nimport \"strings\"\nconst q = \"QUOTA\"\nvar b = strings.Contains(s, q)\n", hits: 1},
+		{name: "the word quota through a local variable", src: "package x\nimport \"strings\"\nfunc f(s string) bool { w := \"quota\"; return strings.HasPrefix(s, w) }\n", hits: 1},
+		{name: "an enum value compared by name", src: "package x\nconst r = \"unknown-quota-override\"\nfunc f(s string) bool { switch s { case r: return true }; return s == r }\n", hits: 0},
+		{name: "a constant named but not matched", src: "package x\nconst q = \"quota source\"\nvar s = q\n", hits: 0},
+		{name: "429 through a constant", src: "package x\nimport \"strings\"\nconst c = \"429\"\nvar b = strings.Contains(s, c)\n", hits: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,37 +169,77 @@ var matchFuncs = map[string]bool{
 	"MatchString": true, "Match": true, "MustCompile": true, "Compile": true,
 }
 
-// guardedMatches returns "file:line: literal" for each literal containing
-// the word quota that is used to match text: an argument of a strings,
-// bytes or regexp matching function, an operand of == or !=, or a switch
-// case.
+// matchedWords are the bare words the provider contract forbids matching
+// outside the classifier: "Substring matching for "quota" / "429" outside
+// the classifier is forbidden".
+var matchedWords = []string{"quota", "429"}
+
+// guardedMatches returns "file:line: literal" for each text containing a
+// matched word (any case) that is used to match text: an argument of a
+// strings, bytes or regexp matching function, an operand of == or !=, or a
+// switch case. The text may be a literal or a conversion of one
+// ([]byte("quota")); a matching function's argument may also be a constant
+// or variable of the same file initialised with one, so naming the word
+// first does not hide a substring match. (Equality with a named enum
+// value, such as an audit reason spelled "unknown-quota-override", names a
+// value of Switchyard's own and is not text matching.)
 func guardedMatches(name string, src []byte) []string {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	if err != nil {
 		return []string{name + ": does not parse: " + err.Error()}
 	}
+	named := map[string]*ast.BasicLit{}
+	bind := func(ids []*ast.Ident, values []ast.Expr) {
+		for i, id := range ids {
+			if id != nil && i < len(values) {
+				if lit := stringLit(values[i], nil); lit != nil {
+					named[id.Name] = lit
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			bind(n.Names, n.Values)
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				var ids []*ast.Ident
+				for _, l := range n.Lhs {
+					id, _ := l.(*ast.Ident)
+					ids = append(ids, id)
+				}
+				bind(ids, n.Rhs)
+			}
+		}
+		return true
+	})
 	var out []string
-	flag := func(e ast.Expr) {
-		lit, ok := ast.Unparen(e).(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
+	flagIn := func(e ast.Expr, names map[string]*ast.BasicLit) {
+		lit := stringLit(e, names)
+		if lit == nil {
 			return
 		}
 		value, err := strconv.Unquote(lit.Value)
 		if err != nil {
 			value = lit.Value
 		}
-		if strings.Contains(strings.ToLower(value), "quota") {
-			out = append(out, fset.Position(lit.Pos()).String()+": "+lit.Value)
+		for _, w := range matchedWords {
+			if strings.Contains(strings.ToLower(value), w) {
+				out = append(out, fset.Position(e.Pos()).String()+": "+lit.Value)
+				return
+			}
 		}
 	}
+	flag := func(e ast.Expr) { flagIn(e, nil) }
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
 				if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "strings" || pkg.Name == "bytes" || pkg.Name == "regexp") && matchFuncs[sel.Sel.Name] {
 					for _, a := range n.Args {
-						flag(a)
+						flagIn(a, named)
 					}
 				}
 			}
@@ -210,6 +256,33 @@ func guardedMatches(name string, src []byte) []string {
 		return true
 	})
 	return out
+}
+
+// stringLit returns the string literal e spells: the literal itself, a
+// conversion of one ([]byte(...), string(...)), or an identifier named
+// in named; nil for anything else.
+func stringLit(e ast.Expr, named map[string]*ast.BasicLit) *ast.BasicLit {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.STRING {
+			return e
+		}
+	case *ast.CallExpr:
+		if len(e.Args) != 1 {
+			return nil
+		}
+		switch fn := e.Fun.(type) {
+		case *ast.ArrayType:
+			return stringLit(e.Args[0], named)
+		case *ast.Ident:
+			if fn.Name == "string" {
+				return stringLit(e.Args[0], named)
+			}
+		}
+	case *ast.Ident:
+		return named[e.Name]
+	}
+	return nil
 }
 
 // isStructTag reports whether a literal is spelled like a struct tag:

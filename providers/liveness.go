@@ -48,7 +48,8 @@ const SilentStallTimeoutMs = 3_600_000
 // (--output-format json prints one result object at the end) and Devin
 // (plain text at the end).
 func SilentUntilDone(p policy.Provider) bool {
-	return p == policy.Cursor || p == policy.Devin
+	s, err := Lookup(p)
+	return err == nil && s.SilentUntilDone
 }
 
 // UnsetStallTimeoutMs is the response-stall timeout, in milliseconds, of

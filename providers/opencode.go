@@ -84,6 +84,7 @@ func openCodeSpec() *Spec {
 		KnownVersions: []string{"1.18.33"},
 		QuotaSource:   QuotaUnsupported,
 		ModelEvidence: policy.EvidencePinnedArgv,
+		Classify:      classifyOpenCodeStream, // classify_stream.go
 		CLIModel:      slugModel(policy.OpenCode),
 		OwnEnv:        []string{}, // native login only: inherited API keys never reach the child
 		RemoveEnv:     removeEnv(policy.OpenCode, "OPENCODE_*"),

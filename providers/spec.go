@@ -258,8 +258,22 @@ type Spec struct {
 	// (sandboxScopes). A contained CLI reaches nothing else over TCP.
 	APIHosts []string
 	// Classify sorts one line of the workload's stdout into a disposition
-	// for the stall watchdog; nil treats every non-empty line as progress.
+	// for the stall watchdog (classify_stream.go). Every spec sets it.
 	Classify func(line []byte) Disposition
+	// SignInProbe is set when the spec's preflight probes prove the
+	// sign-in state (a pass shows a login, a failure a definite sign-out),
+	// so the stall watchdog's health probe may run them; a provider whose
+	// probes check a version or configuration, or defer authentication to
+	// the attempt, leaves it false (HasSignInProbe).
+	SignInProbe bool
+	// SilentUntilDone is set when the provider's headless output, as
+	// Switchyard launches it, carries no progress events before the final
+	// answer, so its default stall timeout is SilentStallTimeoutMs
+	// (liveness.go).
+	SilentUntilDone bool
+	// Login is the command a user runs to sign the CLI in, for doctor's
+	// fix line ("codex login"); "" when the CLI documents its own way.
+	Login string
 }
 
 // WriterTools is a writer's granted tool surface as the worker contract
@@ -283,7 +297,7 @@ func register(s *Spec) {
 		panic(fmt.Sprintf("providers: second spec for %s", s.Provider))
 	}
 	if s.Classify == nil {
-		s.Classify = streamClassifiers[s.Provider] // classify_stream.go
+		panic(fmt.Sprintf("providers: spec %s has no stream classifier", s.Provider))
 	}
 	if sc, ok := sandboxScopes[s.Provider]; ok && s.StateDirs == nil && s.APIHosts == nil {
 		s.StateDirs, s.APIHosts = sc.stateDirs, sc.apiHosts // sandbox_scope.go

@@ -503,7 +503,8 @@ func (a *attempt) invoke(env []string) {
 	ws := childSpec{role: roleWorkload, argv: cmd.Argv, dir: dir, env: env, stdin: stdin}
 	if a.o.StallTimeout > 0 {
 		ws.watch = newWatchdog(a.o.StallTimeout, a.spec.Classify)
-		ws.onStall = func() string { return a.probeHealth(env) }
+		ws.stallID = stallIdentity{adapter: string(a.o.Provider), target: a.req.CLIModel}
+		ws.onStall = func() probeOutcome { return a.probeHealth(env) }
 	}
 	res, err := a.exec.run(ws)
 	if err != nil {

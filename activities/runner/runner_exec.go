@@ -145,7 +145,11 @@ type childSpec struct {
 	// watch is the workload's stall watchdog (nil: none); onStall runs the
 	// bounded health probe after it fires, concurrently with the fence.
 	watch   *watchdog
-	onStall func() string
+	onStall func() probeOutcome
+	// stallID is the exact identity the workload runs (the provider and
+	// its argv's model); a probe outcome for another reads
+	// identity_mismatch.
+	stallID stallIdentity
 }
 
 // childResult is a settled (or abandoned) child.
@@ -531,9 +535,10 @@ func readCaptureFiles(paths []string, limit int64) map[string][]byte {
 // process group stopped and reaped, escalate) and the bounded health probe
 // run at the same time, and res.stall records the joined outcome.
 func (x *executor) stallJoin(c *child, res *childResult, cs childSpec) {
-	probe := make(chan string, 1)
+	probe := make(chan probeOutcome, 1)
 	go func() {
-		p := probeUnsupported
+		// A missing hook fails closed: unsupported, with no identity.
+		p := probeOutcome{class: probeUnsupported}
 		if cs.onStall != nil {
 			p = cs.onStall()
 		}
@@ -542,7 +547,7 @@ func (x *executor) stallJoin(c *child, res *childResult, cs childSpec) {
 	began := time.Now()
 	x.escalate(c, res)
 	fenceClosed := closed(c.waited) && time.Since(began) <= x.killGrace+stallFenceSlack
-	p := <-probe
+	p := checkProbeIdentity(cs.stallID, <-probe)
 	health, liveness := stallHealth(p)
 	res.stall = &events.Stall{
 		Failure:        "response_stalled",
@@ -552,5 +557,7 @@ func (x *executor) stallJoin(c *child, res *childResult, cs childSpec) {
 		Liveness:       liveness,
 		Probe:          p,
 		FenceClosed:    fenceClosed,
+		Adapter:        cs.stallID.adapter,
+		Target:         cs.stallID.target,
 	}
 }

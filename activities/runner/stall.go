@@ -71,7 +71,36 @@ const (
 	probeError       = "error"
 	probeUnsupported = "unsupported"
 	probeUnknown     = "unknown"
+	probeMismatch    = "identity_mismatch"
 )
+
+// stallIdentity is the exact target a health probe must be about: the
+// adapter (the provider) and the target (the model the workload's argv
+// pins).
+type stallIdentity struct{ adapter, target string }
+
+// probeOutcome is one health probe's typed result: the identity it
+// probed and its classification.
+type probeOutcome struct {
+	stallIdentity
+	class string
+}
+
+// checkProbeIdentity is the coordinator's identity check
+// (execution-runtime-contract.md "Health probe contract"): an outcome
+// counts only for the exact adapter and target that stalled. An empty or
+// different identity, on either side, reads identity_mismatch (so
+// health_unknown), whatever the probe reported; an unsupported probe that
+// ran nothing stays unsupported.
+func checkProbeIdentity(want stallIdentity, got probeOutcome) string {
+	if got.class == probeUnsupported && got.stallIdentity == (stallIdentity{}) {
+		return probeUnsupported
+	}
+	if want.adapter == "" || want.target == "" || got.stallIdentity != want {
+		return probeMismatch
+	}
+	return got.class
+}
 
 // stallHealth maps a probe classification to the contract's pair: only
 // available and a validated unavailable are definitive; everything else
@@ -223,7 +252,14 @@ func (w *watchdog) safeClassify(line []byte) (d providers.Disposition) {
 // error; a bound that passes is a timeout. Only a definitive
 // unauthenticated verdict (not one asking for a retry) reads as
 // unavailable; any other failing verdict is unknown.
-func (a *attempt) probeHealth(env []string) string {
+func (a *attempt) probeHealth(env []string) probeOutcome {
+	id := stallIdentity{adapter: string(a.spec.Provider), target: a.req.CLIModel}
+	class := a.probeClass(env)
+	return probeOutcome{stallIdentity: id, class: class}
+}
+
+// probeClass runs the probes and classifies them (probeHealth).
+func (a *attempt) probeClass(env []string) string {
 	if !providers.HasSignInProbe(a.spec, a.req) {
 		return probeUnsupported
 	}

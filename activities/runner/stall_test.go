@@ -92,6 +92,9 @@ func simRunBin(t *testing.T, cfg simenv.Config, p policy.Provider, model string,
 	t.Helper()
 	bin := simenv.Install(t, "", cfg)
 	l := newLane(t, "")
+	if p == policy.Grok {
+		l.cwd = simenv.Checkout(t) // a read-only Grok lane refuses a temporary checkout (providers/grok_checkout.go)
+	}
 	r, err := New(Config{
 		Env:       map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir, "LANG": "C.UTF-8"},
 		Stdout:    l.stdout,
@@ -145,6 +148,13 @@ func requireStall(t *testing.T, res Result, stall time.Duration, health, livenes
 	require.Equal(t, health, st.ProviderHealth)
 	require.Equal(t, liveness, st.Liveness)
 	require.Equal(t, probe, st.Probe)
+	// The exact identity the probe was checked against; an attempt run
+	// outside a worker is bound to no connection and has no observation
+	// sequence.
+	require.Equal(t, string(rc.Provider), st.Adapter)
+	require.Equal(t, rc.Model, st.Target, "the model the argv pins (these models map to themselves)")
+	require.Nil(t, st.HealthObservationSeq)
+	require.NoError(t, st.Validate())
 	require.True(t, st.FenceClosed, "the simulated CLI exits on SIGTERM within the grace")
 	require.Equal(t, "SIGTERM", *rc.Signal)
 	require.Equal(t, stall.Milliseconds(), *rc.TimeoutMs, "the stall timeout is the receipt's explicit deadline")
@@ -340,6 +350,7 @@ func TestStallProbeErrorIsUnknown(t *testing.T) {
 	require.Equal(t, policy.StatusTimedOut, res.Receipt.Status, "%s", res.Bytes)
 	require.NotNil(t, res.Stall)
 	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: res.Stall.IdleMs, TimeoutMs: 300,
-		ProviderHealth: "health_unknown", Liveness: "unknown", Probe: "error", FenceClosed: true}, *res.Stall)
+		ProviderHealth: "health_unknown", Liveness: "unknown", Probe: "error", FenceClosed: true,
+		Adapter: "codex", Target: "gpt-5.5"}, *res.Stall)
 	require.Equal(t, policy.OutcomeDeadlineExceeded, l.outcome("unset"))
 }

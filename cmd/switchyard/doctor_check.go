@@ -480,9 +480,10 @@ func quotaFix(p policy.Provider, code policy.ExclusionCode) string {
 
 // signInFix is the fix line of a signed-out provider.
 func signInFix(p policy.Provider) string {
-	login := map[policy.Provider]string{
-		policy.Claude: "claude, then /login", policy.Codex: "codex login", policy.Grok: "grok login",
-	}[p]
+	var login string
+	if spec, err := providers.Lookup(p); err == nil {
+		login = spec.Login // the provider spec is the one source
+	}
 	if login == "" {
 		return fmt.Sprintf("sign in to the %s CLI as its documentation says, then check again: switchyard doctor --provider %s --probe", p, p)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
 // doctorSheet has one role per case: "bug-fix" (for parent codex, so
@@ -34,6 +35,10 @@ func newDoctorSandbox(t *testing.T) *engineSandbox {
 	t.Helper()
 	s := newEngineSandbox(t, map[string]string{"codex": "logged-out"}, doctorSheet)
 	require.NoError(t, os.Remove(filepath.Join(s.bin, "claude")))
+	// Round trips make their scratch checkout under the cache directory,
+	// outside every temporary directory (a read-only Grok lane refuses
+	// one under it).
+	s.env = append(s.env, "XDG_CACHE_HOME="+simenv.Checkout(t))
 	return s
 }
 

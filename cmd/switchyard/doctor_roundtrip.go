@@ -207,7 +207,7 @@ func roundTrip(ctx context.Context, c doctorCheck, d *doctorProvider, t roundTri
 		return rt
 	}
 	rt.State = roundTripRan
-	dir, err := os.MkdirTemp("", "switchyard-round-trip-")
+	dir, err := os.MkdirTemp(roundTripScratchRoot(), "switchyard-round-trip-")
 	if err != nil {
 		rt.State, rt.Reason = roundTripSkipped, "cannot create a scratch directory: "+err.Error()
 		return rt
@@ -255,6 +255,23 @@ func roundTrip(ctx context.Context, c doctorCheck, d *doctorProvider, t roundTri
 		rt.Error = providers.CapText(rc.Error.Message, 300)
 	}
 	return rt
+}
+
+// roundTripScratchRoot is where a round trip's scratch directory goes:
+// under the user's cache directory, outside every temporary directory,
+// because a read-only Grok lane refuses a checkout under one (the dispatch
+// seed: its read-only profile keeps the temporary directories writable).
+// "" (the temporary directory) when there is no cache directory.
+func roundTripScratchRoot() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	root := filepath.Join(cache, "switchyard", "round-trips")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return ""
+	}
+	return root
 }
 
 // scratchCheckout makes an empty git checkout for a round trip to run in:

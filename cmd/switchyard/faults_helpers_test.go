@@ -167,7 +167,7 @@ func newFaultWorld(t *testing.T, cfg simenv.Config, sheet string) *faultWorld {
 	dir := t.TempDir()
 	cfg.HangCapSeconds = 120 // a failed test never leaves a simulator behind for long
 	w := &faultWorld{
-		t: t, dir: dir, data: filepath.Join(dir, "data"), checkout: filepath.Join(dir, "checkout"),
+		t: t, dir: dir, data: filepath.Join(dir, "data"), checkout: simenv.Checkout(t), // outside temp: a read-only Grok lane refuses a temporary checkout
 		prompt: filepath.Join(dir, "prompt.md"), sheet: filepath.Join(dir, "fault.sheet"),
 		bin: simenv.Install(t, "", cfg),
 	}

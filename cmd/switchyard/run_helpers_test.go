@@ -49,7 +49,7 @@ func newEngineSandboxConfig(t *testing.T, cfg simenv.Config, sheet string) *engi
 	dir := t.TempDir()
 	cfg.HangCapSeconds = 60 // a failed test never leaves a simulator behind for long
 	s := &engineSandbox{
-		dir: dir, data: filepath.Join(dir, "data"), checkout: filepath.Join(dir, "checkout"),
+		dir: dir, data: filepath.Join(dir, "data"), checkout: simenv.Checkout(t), // outside temp: a read-only Grok lane refuses a temporary checkout
 		prompt: filepath.Join(dir, "prompt.md"), bin: simenv.Install(t, "", cfg),
 	}
 	require.NoError(t, os.MkdirAll(s.checkout, 0o755))

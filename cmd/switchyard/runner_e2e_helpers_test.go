@@ -79,6 +79,13 @@ func newE2ELane(t *testing.T, provider policy.Provider, scenario, apiSpend strin
 	l := &e2eLane{provider: provider, work: t.TempDir(), bin: simenv.Install(t, "", cfg)}
 	require.NoError(t, os.WriteFile(l.path("prompt.md"), []byte("Summarize README.md in one sentence.\n"), 0o600))
 	for _, d := range []string{"checkout", "home"} {
+		if d == "checkout" && provider == policy.Grok {
+			// A read-only Grok lane refuses a checkout under a temporary
+			// directory (providers/grok_checkout.go); the link resolves
+			// to one outside.
+			require.NoError(t, os.Symlink(simenv.Checkout(t), l.path(d)))
+			continue
+		}
 		require.NoError(t, os.Mkdir(l.path(d), 0o755))
 	}
 	d := e2eDescriptor[provider]
@@ -402,7 +409,9 @@ func (n *receiptNormalizer) failf(format string, a ...any) {
 // each directory's resolved form.
 func (n *receiptNormalizer) paths() [][2]string {
 	var out [][2]string
-	for _, p := range [][2]string{{n.lane.work, "$WORK"}, {n.lane.bin, "$BIN"}} {
+	// The checkout is first: a Grok lane's links to one outside the
+	// temporary directory, and its resolved form reads as the link.
+	for _, p := range [][2]string{{n.lane.path("checkout"), "$WORK/checkout"}, {n.lane.work, "$WORK"}, {n.lane.bin, "$BIN"}} {
 		out = append(out, p)
 		if real, err := filepath.EvalSymlinks(p[0]); err == nil && real != p[0] {
 			out = append(out, [2]string{real, p[1]})

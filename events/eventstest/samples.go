@@ -189,8 +189,12 @@ func SampleJob(run string, lane int, executionID string) events.Job {
 // signed out after its stream went quiet.
 func SampleStall() events.Stall {
 	return events.Stall{Failure: events.StallFailure, IdleMs: 300012, TimeoutMs: events.DefaultStallTimeoutMs,
-		ProviderHealth: events.HealthProviderUnhealthy, Liveness: events.LivenessUnavailable, Probe: "unavailable", FenceClosed: true}
+		ProviderHealth: events.HealthProviderUnhealthy, Liveness: events.LivenessUnavailable, Probe: "unavailable", FenceClosed: true,
+		Adapter: "codex", Target: "gpt-5.6-sol", HealthObservationSeq: &sampleSeq}
 }
+
+// sampleSeq is SampleStall's health observation sequence number.
+var sampleSeq uint64 = 3
 
 // SampleReport is a valid report of kind.
 func SampleReport(kind events.ReportKind, run string, lane int, executionID, worker string) events.Report {

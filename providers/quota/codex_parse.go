@@ -211,11 +211,9 @@ func ParseCodexRateLimits(result []byte, observedAt time.Time) (policy.CapacityS
 		reasons[policy.EligibilityReasonCreditsPresent] = true
 	}
 	// Criterion 2: ordinary usage must be explicitly allowed; criterion 3:
-	// false is a blocker.
-	if allowed, ok := codexBool(top["ordinaryUsageAllowed"]); !ok {
-		reasons[policy.EligibilityReasonOrdinaryUsageUnknown] = true
-	} else if !allowed {
-		reasons[policy.EligibilityReasonOrdinaryUsageNotAllowed] = true
+	// false is a blocker. Read generation-aware (codexOrdinaryUsage).
+	if r := codexOrdinaryUsage(top); r != "" {
+		reasons[r] = true
 	}
 	if reached, ok := codexBool(rl["spendControlReached"]); !ok {
 		reasons[policy.EligibilityReasonSpendControlUnknown] = true
@@ -255,6 +253,45 @@ func ParseCodexRateLimits(result []byte, observedAt time.Time) (policy.CapacityS
 		AcquiredAt:    observedAt.UTC(),
 	}
 	return snap, codexEligibility(reasons, observedAt)
+}
+
+// codexGenerationKeys are the result fields that arrived in the same
+// app-server generation as ordinaryUsageAllowed (QUOTA-PROTOCOLS.md:
+// absent at rust-v0.145.0, present in later builds). Any of them, even
+// null, marks a result of that generation.
+var codexGenerationKeys = []string{"accountId", "rateLimitUpsell", "normalModelSlug"}
+
+// codexOrdinaryUsage reads ordinaryUsageAllowed aware of the app-server
+// generation that answered (execution-eligibility.md: "ordinaryUsageAllowed
+// generation-aware"), and returns its eligibility reason, "" when ordinary
+// usage is explicitly allowed:
+//   - true: allowed; false: ordinary_usage_not_allowed (a blocker);
+//   - null, another type, or absent from a result of the generation that
+//     carries it (the backend withheld its verdict, for example for a
+//     login that is not the account's): ordinary_usage_unknown;
+//   - absent from a result of an older generation, which cannot say:
+//     ordinary_usage_unsupported.
+//
+// Every case but true fails closed; the reasons only say whether a newer
+// Codex CLI could answer.
+func codexOrdinaryUsage(top map[string]json.RawMessage) policy.EligibilityReason {
+	raw, present := top["ordinaryUsageAllowed"]
+	if !present {
+		for _, k := range codexGenerationKeys {
+			if _, ok := top[k]; ok {
+				return policy.EligibilityReasonOrdinaryUsageUnknown
+			}
+		}
+		return policy.EligibilityReasonOrdinaryUsageUnsupported
+	}
+	allowed, ok := codexBool(raw)
+	switch {
+	case !ok:
+		return policy.EligibilityReasonOrdinaryUsageUnknown
+	case !allowed:
+		return policy.EligibilityReasonOrdinaryUsageNotAllowed
+	}
+	return ""
 }
 
 // ParseCodexRateLimitsError maps a JSON-RPC error of
@@ -353,7 +390,8 @@ func codexEligibility(reasons map[policy.EligibilityReason]bool, observedAt time
 		reasons[policy.EligibilityReasonRateLimitReached] || reasons[policy.EligibilityReasonIndividualLimitExhausted] ||
 		reasons[policy.EligibilityReasonUpsellPresent] || reasons[policy.EligibilityReasonWindowExhausted]:
 		state = policy.EligibilityAllowanceUnavailable
-	case reasons[policy.EligibilityReasonCreditsUnknown] || reasons[policy.EligibilityReasonOrdinaryUsageUnknown] || reasons[policy.EligibilityReasonSpendControlUnknown]:
+	case reasons[policy.EligibilityReasonCreditsUnknown] || reasons[policy.EligibilityReasonOrdinaryUsageUnknown] ||
+		reasons[policy.EligibilityReasonOrdinaryUsageUnsupported] || reasons[policy.EligibilityReasonSpendControlUnknown]:
 		state = policy.EligibilityUnknown
 	}
 	var list []policy.EligibilityReason

@@ -108,7 +108,7 @@ var codexFixtureWants = map[string]codexWant{
 	"upsell-present": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
 		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonUpsellPresent}},
 	"ordinary-usage-missing-v0145": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
-		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		elig: policy.EligibilityUnknown, reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnsupported}},
 	"ordinary-usage-false": {state: policy.CapacityMeasured, signedIn: ptr(true), windows: healthyWindows,
 		elig: policy.EligibilityAllowanceUnavailable, reasons: []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed}},
 	"primary-100": {state: policy.CapacityMeasured, signedIn: ptr(true),
@@ -213,16 +213,36 @@ func TestCodexCriterion2MissingEvidenceIsUnverified(t *testing.T) {
 		edit func(r, rl map[string]any)
 		want []policy.EligibilityReason
 	}{
-		"hasCredits missing":           {func(_, rl map[string]any) { delete(rl["credits"].(map[string]any), "hasCredits") }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
-		"hasCredits null":              {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
-		"hasCredits unreadable":        {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = "false" }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
-		"credits null":                 {func(_, rl map[string]any) { rl["credits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
-		"credits not an object":        {func(_, rl map[string]any) { rl["credits"] = []any{} }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"hasCredits missing":    {func(_, rl map[string]any) { delete(rl["credits"].(map[string]any), "hasCredits") }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"hasCredits null":       {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"hasCredits unreadable": {func(_, rl map[string]any) { rl["credits"].(map[string]any)["hasCredits"] = "false" }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"credits null":          {func(_, rl map[string]any) { rl["credits"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		"credits not an object": {func(_, rl map[string]any) { rl["credits"] = []any{} }, []policy.EligibilityReason{policy.EligibilityReasonCreditsUnknown}},
+		// Read generation-aware: absent from a result of the generation
+		// that carries it (accountId, rateLimitUpsell or normalModelSlug
+		// present, even null) the backend withheld it; absent from an
+		// older generation's result, that CLI cannot say.
 		"ordinaryUsageAllowed missing": {func(r, _ map[string]any) { delete(r, "ordinaryUsageAllowed") }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
-		"ordinaryUsageAllowed null":    {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
-		"ordinaryUsageAllowed string":  {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = "true" }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
-		"spendControlReached missing":  {func(_, rl map[string]any) { delete(rl, "spendControlReached") }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
-		"spendControlReached null":     {func(_, rl map[string]any) { rl["spendControlReached"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
+		"ordinaryUsageAllowed missing beside a null upsell only": {func(r, _ map[string]any) {
+			delete(r, "ordinaryUsageAllowed")
+			delete(r, "accountId")
+			delete(r, "normalModelSlug")
+		}, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"ordinaryUsageAllowed missing from an older generation": {func(r, _ map[string]any) {
+			for _, k := range []string{"ordinaryUsageAllowed", "accountId", "rateLimitUpsell", "normalModelSlug"} {
+				delete(r, k)
+			}
+		}, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnsupported}},
+		"ordinaryUsageAllowed null in an older generation's shape": {func(r, _ map[string]any) {
+			for _, k := range []string{"accountId", "rateLimitUpsell", "normalModelSlug"} {
+				delete(r, k)
+			}
+			r["ordinaryUsageAllowed"] = nil
+		}, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"ordinaryUsageAllowed null":   {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"ordinaryUsageAllowed string": {func(r, _ map[string]any) { r["ordinaryUsageAllowed"] = "true" }, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		"spendControlReached missing": {func(_, rl map[string]any) { delete(rl, "spendControlReached") }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
+		"spendControlReached null":    {func(_, rl map[string]any) { rl["spendControlReached"] = nil }, []policy.EligibilityReason{policy.EligibilityReasonSpendControlUnknown}},
 		"all three unknown": {func(r, rl map[string]any) {
 			delete(r, "ordinaryUsageAllowed")
 			delete(rl, "spendControlReached")

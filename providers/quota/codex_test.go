@@ -159,8 +159,8 @@ func TestAcquireCodexScenarios(t *testing.T) {
 		{"credits-present", policy.CapacityMeasured, "", ptr(true), policy.EligibilityPolicyBlocked, []policy.EligibilityReason{policy.EligibilityReasonCreditsPresent}},
 		{"quota-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityAllowanceUnavailable,
 			[]policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageNotAllowed, policy.EligibilityReasonRateLimitReached, policy.EligibilityReasonWindowExhausted}},
-		{"usage-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityEligible, nil}, // exhaustion shows at run time
-		{"unverified", policy.CapacityMeasured, "", ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnknown}},
+		{"usage-exhausted", policy.CapacityMeasured, "", ptr(true), policy.EligibilityEligible, nil},                                                                    // exhaustion shows at run time
+		{"unverified", policy.CapacityMeasured, "", ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonOrdinaryUsageUnsupported}}, // the v0.145 shape
 		{"logged-out", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
 		{"unauthenticated", policy.CapacityUnknown, policy.CapacityReasonNotSignedIn, ptr(false), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonNotSignedIn}},
 		{"api-key-login", policy.CapacityUnknown, policy.CapacityReasonNoPlanQuota, ptr(true), policy.EligibilityUnknown, []policy.EligibilityReason{policy.EligibilityReasonCollectorFailed}},
