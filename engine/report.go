@@ -77,6 +77,11 @@ type AttemptReport struct {
 	Code string `json:"code,omitempty"`
 	// Until is when an exclusion for a known exhaustion ends.
 	Until *time.Time `json:"until,omitempty"`
+	// ExclusionRule is the rule the lane's fallback applied to an
+	// exclusion: fallback-moves-on or fallback-stops; empty for an
+	// exclusion recorded before the rule existed (the lane moved on).
+	// Cause says it in words.
+	ExclusionRule policy.ExclusionRule `json:"exclusionRule,omitempty"`
 	// Override says the attempt launched only on the run's explicit
 	// unknown-quota override (run --allow-unknown-quota), and what it
 	// overrode.
@@ -363,7 +368,8 @@ func (b *reportBuilder) exclude(i int, p events.Exclude) {
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider,
 		Route: b.r.Lanes[i].Policy.Attempts[p.AttemptIndex].Route, Skipped: true, Excluded: true,
-		Code: string(p.Verdict.Code), Until: p.Verdict.Until, Cause: "excluded before launch: " + exclusionWhy(p),
+		Code: string(p.Verdict.Code), Until: p.Verdict.Until, ExclusionRule: p.Rule,
+		Cause: "excluded before launch: " + exclusionWhy(p) + "; " + exclusionRuleText(p, b.r.Lanes[i].Policy.Fallback),
 	})
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 }
