@@ -31,6 +31,10 @@ type RunReport struct {
 	// Cancelled: the run is final and was cancelled as a whole (status
 	// says "cancelled" for it).
 	Cancelled bool `json:"cancelled,omitempty"`
+	// StallWatchdog is whether the run's attempts were watched for
+	// stalls, as run-created records it: on (also for a run recorded
+	// before the setting existed) or off (run --stall-timeout off).
+	StallWatchdog events.StallWatchdog `json:"stallWatchdog"`
 	// Summary is one line: lane counts by final state and the diversity.
 	Summary   string       `json:"summary"`
 	Lanes     []LaneReport `json:"lanes"`
@@ -98,6 +102,11 @@ type AttemptReport struct {
 	// Stall is the stall metadata of an attempt that ended
 	// response_stalled (its finish records it); Cause then names it.
 	Stall *events.Stall `json:"stall,omitempty"`
+	// TimedOutBy says what ended a timed-out attempt: TimedOutByStall
+	// (the stall watchdog; Stall is set) or TimedOutByDeadline (the run's
+	// explicit --timeout). Both normalize to deadline-exceeded; empty for
+	// any other receipt status.
+	TimedOutBy string `json:"timedOutBy,omitempty"`
 	// DurationMs is how long the attempt ran: the receipt's elapsedMs, or
 	// for an attempt without a receipt (native, abandoned) the time from
 	// its claim (else its launch) to its finish as the log records them.
@@ -207,9 +216,13 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 	c := r.Created
 	b := &reportBuilder{r: r,
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
-			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes))},
+			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes)),
+			StallWatchdog: events.StallWatchdogOn},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
 		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
+	if !c.Options.StallWatchdog.Watched() {
+		b.rep.StallWatchdog = events.StallWatchdogOff
+	}
 	for i, l := range r.Lanes {
 		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -456,10 +469,18 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		}
 		a.Cause = receiptCause(p.Receipt)
 		a.Containment = ContainmentText(p.Receipt.Containment)
+		if p.Receipt.Status == policy.StatusTimedOut {
+			a.TimedOutBy = TimedOutByDeadline
+			if p.Stall != nil {
+				a.TimedOutBy = TimedOutByStall
+			}
+		}
 		if p.Stall != nil {
 			st := *p.Stall
 			a.Stall = &st
-			a.Cause = string(p.Receipt.Status) + ": " + StallCause(st)
+			a.Cause = string(p.Receipt.Status) + ": " + StallCause(st) + " (the stall watchdog, not a --timeout deadline)"
+		} else if a.TimedOutBy == TimedOutByDeadline {
+			a.Cause += " (the run's --timeout deadline)"
 		}
 		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
 			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
@@ -476,6 +497,15 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
 	}
 }
+
+// What ended a timed-out attempt (AttemptReport.TimedOutBy).
+const (
+	// TimedOutByStall: the stall watchdog (no provider progress for the
+	// attempt's stall timeout); the finish records the stall metadata.
+	TimedOutByStall = "stall-watchdog"
+	// TimedOutByDeadline: the run's explicit --timeout deadline.
+	TimedOutByDeadline = "deadline"
+)
 
 // StallCause says in one line how a stalled attempt ended: the typed
 // failure, how long the stream was idle against the effective timeout, and
@@ -573,6 +603,9 @@ func (rep RunReport) Text() string {
 		state = "final"
 	}
 	fmt.Fprintf(&b, "run %s (role %s, parent %s, %s): %s\n", rep.Run, rep.Role, rep.Parent, rep.Access, state)
+	if rep.StallWatchdog == events.StallWatchdogOff {
+		b.WriteString("stall watchdog off (run --stall-timeout off): no attempt was stopped for silence\n")
+	}
 	for _, l := range rep.Lanes {
 		fmt.Fprintf(&b, "lane %d %s: %s", l.Lane, l.LaneID, l.State)
 		switch {

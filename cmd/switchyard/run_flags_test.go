@@ -43,6 +43,7 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-negative-stall-timeout", args: run("--stall-timeout", "-5m")},
 		{name: "run-sub-millisecond-stall-timeout", args: run("--stall-timeout", "1500us")},
 		{name: "run-bad-stall-timeout", args: run("--stall-timeout", "soon")},
+		{name: "run-stall-timeout-off-with-for", args: run("--stall-timeout", "off", "--stall-timeout-for", "codex=5m")},
 		{name: "run-stall-timeout-for-unknown-provider", args: run("--stall-timeout-for", "gpt=5m")},
 		{name: "run-stall-timeout-for-no-equals", args: run("--stall-timeout-for", "codex")},
 		{name: "run-stall-timeout-for-bad-duration", args: run("--stall-timeout-for", "codex=soon")},
