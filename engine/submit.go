@@ -251,6 +251,9 @@ func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCrea
 	if err != nil {
 		return c, "", err
 	}
+	if err := LaunchRefusal(rp.Lanes); err != nil {
+		return c, "", err
+	}
 	run := req.RunID
 	if run == "" {
 		run = e.cfg.NewID()

@@ -346,6 +346,11 @@ func prepareRun(rf runFlags) (runInput, error) {
 		}
 		in.req.OpenCodeChatGPTSubscription = true
 	}
+	// What the runner would refuse at launch is refused here, before
+	// anything is submitted (the engine checks it again).
+	if err := engine.LaunchRefusal(rp.Lanes); err != nil {
+		return in, err
+	}
 	in.lanes = rp.Lanes
 	in.staleSheet = policy.StaleSheetNotice(sheet.VersionedClaudePins())
 	for _, l := range rp.Lanes {

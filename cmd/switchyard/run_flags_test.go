@@ -43,6 +43,8 @@ func TestEngineCommandGolden(t *testing.T) {
 		{name: "run-negative-stall-timeout", args: run("--stall-timeout", "-5m")},
 		{name: "run-sub-millisecond-stall-timeout", args: run("--stall-timeout", "1500us")},
 		{name: "run-bad-stall-timeout", args: run("--stall-timeout", "soon")},
+		{name: "run-refused-at-launch-devin-low", args: []string{"run", "--sheet", "cmd/switchyard/testdata/sheets/devin-low.sheet", "--role", "bug-fix", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
+		{name: "run-refused-at-launch-antigravity-no-spend", args: []string{"run", "--sheet", legacyAntigravitySheet, "--role", "how explorer", "--parent", "claude", "--prompt", "README.md", "--cwd", "."}},
 		{name: "run-stall-timeout-off-with-for", args: run("--stall-timeout", "off", "--stall-timeout-for", "codex=5m")},
 		{name: "run-stall-timeout-for-unknown-provider", args: run("--stall-timeout-for", "gpt=5m")},
 		{name: "run-stall-timeout-for-no-equals", args: run("--stall-timeout-for", "codex")},
