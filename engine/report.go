@@ -102,6 +102,9 @@ type AttemptReport struct {
 	// Stall is the stall metadata of an attempt that ended
 	// response_stalled (its finish records it); Cause then names it.
 	Stall *events.Stall `json:"stall,omitempty"`
+	// Alias marks an attempt of an alias (inherit-parent): it ran on the
+	// parent's own provider, whatever the other lanes use.
+	Alias bool `json:"alias,omitempty"`
 	// TimedOutBy says what ended a timed-out attempt: TimedOutByStall
 	// (the stall watchdog; Stall is set) or TimedOutByDeadline (the run's
 	// explicit --timeout). Both normalize to deadline-exceeded; empty for
@@ -152,6 +155,10 @@ type Diversity struct {
 	Attempted []policy.Provider `json:"attempted"`
 	Complete  int               `json:"complete"` // complete lanes.
 	Lanes     int               `json:"lanes"`
+	// AliasReduced says, per complete lane that delivered through an
+	// alias on a provider another complete lane also delivered on, that
+	// the alias reduced the run's provider diversity.
+	AliasReduced []string `json:"aliasReduced,omitempty"`
 }
 
 // Report builds run's report from its log; it works for a run in progress
@@ -448,6 +455,11 @@ func (b *reportBuilder) finish() RunReport {
 		if l.State == machines.StateComplete && l.Dispatch != nil {
 			lr.Success = l.Dispatch.Descriptor
 		}
+		for k, a := range lr.Attempts {
+			if a.AttemptIndex >= 0 && a.AttemptIndex < len(l.Policy.Attempts) {
+				lr.Attempts[k].Alias = l.Policy.Attempts[a.AttemptIndex].Attempt.Kind == policy.KindAlias
+			}
+		}
 	}
 	rep.Diversity = diversity(rep)
 	rep.Summary = summaryLine(rep)
@@ -565,6 +577,40 @@ func diversity(rep RunReport) Diversity {
 			}
 		}
 	}
+	// Which complete lanes delivered on each provider, and through what.
+	by := map[policy.Provider][]int{}
+	var alias []struct {
+		lane int
+		a    AttemptReport
+	}
+	for _, l := range rep.Lanes {
+		if l.State != machines.StateComplete {
+			continue
+		}
+		for _, a := range l.Attempts {
+			if a.Outcome == policy.OutcomeComplete {
+				by[a.Provider] = append(by[a.Provider], l.Lane)
+				if a.Alias {
+					alias = append(alias, struct {
+						lane int
+						a    AttemptReport
+					}{l.Lane, a})
+				}
+			}
+		}
+	}
+	for _, x := range alias {
+		var others []string
+		for _, k := range by[x.a.Provider] {
+			if k != x.lane {
+				others = append(others, fmt.Sprint(k))
+			}
+		}
+		if len(others) > 0 {
+			d.AliasReduced = append(d.AliasReduced, fmt.Sprintf("lane %d delivered through the alias %s on the parent's %s, as lane %s also did: one provider fewer than its lanes",
+				x.lane, x.a.Descriptor, x.a.Provider, strings.Join(others, ", ")))
+		}
+	}
 	return d
 }
 
@@ -586,6 +632,9 @@ func summaryLine(rep RunReport) string {
 	div := "no provider delivered"
 	if len(names) > 0 {
 		div = fmt.Sprintf("%s delivered: %s", plural(len(names), "distinct provider"), strings.Join(names, ", "))
+	}
+	if len(rep.Diversity.AliasReduced) > 0 {
+		div += "; an alias lane reduced provider diversity: " + strings.Join(rep.Diversity.AliasReduced, "; ")
 	}
 	return fmt.Sprintf("%s: %s; %s", plural(len(rep.Lanes), "lane"), strings.Join(parts, ", "), div)
 }
