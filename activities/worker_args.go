@@ -12,12 +12,16 @@ import (
 
 // runnerOptions is the runner attempt for job. An unset or legacy spend
 // stays legacy; a job without a timeout has no deadline. Every engine job
-// is watched for stalls: its StallTimeoutMs, 0 meaning the contract's
+// is watched for stalls unless its run turned the watchdog off
+// (StallWatchdogOff): its StallTimeoutMs, 0 meaning the contract's
 // default; a negative or overflowing value is refused.
 func runnerOptions(j events.Job) (runner.Options, error) {
 	stallMs, err := runner.ResolveStallTimeoutMS(j.StallTimeoutMs)
 	if err != nil {
 		return runner.Options{}, fmt.Errorf("job %s: %w", j.ExecutionID, err)
+	}
+	if j.StallWatchdogOff {
+		stallMs = 0 // runner.Options: 0 arms no watchdog
 	}
 	o := runner.Options{
 		Parent:      j.Parent,

@@ -124,6 +124,7 @@ func TestRunnerOptions(t *testing.T) {
 		{"values that look like flags stay values", func(j *events.Job) { j.Model = "--weird" }, want(func(o *runner.Options) { o.Model = "--weird" })},
 		{"stall timeout 0 is the default", func(j *events.Job) { j.StallTimeoutMs = 0 }, want(func(o *runner.Options) { o.StallTimeout = 300 * time.Second })},
 		{"stall timeout to the millisecond", func(j *events.Job) { j.StallTimeoutMs = 1500 }, want(func(o *runner.Options) { o.StallTimeout = 1500 * time.Millisecond })},
+		{"stall watchdog off arms none", func(j *events.Job) { j.StallTimeoutMs, j.StallWatchdogOff = 0, true }, want(func(o *runner.Options) { o.StallTimeout = 0 })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := base

@@ -109,6 +109,7 @@ var jobChecks = []struct {
 	{"apiSpend", func(j, w events.Job) bool { return j.APISpend == w.APISpend }},
 	{"timeoutMs", func(j, w events.Job) bool { return j.TimeoutMs == w.TimeoutMs }},
 	{"stallTimeoutMs", func(j, w events.Job) bool { return resolvedStall(j) == resolvedStall(w) }},
+	{"stallWatchdogOff", func(j, w events.Job) bool { return j.StallWatchdogOff == w.StallWatchdogOff }},
 	{"allowUnverifiedContainment", func(j, w events.Job) bool { return j.AllowUnverifiedContainment == w.AllowUnverifiedContainment }},
 	{"opencodeChatGPTSubscription", func(j, w events.Job) bool { return j.OpenCodeChatGPTSubscription == w.OpenCodeChatGPTSubscription }},
 }

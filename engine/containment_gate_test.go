@@ -39,7 +39,7 @@ func TestContainmentUnverifiedIsExcludedBeforeRouting(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, memory, withUncontained(policy.Codex))
 	h.run()
-	s := sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default")
+	s := sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default")
 	run := h.submit(s, "bug-fix", policy.IsolatedWrite)
 	cursor := h.nextJob(events.JobSubject("cursor"))
 	require.Equal(t, 1, cursor.AttemptIndex)

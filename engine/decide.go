@@ -14,10 +14,12 @@ import (
 //
 // A launch of a provider route passes the eligibility gate first (see
 // gate): an attempt whose provider may not be routed to is recorded as
-// excluded, which adds its group to the lane's excluded groups, and the
-// lane is decided again, so policy.Next skips it the way it skips an
-// exhausted group and the lane moves to its next authorized attempt (or
-// stops chain-exhausted).
+// excluded with the rule the lane's fallback applies to it, and the lane
+// is decided again. When the fallback moves on from the exclusion's
+// outcome class, its group joins the lane's excluded groups, so
+// policy.Next skips it the way it skips an exhausted group and the lane
+// moves to its next authorized attempt (or stops chain-exhausted);
+// otherwise the lane stops with reason excluded.
 //
 // The decision is policy.Next(lane policy, lane state, nil): the engine
 // never passes live file facts. They only feed the continuation readiness
@@ -99,9 +101,17 @@ func (d *driver) act(ctx context.Context, i int, dec policy.Decision, rec events
 
 // decision computes lane i's decision from st and the record every decision
 // event carries. Replay calls it with the same fold at the same point.
+//
+// A lane whose exclusion stopped it (machines.Run.StoppingExclusion) is
+// decided stop with reason excluded: the sheet's fallback does not move on
+// from the exclusion's outcome class, and policy.Next, which knows nothing
+// of the gate, would launch the excluded attempt again.
 func decision(r *machines.Run, i int, st policy.LaneState) (policy.Decision, events.Decided, error) {
 	lp := r.Lanes[i].Policy
 	dec := policy.Next(lp, st, nil)
+	if _, stopped := r.StoppingExclusion(i); stopped {
+		dec = policy.Stop(policy.StopExcluded)
+	}
 	digest, err := events.InputDigest(lp, st)
 	if err != nil {
 		return dec, events.Decided{}, fmt.Errorf("lane %d: input digest: %w", i, err)

@@ -88,7 +88,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	return &events.Exclude{
 		AttemptIndex: *dec.AttemptIndex, Descriptor: ap.Descriptor, Provider: group, Source: src, Verdict: v,
 		Report: report, ReportDigest: digest, EvaluatedAt: at, MaxAgeMs: d.e.cfg.CapacityMaxAge.Milliseconds(), InputDigest: rec.InputDigest, SheetDigest: rec.SheetDigest,
-		Containment: &cont,
+		Containment: &cont, Rule: policy.ExclusionRuleOf(d.r.Lanes[i].Policy.Fallback, v.Code),
 	}, nil, nil
 }
 
@@ -214,6 +214,28 @@ func exclusionWhy(p events.Exclude) string {
 		s += " (until " + p.Verdict.Until.UTC().Format(time.RFC3339) + ")"
 	}
 	return s
+}
+
+// exclusionRuleText says which rule an exclusion applied: whether the
+// lane's fallback moves on from the exclusion's outcome class.
+func exclusionRuleText(p events.Exclude, f policy.FallbackPolicy) string {
+	class := p.Verdict.Code.OutcomeClass()
+	switch p.Rule {
+	case policy.ExclusionMovesOn:
+		return fmt.Sprintf("%s counts as %s, which the lane's fallback %s moves on from", p.Verdict.Code, class, fallbackText(f))
+	case policy.ExclusionStops:
+		return fmt.Sprintf("%s counts as %s, which the lane's fallback %s does not move on from: the lane stops", p.Verdict.Code, class, fallbackText(f))
+	}
+	return "recorded before the sheet's fallback applied to exclusions: the lane moved on"
+}
+
+// fallbackText is a fallback policy as the sheet writes it.
+func fallbackText(f policy.FallbackPolicy) string {
+	on := make([]string, len(f.On))
+	for k, o := range f.On {
+		on[k] = `"` + string(o) + `"`
+	}
+	return `{"on":[` + strings.Join(on, ",") + `]}`
 }
 
 // HostContainment is Config.Containment's default: the containment an

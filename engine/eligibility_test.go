@@ -108,7 +108,7 @@ func policyBlockedCodexIsExcluded(t *testing.T, b backend) {
 	blocked := codexEligibility(policy.EligibilityPolicyBlocked, "credits_present")
 	h.put(blocked)
 	h.run()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+	run := h.submit(sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
 	cursor := h.nextJob(events.JobSubject("cursor"))
 	require.Equal(t, 1, cursor.AttemptIndex)
 	h.finishWith(cursor, "success")
@@ -186,7 +186,7 @@ func TestEligibilityNoAnswerIsQuotaUnknown(t *testing.T) {
 	h := newHarness(t, memory, withCapacity(c), withEligibilityWait(wait))
 	h.run()
 	start := time.Now()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+	run := h.submit(sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
 	cursor := h.nextJob(events.JobSubject("cursor"))
 	require.GreaterOrEqual(t, time.Since(start), wait, "the gate waited for an answer before excluding")
 	h.finishWith(cursor, "success")
@@ -311,7 +311,7 @@ func TestEligibilityEveryAttemptExcludedStopsNamingEach(t *testing.T) {
 	h.put(codexEligibility(policy.EligibilityPolicyBlocked, "credits_present"))
 	h.put(unknownReport(policy.Claude, "backend_error"))
 	h.run()
-	run := h.submitAllowing(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> claude:sonnet@low"), "bug-fix", policy.Codex)
+	run := h.submitAllowing(sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> claude:sonnet@low"), "bug-fix", policy.Codex)
 	_, envs := h.waitFinal(run)
 	h.noJob(run, events.JobSubject("codex"))
 	h.noJob(run, events.JobSubject("claude"))
@@ -364,7 +364,7 @@ func TestEligibilityReplayDetectsTamperedExclusion(t *testing.T) {
 	h := newHarness(t, memory)
 	h.put(codexEligibility(policy.EligibilityPolicyBlocked, "credits_present"))
 	h.run()
-	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+	run := h.submit(sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
 	h.finishWith(h.nextJob(events.JobSubject("cursor")), "success")
 	_, envs := h.waitFinal(run)
 	res := h.verifyReplay(run)
@@ -476,7 +476,7 @@ func TestEligibilityWaitsOncePerProvider(t *testing.T) {
 	c := &countingCapacity{Capacity: events.NewMemoryCapacity(), asked: map[policy.Provider]int{}}
 	h := newHarness(t, memory, withCapacity(c), withEligibilityWait(300*time.Millisecond))
 	h.run()
-	run := h.submit(sheet("", "arena runners: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default, codex:gpt-5.6-sol@max -> cursor:composer-2.5@default"),
+	run := h.submit(sheet(routeFallback, "arena runners: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default, codex:gpt-5.6-sol@max -> cursor:composer-2.5@default"),
 		"arena runners", policy.ReadOnly)
 	h.finishWith(h.nextJob(events.JobSubject("cursor")), "success")
 	h.finishWith(h.nextJob(events.JobSubject("cursor")), "success")
@@ -513,7 +513,7 @@ func TestEligibilityStaleReportIsRefreshed(t *testing.T) {
 			c := &countingCapacity{Capacity: inner, asked: map[policy.Provider]int{}}
 			h := newHarness(t, memory, withCapacity(c), withEligibilityWait(map[bool]time.Duration{true: waitTimeout, false: 300 * time.Millisecond}[answer]))
 			h.run()
-			run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+			run := h.submit(sheet(routeFallback, "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
 			subject := map[bool]string{true: "codex", false: "cursor"}[answer]
 			h.finishWith(h.nextJob(events.JobSubject(subject)), "success")
 			_, envs := h.waitFinal(run)

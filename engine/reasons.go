@@ -24,7 +24,8 @@ const (
 // stop, denial or cancel reason), and with it what the recorded decision
 // alone does not say. An unauthorized stop names the blocked attempt and
 // its authorization reason ("unauthorized: <authorization reason> (attempt
-// N d)"); a chain-exhausted stop whose remaining attempts were excluded
+// N d)"); an excluded stop names the exclusion and the fallback rule that
+// stopped the lane; a chain-exhausted stop whose remaining attempts were excluded
 // before launch names each exclusion. excl are the lane's exclude events
 // in log order.
 func laneReason(l machines.LaneRecord, excl []events.Exclude) string {
@@ -36,6 +37,12 @@ func laneReason(l machines.LaneRecord, excl []events.Exclude) string {
 		if k, ok := blockedAttempt(l); ok {
 			ap := l.Policy.Attempts[k]
 			return fmt.Sprintf("%s: %s (attempt %d %s)", l.Reason, authorizationReason(ap), k, ap.Descriptor)
+		}
+	case string(policy.StopExcluded):
+		for _, x := range excl {
+			if x.Rule == policy.ExclusionStops {
+				return fmt.Sprintf("%s: attempt %d %s; %s", l.Reason, x.AttemptIndex, exclusionText(x), exclusionRuleText(x, l.Policy.Fallback))
+			}
 		}
 	case string(policy.StopChainExhausted):
 		from := scanFrom(l)
@@ -96,8 +103,9 @@ func laneExclusions(envs []events.Envelope) map[int][]events.Exclude {
 // HistoryNotes explains the events of a run's whole log (envs, in order)
 // whose meaning needs more than their own payload, keyed by sequence: each
 // stop with its full reason (an unauthorized stop's authorization reason, a
-// chain-exhausted stop's exclusions, as the run report shows them), and
-// each exclusion with its descriptor, code, detail and report digest.
+// chain-exhausted stop's exclusions, an excluded stop's exclusion, as the
+// run report shows them), and each exclusion with its descriptor, code,
+// detail, report digest and the rule the lane's fallback applied to it.
 // `switchyard history` prints these. A log that does not fold explains
 // what it folded up to.
 func HistoryNotes(envs []events.Envelope) map[uint64]string {
@@ -118,7 +126,7 @@ func HistoryNotes(envs []events.Envelope) map[uint64]string {
 			} else {
 				note += ", no report"
 			}
-			notes[env.Seq] = note
+			notes[env.Seq] = note + "; " + exclusionRuleText(p, r.Lanes[env.Lane].Policy.Fallback)
 		case events.Stop:
 			notes[env.Seq] = fmt.Sprintf("lane stopped: %s %s", p.Decision.Kind, laneReason(r.Lanes[env.Lane], excl[env.Lane]))
 		}

@@ -79,6 +79,9 @@ const (
 	// or provider group than the launch policy.Next decides at that point
 	// (or the decision there is no gated launch at all).
 	FieldExcludedAttempt DivergenceField = "excludedAttempt"
+	// FieldExclusionRule: an exclude's rule is not the one the lane's
+	// fallback applies to its code (policy.ExclusionRuleOf).
+	FieldExclusionRule DivergenceField = "exclusionRule"
 	// FieldReportDigest: an exclude's report digest differs from the
 	// digest of the report it records.
 	FieldReportDigest DivergenceField = "reportDigest"
@@ -127,7 +130,8 @@ func (r ReplayResult) Text() string {
 //     and policy.EvaluateEligibility over the recorded report, source and
 //     evaluation time, with the run's unknown-quota overrides and the
 //     default maximum report age, must give the recorded verdict, which
-//     must exclude;
+//     must exclude; and its rule, when it records one, must be the one the
+//     lane's fallback applies to the code (policy.ExclusionRuleOf);
 //   - each finish: the recorded receipt is normalized again (or the host
 //     metadata, or the abandoned rule, applied again) and must give the
 //     recorded lane-state event;
@@ -255,6 +259,13 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 	}
 	if v.Eligible {
 		return &Divergence{Field: FieldVerdict, Expected: "an exclusion", Actual: "an eligible verdict recorded as an exclusion: " + jsonText(p.Verdict)}
+	}
+	// The rule the lane's fallback applies; a log recorded before the rule
+	// existed carries none, and its lane moved on as it then did.
+	if p.Rule != policy.ExclusionRuleLegacy {
+		if want := policy.ExclusionRuleOf(r.Lanes[env.Lane].Policy.Fallback, v.Code); want != p.Rule {
+			return &Divergence{Field: FieldExclusionRule, Expected: string(want), Actual: string(p.Rule)}
+		}
 	}
 	return nil
 }

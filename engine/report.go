@@ -31,6 +31,10 @@ type RunReport struct {
 	// Cancelled: the run is final and was cancelled as a whole (status
 	// says "cancelled" for it).
 	Cancelled bool `json:"cancelled,omitempty"`
+	// StallWatchdog is whether the run's attempts were watched for
+	// stalls, as run-created records it: on (also for a run recorded
+	// before the setting existed) or off (run --stall-timeout off).
+	StallWatchdog events.StallWatchdog `json:"stallWatchdog"`
 	// Summary is one line: lane counts by final state and the diversity.
 	Summary   string       `json:"summary"`
 	Lanes     []LaneReport `json:"lanes"`
@@ -77,6 +81,11 @@ type AttemptReport struct {
 	Code string `json:"code,omitempty"`
 	// Until is when an exclusion for a known exhaustion ends.
 	Until *time.Time `json:"until,omitempty"`
+	// ExclusionRule is the rule the lane's fallback applied to an
+	// exclusion: fallback-moves-on or fallback-stops; empty for an
+	// exclusion recorded before the rule existed (the lane moved on).
+	// Cause says it in words.
+	ExclusionRule policy.ExclusionRule `json:"exclusionRule,omitempty"`
 	// Override says the attempt launched only on the run's explicit
 	// unknown-quota override (run --allow-unknown-quota), and what it
 	// overrode.
@@ -93,6 +102,14 @@ type AttemptReport struct {
 	// Stall is the stall metadata of an attempt that ended
 	// response_stalled (its finish records it); Cause then names it.
 	Stall *events.Stall `json:"stall,omitempty"`
+	// Alias marks an attempt of an alias (inherit-parent): it ran on the
+	// parent's own provider, whatever the other lanes use.
+	Alias bool `json:"alias,omitempty"`
+	// TimedOutBy says what ended a timed-out attempt: TimedOutByStall
+	// (the stall watchdog; Stall is set) or TimedOutByDeadline (the run's
+	// explicit --timeout). Both normalize to deadline-exceeded; empty for
+	// any other receipt status.
+	TimedOutBy string `json:"timedOutBy,omitempty"`
 	// DurationMs is how long the attempt ran: the receipt's elapsedMs, or
 	// for an attempt without a receipt (native, abandoned) the time from
 	// its claim (else its launch) to its finish as the log records them.
@@ -138,6 +155,10 @@ type Diversity struct {
 	Attempted []policy.Provider `json:"attempted"`
 	Complete  int               `json:"complete"` // complete lanes.
 	Lanes     int               `json:"lanes"`
+	// AliasReduced says, per complete lane that delivered through an
+	// alias on a provider another complete lane also delivered on, that
+	// the alias reduced the run's provider diversity.
+	AliasReduced []string `json:"aliasReduced,omitempty"`
 }
 
 // Report builds run's report from its log; it works for a run in progress
@@ -202,9 +223,13 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 	c := r.Created
 	b := &reportBuilder{r: r,
 		rep: RunReport{Run: r.ID, Role: c.Role, Parent: c.Parent, Access: c.Access, SheetDigest: c.SheetDigest,
-			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes))},
+			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes)),
+			StallWatchdog: events.StallWatchdogOn},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
 		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
+	if !c.Options.StallWatchdog.Watched() {
+		b.rep.StallWatchdog = events.StallWatchdogOff
+	}
 	for i, l := range r.Lanes {
 		b.rep.Lanes[i] = LaneReport{Lane: i, LaneID: l.Policy.ID, Primary: l.Policy.Attempts[0].Descriptor, Attempts: []AttemptReport{}}
 	}
@@ -363,7 +388,8 @@ func (b *reportBuilder) exclude(i int, p events.Exclude) {
 	b.rep.Lanes[i].Attempts = append(b.rep.Lanes[i].Attempts, AttemptReport{
 		AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider,
 		Route: b.r.Lanes[i].Policy.Attempts[p.AttemptIndex].Route, Skipped: true, Excluded: true,
-		Code: string(p.Verdict.Code), Until: p.Verdict.Until, Cause: "excluded before launch: " + exclusionWhy(p),
+		Code: string(p.Verdict.Code), Until: p.Verdict.Until, ExclusionRule: p.Rule,
+		Cause: "excluded before launch: " + exclusionWhy(p) + "; " + exclusionRuleText(p, b.r.Lanes[i].Policy.Fallback),
 	})
 	b.next[i] = max(b.next[i], p.AttemptIndex+1)
 }
@@ -429,6 +455,11 @@ func (b *reportBuilder) finish() RunReport {
 		if l.State == machines.StateComplete && l.Dispatch != nil {
 			lr.Success = l.Dispatch.Descriptor
 		}
+		for k, a := range lr.Attempts {
+			if a.AttemptIndex >= 0 && a.AttemptIndex < len(l.Policy.Attempts) {
+				lr.Attempts[k].Alias = l.Policy.Attempts[a.AttemptIndex].Attempt.Kind == policy.KindAlias
+			}
+		}
 	}
 	rep.Diversity = diversity(rep)
 	rep.Summary = summaryLine(rep)
@@ -450,10 +481,18 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		}
 		a.Cause = receiptCause(p.Receipt)
 		a.Containment = ContainmentText(p.Receipt.Containment)
+		if p.Receipt.Status == policy.StatusTimedOut {
+			a.TimedOutBy = TimedOutByDeadline
+			if p.Stall != nil {
+				a.TimedOutBy = TimedOutByStall
+			}
+		}
 		if p.Stall != nil {
 			st := *p.Stall
 			a.Stall = &st
-			a.Cause = string(p.Receipt.Status) + ": " + StallCause(st)
+			a.Cause = string(p.Receipt.Status) + ": " + StallCause(st) + " (the stall watchdog, not a --timeout deadline)"
+		} else if a.TimedOutBy == TimedOutByDeadline {
+			a.Cause += " (the run's --timeout deadline)"
 		}
 		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
 			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
@@ -470,6 +509,15 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		a.Cause = "abandoned: no usable receipt (the worker's lease went stale, or its receipt was unreadable); never run again"
 	}
 }
+
+// What ended a timed-out attempt (AttemptReport.TimedOutBy).
+const (
+	// TimedOutByStall: the stall watchdog (no provider progress for the
+	// attempt's stall timeout); the finish records the stall metadata.
+	TimedOutByStall = "stall-watchdog"
+	// TimedOutByDeadline: the run's explicit --timeout deadline.
+	TimedOutByDeadline = "deadline"
+)
 
 // StallCause says in one line how a stalled attempt ended: the typed
 // failure, how long the stream was idle against the effective timeout, and
@@ -529,6 +577,40 @@ func diversity(rep RunReport) Diversity {
 			}
 		}
 	}
+	// Which complete lanes delivered on each provider, and through what.
+	by := map[policy.Provider][]int{}
+	var alias []struct {
+		lane int
+		a    AttemptReport
+	}
+	for _, l := range rep.Lanes {
+		if l.State != machines.StateComplete {
+			continue
+		}
+		for _, a := range l.Attempts {
+			if a.Outcome == policy.OutcomeComplete {
+				by[a.Provider] = append(by[a.Provider], l.Lane)
+				if a.Alias {
+					alias = append(alias, struct {
+						lane int
+						a    AttemptReport
+					}{l.Lane, a})
+				}
+			}
+		}
+	}
+	for _, x := range alias {
+		var others []string
+		for _, k := range by[x.a.Provider] {
+			if k != x.lane {
+				others = append(others, fmt.Sprint(k))
+			}
+		}
+		if len(others) > 0 {
+			d.AliasReduced = append(d.AliasReduced, fmt.Sprintf("lane %d delivered through the alias %s on the parent's %s, as lane %s also did: one provider fewer than its lanes",
+				x.lane, x.a.Descriptor, x.a.Provider, strings.Join(others, ", ")))
+		}
+	}
 	return d
 }
 
@@ -551,6 +633,9 @@ func summaryLine(rep RunReport) string {
 	if len(names) > 0 {
 		div = fmt.Sprintf("%s delivered: %s", plural(len(names), "distinct provider"), strings.Join(names, ", "))
 	}
+	if len(rep.Diversity.AliasReduced) > 0 {
+		div += "; an alias lane reduced provider diversity: " + strings.Join(rep.Diversity.AliasReduced, "; ")
+	}
 	return fmt.Sprintf("%s: %s; %s", plural(len(rep.Lanes), "lane"), strings.Join(parts, ", "), div)
 }
 
@@ -567,6 +652,9 @@ func (rep RunReport) Text() string {
 		state = "final"
 	}
 	fmt.Fprintf(&b, "run %s (role %s, parent %s, %s): %s\n", rep.Run, rep.Role, rep.Parent, rep.Access, state)
+	if rep.StallWatchdog == events.StallWatchdogOff {
+		b.WriteString("stall watchdog off (run --stall-timeout off): no attempt was stopped for silence\n")
+	}
 	for _, l := range rep.Lanes {
 		fmt.Fprintf(&b, "lane %d %s: %s", l.Lane, l.LaneID, l.State)
 		switch {

@@ -91,13 +91,16 @@ type Exclusion struct {
 	Until        *time.Time `json:"until,omitempty"`
 	EvaluatedAt  time.Time  `json:"evaluatedAt"`
 	ReportDigest string     `json:"reportDigest,omitempty"` // "" when there was no report
+	// Rule is the rule the lane's fallback applied (fallback-moves-on,
+	// fallback-stops); empty on an exclusion recorded before it existed.
+	Rule policy.ExclusionRule `json:"rule,omitempty"`
 }
 
 // exclusionOfEvent is p as an Exclusion.
 func exclusionOfEvent(p events.Exclude) Exclusion {
 	return Exclusion{AttemptIndex: p.AttemptIndex, Descriptor: p.Descriptor, Provider: p.Provider, Source: p.Source,
 		Code: p.Verdict.Code, Detail: p.Verdict.Detail, Capacity: p.Verdict.Capacity, Until: p.Verdict.Until,
-		EvaluatedAt: p.EvaluatedAt, ReportDigest: p.ReportDigest}
+		EvaluatedAt: p.EvaluatedAt, ReportDigest: p.ReportDigest, Rule: p.Rule}
 }
 
 // RunStatus is a run as its log stands.

@@ -59,6 +59,11 @@ type RunRequest struct {
 	// ProviderStallTimeouts overrides StallTimeout for the attempts of a
 	// provider (each a known provider; 0 means the default).
 	ProviderStallTimeouts map[policy.Provider]time.Duration
+	// NoStallWatchdog turns the stall watchdog off for the run (run
+	// --stall-timeout off): no attempt is stopped for silence. The
+	// run-created records the choice either way (options.stallWatchdog);
+	// it excludes StallTimeout and ProviderStallTimeouts.
+	NoStallWatchdog bool
 	// AllowUnverifiedContainment lists the providers whose attempts may
 	// launch although their mode's containment is UNVERIFIED (run
 	// --allow-unverified-containment P): an explicit unrestricted contract,
@@ -237,6 +242,13 @@ func (e *Engine) resolveRun(ctx context.Context, req RunRequest) (events.RunCrea
 	if err != nil {
 		return c, "", err
 	}
+	watchdog := events.StallWatchdogOn
+	if req.NoStallWatchdog {
+		if stallMs != 0 || len(providerStallMs) > 0 {
+			return c, "", invalidf("stall watchdog off with a stall timeout set: turn it off, or set its timeouts, not both")
+		}
+		watchdog = events.StallWatchdogOff
+	}
 	unrestricted, err := allowProviders("allow unverified containment", req.AllowUnverifiedContainment)
 	if err != nil {
 		return c, "", err
@@ -252,6 +264,9 @@ func (e *Engine) resolveRun(ctx context.Context, req RunRequest) (events.RunCrea
 	if err != nil {
 		return c, "", err
 	}
+	if err := LaunchRefusal(rp.Lanes); err != nil {
+		return c, "", err
+	}
 	run := req.RunID
 	if run == "" {
 		run = e.cfg.NewID()
@@ -264,7 +279,7 @@ func (e *Engine) resolveRun(ctx context.Context, req RunRequest) (events.RunCrea
 		Sheet: sheetBytes, SheetDigest: events.Digest(sheetBytes), Role: req.Role, Parent: req.Parent,
 		Access: mode, Cwd: cwd, Lanes: rp.Lanes,
 		Options: events.RunOptions{Contract: contract, TimeoutMs: req.Timeout.Milliseconds(), AllowUnknownQuota: allow,
-			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs,
+			StallTimeoutMs: stallMs, ProviderStallTimeoutMs: providerStallMs, StallWatchdog: watchdog,
 			AllowUnverifiedContainment: unrestricted, OpenCodeChatGPTSubscription: req.OpenCodeChatGPTSubscription},
 	}
 	return c, run, nil

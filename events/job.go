@@ -49,6 +49,10 @@ type Job struct {
 	// StallTimeoutMs is the attempt's effective response-stall timeout in
 	// milliseconds; 0 on the wire means DefaultStallTimeoutMs.
 	StallTimeoutMs int64 `json:"stallTimeoutMs,omitempty"`
+	// StallWatchdogOff: the run turned the stall watchdog off
+	// (run --stall-timeout off); the attempt is not watched, and
+	// StallTimeoutMs is 0.
+	StallWatchdogOff bool `json:"stallWatchdogOff,omitempty"`
 	// AllowUnverifiedContainment carries the run's explicit unrestricted
 	// contract for this attempt's provider (RunOptions.AllowUnverifiedContainment):
 	// the runner launches it although its mode's containment is UNVERIFIED.
@@ -106,6 +110,9 @@ func (j Job) Validate() error {
 	}
 	if j.TimeoutMs < 0 {
 		return invalidf("job timeoutMs must not be negative")
+	}
+	if j.StallWatchdogOff && j.StallTimeoutMs != 0 {
+		return invalidf("job stallWatchdogOff with stallTimeoutMs %d: an unwatched attempt has no stall timeout", j.StallTimeoutMs)
 	}
 	if j.StallTimeoutMs < 0 || j.StallTimeoutMs > MaxStallTimeoutMs {
 		return invalidf("job stallTimeoutMs %d: want 0..%d", j.StallTimeoutMs, MaxStallTimeoutMs)

@@ -15,8 +15,8 @@ import (
 //
 // unsetStallMs is the response-stall timeout of an attempt of a provider
 // whose run sets none (providers.UnsetStallTimeoutMs), 0 meaning
-// DefaultStallTimeoutMs; the job always carries the effective value, never
-// 0. A lane or attempt the run does not have is an error.
+// DefaultStallTimeoutMs; the job carries the effective value, never 0,
+// unless the run turned the watchdog off (StallWatchdogOff, 0). A lane or attempt the run does not have is an error.
 func JobOf(run string, lane int, c RunCreated, l Launch, unsetStallMs func(policy.Provider) int64) (Job, error) {
 	if lane < 0 || lane >= len(c.Lanes) {
 		return Job{}, invalidf("lane %d: the run has %d lanes", lane, len(c.Lanes))
@@ -28,12 +28,17 @@ func JobOf(run string, lane int, c RunCreated, l Launch, unsetStallMs func(polic
 	ap := attempts[l.AttemptIndex]
 	provider := ap.RunsOn()
 	o := c.Options
+	stallMs := stallTimeoutMs(o, provider, unsetStallMs)
+	if !o.StallWatchdog.Watched() {
+		stallMs = 0
+	}
 	return Job{
 		ExecutionID: l.ExecutionID, Run: run, Lane: lane, AttemptIndex: l.AttemptIndex,
 		Descriptor: l.Descriptor, Provider: provider, Model: ap.Attempt.Model, Effort: ap.Attempt.Effort,
 		Mode: c.Access, APISpend: ap.APISpend, Contract: o.Contract, Parent: c.Parent,
 		Route: l.Route, Paths: l.Paths, TimeoutMs: o.TimeoutMs,
-		StallTimeoutMs:             stallTimeoutMs(o, provider, unsetStallMs),
+		StallTimeoutMs:             stallMs,
+		StallWatchdogOff:           !o.StallWatchdog.Watched(),
 		AllowUnverifiedContainment: slices.Contains(o.AllowUnverifiedContainment, provider),
 		OpenCodeChatGPTSubscription: o.OpenCodeChatGPTSubscription &&
 			ChatGPTSubscriptionAttempt(provider, ap.Attempt.Model, ap.Attempt.Effort, ap.APISpend),

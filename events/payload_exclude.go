@@ -46,6 +46,12 @@ type Exclude struct {
 	// recomputes a containment_unverified exclusion; absent on exclusions
 	// recorded before the gate checked containment.
 	Containment *policy.ContainmentEvidence `json:"containment,omitempty"`
+	// Rule is how the lane's fallback treats the exclusion
+	// (policy.ExclusionRuleOf over the lane's fallback and Verdict.Code):
+	// fallback-moves-on skips the attempt like an exhausted group,
+	// fallback-stops stops the lane with reason excluded. Absent on
+	// exclusions recorded before the rule existed, whose lanes moved on.
+	Rule policy.ExclusionRule `json:"rule,omitempty"`
 }
 
 // EventType returns TypeExclude.
@@ -66,6 +72,9 @@ func (p Exclude) validate() error {
 	}
 	if err := validateExclusionVerdict(p.Verdict); err != nil {
 		return err
+	}
+	if !p.Rule.Valid() {
+		return invalidf("rule %q: want %v (or absent on a log recorded before it)", p.Rule, policy.ExclusionRules)
 	}
 	if err := p.validateReport(); err != nil {
 		return err

@@ -53,6 +53,11 @@ type RunOptions struct {
 	StallTimeoutMs int64 `json:"stallTimeoutMs,omitempty"`
 	// ProviderStallTimeoutMs overrides StallTimeoutMs per provider.
 	ProviderStallTimeoutMs map[policy.Provider]int64 `json:"providerStallTimeoutMs,omitempty"`
+	// StallWatchdog records whether the run's attempts are watched for
+	// stalls: on (with StallTimeoutMs, its overrides, else the defaults)
+	// or off (run --stall-timeout off). Absent on runs recorded before
+	// it, whose attempts were watched: StallWatchdogLegacy means on.
+	StallWatchdog StallWatchdog `json:"stallWatchdog,omitempty"`
 	// AllowUnverifiedContainment lists the providers whose writer attempts
 	// may launch although their containment is UNVERIFIED
 	// (run --allow-unverified-containment P): an explicit unrestricted
@@ -120,6 +125,9 @@ func (p RunCreated) validate() error {
 	}
 	if ms := p.Options.StallTimeoutMs; ms < 0 || ms > MaxStallTimeoutMs {
 		return invalidf("options.stallTimeoutMs %d: want 0..%d", ms, MaxStallTimeoutMs)
+	}
+	if err := validateStallWatchdog(p.Options); err != nil {
+		return err
 	}
 	for _, q := range slices.Sorted(maps.Keys(p.Options.ProviderStallTimeoutMs)) {
 		ms := p.Options.ProviderStallTimeoutMs[q]

@@ -140,6 +140,9 @@ type Exclusion struct {
 	// computed from; empty when there was none.
 	ReportDigest string
 	EvaluatedAt  time.Time
+	// Rule is how the lane's fallback treats the exclusion: a lane moves
+	// past it (skipping its group) unless Rule is policy.ExclusionStops.
+	Rule policy.ExclusionRule
 }
 
 // FoldRun folds a run's envelopes, in log order, into a new Run. The first
@@ -172,8 +175,10 @@ func (r *Run) Final() bool {
 // LaneState returns lane i's input to policy.Next: its history, the
 // groups it must skip and the run's access mode. The groups are the run's
 // exhausted groups, then the lane's excluded groups not already among them
-// in order of exclusion: policy.Next skips an excluded attempt exactly as
-// it skips an exhausted one. The slices are copies; the events they hold
+// in order of exclusion, for the exclusions whose rule moves the lane on:
+// policy.Next skips such an excluded attempt exactly as it skips an
+// exhausted one. A stopping exclusion's group is not among them (see
+// StoppingExclusion). The slices are copies; the events they hold
 // share pointers with the log, so treat them as read-only.
 func (r *Run) LaneState(i int) (policy.LaneState, error) {
 	if r.Created == nil || i < 0 || i >= len(r.Lanes) {
@@ -181,7 +186,7 @@ func (r *Run) LaneState(i int) (policy.LaneState, error) {
 	}
 	groups := slices.Clone(r.Exhausted)
 	for _, x := range r.Lanes[i].Excluded {
-		if !slices.Contains(groups, x.Group) {
+		if x.Rule.MovesOn() && !slices.Contains(groups, x.Group) {
 			groups = append(groups, x.Group)
 		}
 	}
@@ -190,6 +195,21 @@ func (r *Run) LaneState(i int) (policy.LaneState, error) {
 		ExhaustedGroups: groups,
 		Access:          r.Created.Access,
 	}, nil
+}
+
+// StoppingExclusion is lane i's exclusion whose rule stops the lane (its
+// fallback does not move on from the exclusion's outcome class), if any:
+// the lane's next decision is then a stop with reason excluded.
+func (r *Run) StoppingExclusion(i int) (Exclusion, bool) {
+	if i < 0 || i >= len(r.Lanes) {
+		return Exclusion{}, false
+	}
+	for _, x := range r.Lanes[i].Excluded {
+		if !x.Rule.MovesOn() {
+			return x, true
+		}
+	}
+	return Exclusion{}, false
 }
 
 // Apply folds one envelope into the run. A refused envelope returns a

@@ -291,12 +291,15 @@ func exclude(l LaneRecord, p events.Exclude) (LaneRecord, error) {
 			p.AttemptIndex, p.Descriptor, p.Provider, p.AttemptIndex, ap.Descriptor, ap.ExhaustionGroup)
 	}
 	for _, x := range l.Excluded {
+		if !x.Rule.MovesOn() {
+			return l, inconsistent("exclude of attempt %d after the exclusion of attempt %d stopped the lane", p.AttemptIndex, x.AttemptIndex)
+		}
 		if x.Group == p.Provider {
 			return l, inconsistent("exclude of group %s, already excluded from this lane", p.Provider)
 		}
 	}
 	x := Exclusion{AttemptIndex: p.AttemptIndex, Group: p.Provider, Code: p.Verdict.Code, Detail: p.Verdict.Detail,
-		ReportDigest: p.ReportDigest, EvaluatedAt: p.EvaluatedAt}
+		ReportDigest: p.ReportDigest, EvaluatedAt: p.EvaluatedAt, Rule: p.Rule}
 	if p.Verdict.Until != nil {
 		u := *p.Verdict.Until
 		x.Until = &u

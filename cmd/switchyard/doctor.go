@@ -418,6 +418,9 @@ func printDoctor(w io.Writer, out doctorOutput) error {
 			}
 		}
 		fmt.Fprintf(&b, "  quota:        %s\n", q)
+		if p.Quota.Credential != "" {
+			fmt.Fprintf(&b, "  credential:   %s\n", p.Quota.Credential)
+		}
 		fmt.Fprintf(&b, "  concurrency:  %d, %s", p.Concurrency.Cap, p.Concurrency.Source)
 		if out.Server != "" {
 			fmt.Fprintf(&b, "; %d running now", p.Concurrency.InFlight)

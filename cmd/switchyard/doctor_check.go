@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 	"github.com/switchyard-dev/switchyard/providers"
+	"github.com/switchyard-dev/switchyard/providers/quota"
 )
 
 // doctorSchemaVersion is the schema of `switchyard doctor --json`.
@@ -147,6 +148,9 @@ type doctorQuota struct {
 	State   policy.CapacityState       `json:"state,omitempty"`
 	Reason  policy.CapacityReason      `json:"reason,omitempty"`
 	Verdict *policy.EligibilityVerdict `json:"verdict,omitempty"`
+	// Credential says when the quota source reads the CLI's credential
+	// file (quota.CredentialNote); empty for a source that reads none.
+	Credential string `json:"credential,omitempty"`
 }
 
 // doctorConcurrency is the provider's concurrency cap.
@@ -331,6 +335,9 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	}
 
 	d.Quota = doctorQuota{Source: spec.QuotaSource, Where: "not_measured"}
+	if spec.QuotaSource != policy.QuotaUnsupported {
+		d.Quota.Credential = quota.CredentialNote(p, nil)
+	}
 	var rep *policy.CapacityReport
 	switch {
 	case c.quota && c.served:
@@ -347,6 +354,7 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	if d.Quota.Where != "not_measured" {
 		u := providerUsageOf(p, rep, time.Now())
 		d.Quota.State, d.Quota.Reason, d.Quota.Verdict = u.QuotaView.State, u.QuotaView.Reason, &u.Verdict
+		d.Quota.Credential = u.Credential
 		// A provider whose CLI is missing here measures nothing, and a
 		// signed-out one is already told: those problems say what to do.
 		signedOut := u.Verdict.Code == policy.ExcludeNotSignedIn && d.SignIn.State == "signed_out"

@@ -46,6 +46,7 @@ type runFlags struct {
 	// --stall-timeout-for P=D, as given (repeatable, comma lists allowed).
 	stallTimeout    time.Duration
 	stallTimeoutSet bool
+	noStallWatchdog bool // --stall-timeout off
 	stallTimeoutFor []string
 	// allowUnverifiedContainment: --allow-unverified-containment, as given
 	// (repeatable, comma lists allowed).
@@ -242,8 +243,8 @@ print its report with "switchyard report --run ID" once it is final.
 	fl.StringSliceVar(&rf.allowUnknownQuota, "allow-unknown-quota", nil,
 		"let this provider's attempts launch while its quota or eligibility is UNKNOWN (repeatable or a comma list; recorded in the run, with a warning)")
 	addCapFlag(c, &rf.caps)
-	fl.DurationVar(&rf.stallTimeout, "stall-timeout", 0,
-		"end an attempt as response_stalled after this long without provider progress, e.g. 10m (default 5m)")
+	fl.Var(stallTimeoutValue{&rf.stallTimeout, &rf.noStallWatchdog}, "stall-timeout",
+		"end an attempt as response_stalled after this long without provider progress, e.g. 10m (default 5m; recorded in the run); off turns the stall watchdog off for the run")
 	fl.StringArrayVar(&rf.stallTimeoutFor, "stall-timeout-for", nil,
 		"one provider's stall timeout, P=D such as codex=15m (repeatable or a comma list; overrides --stall-timeout for P)")
 	fl.BoolVar(&rf.openCodeChatGPT, "opencode-chatgpt-subscription", false,
@@ -274,9 +275,12 @@ func prepareRun(rf runFlags) (runInput, error) {
 	if rf.timeout < 0 {
 		return in, usagef("--timeout %s: want a positive duration such as 20m, or none", rf.timeout)
 	}
-	stallFor, err := parseStallTimeouts(rf.stallTimeout, rf.stallTimeoutSet, rf.stallTimeoutFor)
+	stallFor, err := parseStallTimeouts(rf.stallTimeout, rf.stallTimeoutSet && !rf.noStallWatchdog, rf.stallTimeoutFor)
 	if err != nil {
 		return in, err
+	}
+	if rf.noStallWatchdog && len(stallFor) > 0 {
+		return in, usagef("--stall-timeout off and --stall-timeout-for: a run without the stall watchdog has no stall timeouts; drop one")
 	}
 	if rf.runID != "" {
 		if err := events.ValidateRunID(rf.runID); err != nil {
@@ -335,13 +339,18 @@ func prepareRun(rf runFlags) (runInput, error) {
 		Prompt: prompt, PromptPath: promptPath, Cwd: cwd, Timeout: rf.timeout, Contract: contract,
 	}
 	in.req.AllowUnknownQuota = in.allowUnknown
-	in.req.StallTimeout, in.req.ProviderStallTimeouts = rf.stallTimeout, stallFor
+	in.req.StallTimeout, in.req.ProviderStallTimeouts, in.req.NoStallWatchdog = rf.stallTimeout, stallFor, rf.noStallWatchdog
 	in.req.AllowUnverifiedContainment = in.unrestricted
 	if rf.openCodeChatGPT {
 		if err := checkChatGPTSubscriptionLanes(rp.Lanes); err != nil {
 			return in, err
 		}
 		in.req.OpenCodeChatGPTSubscription = true
+	}
+	// What the runner would refuse at launch is refused here, before
+	// anything is submitted (the engine checks it again).
+	if err := engine.LaunchRefusal(rp.Lanes); err != nil {
+		return in, err
 	}
 	in.lanes = rp.Lanes
 	in.staleSheet = policy.StaleSheetNotice(sheet.VersionedClaudePins())

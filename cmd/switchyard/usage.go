@@ -52,6 +52,9 @@ type providerUsage struct {
 	Eligibility *policy.ExecutionEligibility `json:"eligibility,omitempty"`
 	Verdict     policy.EligibilityVerdict    `json:"verdict"`
 	AgeSeconds  *int64                       `json:"age_seconds,omitempty"`
+	// Credential says when the quota source reads the CLI's credential
+	// file (quota.CredentialNote); empty for a source that reads none.
+	Credential string `json:"credential,omitempty"`
 }
 
 // quotaView is a snapshot read for people and scripts: the state and its
@@ -83,6 +86,9 @@ func providerUsageOf(p policy.Provider, rep *policy.CapacityReport, now time.Tim
 		source = spec.QuotaSource
 	}
 	u := providerUsage{Provider: p, Source: source}
+	if source != policy.QuotaUnsupported {
+		u.Credential = quota.CredentialNote(p, rep)
+	}
 	u.Verdict = policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: p, Source: source, Report: rep, Now: now, MaxAge: capacityMaxAge,
 	})
@@ -134,7 +140,11 @@ UNSUPPORTED), the state of its capacity snapshot (measured, unknown or
 unsupported, with the reason), each quota window (used percent, window
 length, when it resets), the execution eligibility with its reason codes,
 the gate's verdict (eligible, or the exclusion code it records) and the
-report's age.
+report's age. A "credential:" line says when a source reads the CLI's own
+login file: Claude's reads its OAuth token from ~/.claude/.credentials.json
+(or $CLAUDE_CONFIG_DIR) on each measurement, only to call its usage
+endpoint, never refreshing, copying or storing it; SWITCHYARD_CLAUDE_USAGE_API=0
+stops it, and the line then says the file was not read.
 
 With a server for the data directory (a "switchyard serve" or a running
 "switchyard run") or with --nats, usage reads the deployment's capacity
@@ -427,6 +437,9 @@ func printUsage(w io.Writer, out usageOutput, where string, suggestRefresh bool)
 			fmt.Fprintf(w, "  exhausted (an attempt proved it at %s) until %s\n", le.At.UTC().Format(time.RFC3339), le.Until.UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintf(w, "  verdict: %s\n", verdictText(u.Verdict))
+		if u.Credential != "" {
+			fmt.Fprintf(w, "  credential: %s\n", u.Credential)
+		}
 	}
 	return nil
 }
