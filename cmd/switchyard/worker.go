@@ -57,7 +57,7 @@ live: at start, every --quota-refresh (default 5m), whenever an engine or
 "switchyard usage --refresh" asks, and right after an attempt ends
 usage-exhausted. Each report goes to the deployment's capacity store,
 which the engine's eligibility gate reads before every launch and
-"switchyard usage" shows (see the README, "Knowing before launch").
+"switchyard usage" shows (see docs/CONCEPTS.md, "Knowing before launch").
 
 --concurrency bounds how many attempts of each provider this worker runs
 at once. How many run across the whole deployment is the provider's cap
