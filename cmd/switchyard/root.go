@@ -51,6 +51,7 @@ Each command's --help lists its own codes.`,
 	root.SetHelpCommand(newHelpCmd(stderr))
 	strictCompletion(root, stderr)
 	addFlagCompletions(root)
+	fixClusterExamples(root)
 	return root
 }
 
