@@ -118,10 +118,15 @@ func TestQuickStart(t *testing.T) {
 	if err := runUntil(ctx, cmd); err != nil {
 		t.Fatalf("the demo block failed: %v\n%s", err, demo.String())
 	}
-	for _, want := range []string{"3 lanes: 3 complete", "execution_policy_blocked", "no divergence"} {
+	for _, want := range []string{"3 lanes: 3 complete", "execution_policy_blocked", "no divergence", "remove it with: rm -rf " + tmp + "/switchyard-demo."} {
 		if !strings.Contains(demo.String(), want) {
 			t.Fatalf("the demo's output lacks %q:\n%s", want, demo.String())
 		}
+	}
+	// The demo output the docs show has no pre-check block: every provider
+	// it launches has its CLI and verified containment (finding 7).
+	if strings.Contains(demo.String(), "pre-check:") {
+		t.Errorf("the demo printed a pre-check block the documentation does not show:\n%s", demo.String())
 	}
 
 	// Terminals 1 and 2 run until stopped: start each, wait for the line

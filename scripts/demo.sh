@@ -64,5 +64,5 @@ echo "\$ switchyard replay --run demo --verify"
 "$sy" replay --data-dir "$data" --run demo --verify
 
 echo
-echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo)"
+echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo; remove it with: rm -rf $work)"
 echo "Watch it in a browser: $sy serve --data-dir $data --listen 127.0.0.1:0 --http 127.0.0.1:8233, then open the address it prints (http://127.0.0.1:8233/?token=\$(cat $data/console.token))"
