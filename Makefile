@@ -104,7 +104,7 @@ clean: ## Remove build output
 .PHONY: demo
 
 demo: ## Build, run a three-seat panel on the simulated CLIs, replay it (a few seconds once built; a cold build takes minutes)
-	@echo "demo: building $(BIN) (a first build compiles NATS and every dependency: a minute or two)"
+	@echo "demo: building $(BIN) (a first build compiles NATS and every dependency: about 3 minutes on 2 cores, then cached)"
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/switchyard
 	@echo "demo: building bin/simcli, the simulated provider CLIs"
 	$(GO) build -o bin/simcli ./testdata/simcli

@@ -74,6 +74,9 @@ type WorkerConfig struct {
 	// consumer per provider subject (events.JobSubject), shared with every
 	// other worker of that provider.
 	Providers []policy.Provider
+	// NoCLI are the providers among Providers whose CLI was not found at
+	// start; the worker's presence announces them (status shows it).
+	NoCLI []policy.Provider
 	// Concurrency is how many jobs of each provider run at once in this
 	// worker; it is also how many of that provider's jobs the worker holds.
 	// It is a per-process upper bound only: the deployment's cap of each

@@ -13,7 +13,7 @@ import (
 func (w *Worker) announceFirst(ctx context.Context) (events.WorkerPresence, bool) {
 	host, _ := os.Hostname()
 	rec := events.WorkerPresence{WorkerID: w.cfg.WorkerID, Providers: w.cfg.Providers, Concurrency: w.cfg.Concurrency,
-		Host: host, PID: os.Getpid(), Started: w.cfg.Now().UTC()}
+		Host: host, PID: os.Getpid(), NoCLI: w.cfg.NoCLI, Started: w.cfg.Now().UTC()}
 	if len(rec.Host) > events.MaxWorkerIDLen {
 		rec.Host = ""
 	}

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func (p *MemoryPresence) Announce(ctx context.Context, w WorkerPresence) error {
 	}
 	r := w.record()
 	w = WorkerPresence{WorkerID: r.WorkerID, Providers: append(r.Providers[:0:0], r.Providers...), Concurrency: r.Concurrency,
-		Host: r.Host, PID: r.PID, Started: r.Started, Seen: p.now().UTC()}
+		Host: r.Host, PID: r.PID, NoCLI: slices.Clone(r.NoCLI), Started: r.Started, Seen: p.now().UTC()}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.workers[w.WorkerID] = w

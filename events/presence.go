@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -47,6 +48,9 @@ type WorkerPresence struct {
 	// Host and PID say where it runs.
 	Host string `json:"host,omitempty"`
 	PID  int    `json:"pid,omitempty"`
+	// NoCLI are the providers among Providers whose CLI the worker did
+	// not find when it started: their attempts end unavailable-cli.
+	NoCLI []policy.Provider `json:"noCli,omitempty"`
 	// Started is when the worker started (its own clock).
 	Started time.Time `json:"started"`
 	// Seen is when the store received the latest announcement (the
@@ -62,6 +66,7 @@ type presenceRecord struct {
 	Concurrency int               `json:"concurrency,omitempty"`
 	Host        string            `json:"host,omitempty"`
 	PID         int               `json:"pid,omitempty"`
+	NoCLI       []policy.Provider `json:"noCli,omitempty"`
 	Started     time.Time         `json:"started"`
 }
 
@@ -78,6 +83,11 @@ func validatePresence(w WorkerPresence) error {
 			return err
 		}
 	}
+	for _, p := range w.NoCLI {
+		if !slices.Contains(w.Providers, p) {
+			return invalidf("worker %s: provider %s without a CLI is not one it announces", w.WorkerID, p)
+		}
+	}
 	if w.Concurrency < 0 || w.PID < 0 {
 		return invalidf("worker %s: negative concurrency or pid", w.WorkerID)
 	}
@@ -89,7 +99,7 @@ func validatePresence(w WorkerPresence) error {
 
 func (w WorkerPresence) record() presenceRecord {
 	return presenceRecord{Schema: JobSchemaVersion, WorkerID: w.WorkerID, Providers: w.Providers,
-		Concurrency: w.Concurrency, Host: w.Host, PID: w.PID, Started: w.Started.UTC()}
+		Concurrency: w.Concurrency, Host: w.Host, PID: w.PID, NoCLI: w.NoCLI, Started: w.Started.UTC()}
 }
 
 func decodePresence(b []byte) (WorkerPresence, error) {
@@ -101,7 +111,7 @@ func decodePresence(b []byte) (WorkerPresence, error) {
 		return WorkerPresence{}, &DecodeError{What: "worker presence", Err: schemaErr(r.Schema)}
 	}
 	w := WorkerPresence{WorkerID: r.WorkerID, Providers: r.Providers, Concurrency: r.Concurrency,
-		Host: r.Host, PID: r.PID, Started: r.Started}
+		Host: r.Host, PID: r.PID, NoCLI: r.NoCLI, Started: r.Started}
 	if err := validatePresence(w); err != nil {
 		return WorkerPresence{}, &DecodeError{What: "worker presence", Err: err}
 	}

@@ -4,8 +4,9 @@
 # with the simulated provider CLIs, in which the first seat's primary
 # (codex) is excluded before launch: its simulated account has purchased
 # credits present, so running it could spend them (execution_policy_blocked),
-# and the lane runs grok instead; codex never executes. Then `switchyard
-# usage` shows why, and the run's event log is replayed and every decision
+# and the lane runs grok instead; no codex attempt runs (its simulated
+# app-server still answers the quota readings). Then `switchyard usage`
+# shows why, and the run's event log is replayed and every decision
 # (the exclusion included) recomputed.
 #
 # Everything it writes lives in a fresh temporary directory (kept, so you can
@@ -63,5 +64,5 @@ echo "\$ switchyard replay --run demo --verify"
 "$sy" replay --data-dir "$data" --run demo --verify
 
 echo
-echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo)"
+echo "Demo data: $work (look around with: $sy status --data-dir $data --run demo; remove it with: rm -rf $work)"
 echo "Watch it in a browser: $sy serve --data-dir $data --listen 127.0.0.1:0 --http 127.0.0.1:8233, then open the sign-in address it prints (http://127.0.0.1:8233/#code=..., one use; $sy console-url --data-dir $data prints another)"

@@ -184,8 +184,8 @@ operation. A refused handoff prints {"valid":false,"error":..} and exits 65.
 Exit codes: 0 the handoff is valid (its digest is printed); 65 refused;
 64 usage error (a missing option, an unreadable --response); 1 anything
 else (git could not be run).`,
-		Example: `  switchyard contract op-validate --response runs/a1/output.md --repo /work/wt/fix \
-    --task T-42 --checkpoint C-1 --expected-head "$(git -C /work/wt/fix rev-parse HEAD)" \
+		Example: `  switchyard contract op-validate --response runs/a1/output.md --repo ~/src/app-fix \
+    --task T-42 --checkpoint C-1 --expected-head "$(git -C ~/src/app-fix rev-parse HEAD)" \
     --file src/parse.go --file src/parse_test.go --check unit`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireFlags(cmd, "response", "repo", "task", "checkpoint", "expected-head"); err != nil {

@@ -44,5 +44,5 @@
 // run adds 3 (--fail-if-undelivered and no lane delivered) and 130
 // (interrupted before the run was final); runner has its own table, one
 // code per receipt status. Each command's --help gives its flags, examples
-// and exact exit codes; README.md is the user's guide.
+// and exact exit codes; README.md and docs/ are the user's guide.
 package main

@@ -32,7 +32,7 @@ type doctorFlags struct {
 	apiSpend    string
 }
 
-// doctorOutput is `switchyard doctor --json` (schema in the README).
+// doctorOutput is `switchyard doctor --json` (schema in docs/OPERATIONS.md).
 type doctorOutput struct {
 	SchemaVersion int              `json:"schema_version"`
 	Server        string           `json:"server"` // "" without one
@@ -129,7 +129,7 @@ the sheet or role is invalid.`,
   # Can every lane of a role run? Exit 1 when one cannot:
   switchyard doctor --sheet team.sheet --role "bug-fix" --probe
 
-  # For scripts (schema in the README):
+  # For scripts (schema in docs/OPERATIONS.md):
   switchyard doctor --json
 
   # One real, cheap round trip (spends!) through two signed-in CLIs:
@@ -149,7 +149,7 @@ the sheet or role is invalid.`,
 	fl.StringVar(&df.parent, "parent", string(policy.ParentClaude), "with --sheet: the parent harness the role is resolved for (claude or codex)")
 	fl.StringVar(&df.mode, "mode", string(policy.ReadOnly), "the access mode whose containment is checked: read-only or isolated-write")
 	fl.BoolVar(&df.probe, "probe", false, "run each provider's --version and real preflight (sign-in) probes, 30s each")
-	fl.BoolVar(&df.json, "json", false, "print JSON (schema in the README)")
+	fl.BoolVar(&df.json, "json", false, "print JSON (schema in docs/OPERATIONS.md)")
 	fl.StringSliceVar(&df.allowUnverified, "allow-unverified-containment", nil, "providers whose UNVERIFIED containment you accept (as run's flag of that name)")
 	fl.BoolVar(&df.roundTrip, "round-trip", false, "with --probe: make one real, cheap read-only attempt per provider (spends) and print its status, served model and usage")
 	fl.StringSliceVar(&df.descriptors, "descriptor", nil, "with --round-trip: the attempt to make, <provider>:<model>@<effort> (repeatable or a comma list; one per provider)")

@@ -290,7 +290,7 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	if len(d.Guard.Blocked) > 0 {
 		add(problemBillingGuard, true,
 			fmt.Sprintf("under api-spend deny the billing guard blocks %s: set here: %s", p, strings.Join(d.Guard.Blocked, ", ")),
-			fmt.Sprintf("unset %s in the environment that launches %s, or approve API spend for %s in the sheet", strings.Join(d.Guard.Blocked, ", "), p, p))
+			guardFix(p, d.Guard.Blocked))
 	}
 
 	for _, ce := range d.Containment {

@@ -48,11 +48,16 @@ func runPrecheck(ctx context.Context, w io.Writer, conn *engineConn, f engineFla
 			blocked++
 		}
 	}
-	head := fmt.Sprintf("pre-check: %s (the run goes on; a fallback may cover them; details: switchyard doctor --sheet %s --role %s --probe)",
-		plural(n, "problem"), shellQuote(rf.sheet), shellQuote(rf.role))
+	// The doctor command pastes as is: the run's parent, and where the
+	// data lives unless it is the default (issue 28, finding 14).
+	details := fmt.Sprintf("switchyard doctor --sheet %s --role %s --parent %s --probe", shellQuote(rf.sheet), shellQuote(rf.role), shellQuote(rf.parent))
+	if conn != nil {
+		details += conn.connFlags(f)
+	}
+	head := fmt.Sprintf("pre-check: %s (the run goes on; a fallback may cover them; details: %s)", plural(n, "problem"), details)
 	if blocked > 0 {
-		head = fmt.Sprintf("pre-check: %s; %s cannot run at all (the run goes on; details: switchyard doctor --sheet %s --role %s --probe)",
-			plural(n, "problem"), plural(blocked, "lane"), shellQuote(rf.sheet), shellQuote(rf.role))
+		head = fmt.Sprintf("pre-check: %s; %s cannot run at all (the run goes on; details: %s)",
+			plural(n, "problem"), plural(blocked, "lane"), details)
 	}
 	fmt.Fprintln(w, head)
 	for _, p := range checked {

@@ -132,7 +132,7 @@ names is not installed; 64 on a usage error.`,
 		},
 	}
 	c.Flags().StringVar(&provider, "provider", "", "only these providers, comma-separated ("+providerList()+")")
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema_version "+fmt.Sprint(modelsSchemaVersion)+", documented in the README)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema_version "+fmt.Sprint(modelsSchemaVersion)+", documented in docs/SHEETS.md)")
 	c.Flags().DurationVar(&timeout, "timeout", defaultModelsTimeout, "bound on each discovery probe")
 	return wireCommand(c, stderr)
 }

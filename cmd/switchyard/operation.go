@@ -30,8 +30,8 @@ run's log (history, replay --verify, status show it):
 
 done and reject need the pending record, and its digest and HEAD must still
 match. A pending operation after a crash is shown by status: inspect the
-worktree and settle it; never begin it again. The worked example is in the
-README ("A handoff from worker to commit").
+worktree and settle it; never begin it again. The worked example is in
+docs/OPERATIONS.md ("A handoff from worker to commit").
 
 Exit codes: 64 without a subcommand or with an unknown one; each
 subcommand's --help lists its own.`,

@@ -44,7 +44,7 @@ directory's runs/<run> and worktrees/<run> is removed: never your checkout.
 Without --run it prunes every final run; --older-than keeps runs whose last
 change is more recent than the given age (90m, 36h, 7d). --dry-run lists
 what would go and removes nothing. Take a writer's result out of its
-worktree before pruning (see the README).
+worktree before pruning (see docs/OPERATIONS.md, "prune").
 
 Exit codes: 0 done (or nothing to do); 64 usage error or no such run; 1 the
 run is not final, or a removal failed.`,

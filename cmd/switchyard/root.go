@@ -53,6 +53,7 @@ Each command's --help lists its own codes.`,
 	root.SetHelpCommand(newHelpCmd(stderr))
 	strictCompletion(root, stderr)
 	addFlagCompletions(root)
+	fixClusterExamples(root)
 	return root
 }
 

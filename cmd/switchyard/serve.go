@@ -43,8 +43,11 @@ free, so nothing has to move. Clients that found it through the data
 directory (workers, waiting runs, status --watch) re-read serve.json on
 every reconnect, so they also find a serve that came back elsewhere.
 
-The server has no authentication, so it listens on loopback only; to spread
-workers over several hosts run a NATS cluster and pass --nats everywhere.
+Only this user's processes can connect: every start draws fresh per-role
+secrets into <data-dir>/serve.auth (mode 0600) and the server refuses a
+connection without them. Clients read them from that file, so the server
+listens on loopback only; to spread workers over several hosts run a NATS
+cluster with TLS and pass --nats everywhere (docs/DEPLOY.md).
 
 --cap sets the deployment's concurrency caps at start: at most N attempts
 of a provider run at once across all workers, wherever they run (default 2

@@ -58,6 +58,9 @@ func (s statusPrinter) serving(ctx context.Context, conn *engineConn, runs []eng
 			parts = append(parts, fmt.Sprintf("%s (%d)", p, len(byProvider[p])))
 		}
 		fmt.Fprintf(s.w, "workers: %d live, for %s\n", len(live), strings.Join(parts, ", "))
+		for _, l := range noCLILines(live) {
+			fmt.Fprintln(s.w, l)
+		}
 	}
 	if caps, err := readCaps(ctx, conn); err != nil {
 		fmt.Fprintf(s.w, "caps: unknown (%v)\n", err)

@@ -33,7 +33,7 @@ const usageSchemaVersion = 1
 // newer reports: quota's own acquisition deadline and a margin.
 const defaultUsageWait = quota.DefaultTimeout + 5*time.Second
 
-// usageOutput is usage --json (documented in the README, "Knowing before
+// usageOutput is usage --json (documented in docs/CONCEPTS.md, "Knowing before
 // launch").
 type usageOutput struct {
 	SchemaVersion int             `json:"schema_version"`
@@ -188,7 +188,7 @@ error (an unknown provider); 1 anything else.`,
 	fl := c.Flags()
 	fl.StringSliceVar(&uf.providers, "provider", nil, "only these providers (repeatable or a comma list): "+strings.Join(providerNames(), ", "))
 	fl.BoolVar(&uf.refresh, "refresh", false, "ask the workers to measure again and wait for their reports (implied without a server)")
-	fl.BoolVar(&uf.json, "json", false, "print JSON (schema in the README)")
+	fl.BoolVar(&uf.json, "json", false, "print JSON (schema in docs/CONCEPTS.md)")
 	fl.DurationVar(&uf.wait, "wait", defaultUsageWait, "with --refresh, how long to wait for the workers' newer reports")
 	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)

@@ -57,7 +57,7 @@ live: at start, every --quota-refresh (default 5m), whenever an engine or
 "switchyard usage --refresh" asks, and right after an attempt ends
 usage-exhausted. Each report goes to the deployment's capacity store,
 which the engine's eligibility gate reads before every launch and
-"switchyard usage" shows (see the README, "Knowing before launch").
+"switchyard usage" shows (see docs/CONCEPTS.md, "Knowing before launch").
 
 --concurrency bounds how many attempts of each provider this worker runs
 at once. How many run across the whole deployment is the provider's cap
@@ -70,6 +70,12 @@ Each provider's CLI is found as SWITCHYARD_<PROVIDER>_BIN says (an absolute
 path to an executable, for pinned installs), else on PATH. --bin P=/path
 (repeatable) sets that for this worker's attempts and quota measurements;
 the path is checked at start.
+
+At start the worker looks for each provider's CLI the same way and prints
+a line for each one it cannot find (its attempts would end
+unavailable-cli), and says so when none is found; it runs anyway, and its
+announcement carries the list, so "switchyard status" shows the worker
+"has no CLI for" those providers.
 
 --http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
 failures per provider, live workers, JetStream reachability), /healthz and
@@ -177,6 +183,8 @@ type workerOptions struct {
 	// observer receives claim and lease failures (the metrics; nil without
 	// --http).
 	observer activities.Observer
+	// noCLI are the providers whose CLI was not found at start.
+	noCLI []policy.Provider
 }
 
 // parseBinOverrides parses --bin P=/path values: P one of the worker's
@@ -254,6 +262,7 @@ func newWorker(conn *engineConn, provs []policy.Provider, o workerOptions, logge
 		Env:      workerEnv(o.binaries),
 		DataDir:  o.dataDir,
 		Observer: o.observer,
+		NoCLI:    o.noCLI,
 	})
 	if err != nil {
 		return nil, failf("start the worker: %v", err)
@@ -297,6 +306,8 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 		m.WatchProviders(provs)
 		o.observer = m
 	}
+	var why map[policy.Provider]string
+	o.noCLI, why = missingCLIs(provs, workerEnv(o.binaries))
 	w, err := newWorker(conn, provs, o, logger)
 	if err != nil {
 		return err
@@ -317,6 +328,7 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	}
 	fmt.Fprintf(stdout, "switchyard worker: %s (concurrency %d) on %s; stop with Ctrl-C\n",
 		strings.Join(names, ","), o.concurrency, conn.describe())
+	reportMissingCLIs(stdout, logger, provs, o.noCLI, why)
 	err = w.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("worker stopped: %v", err)
