@@ -28,6 +28,7 @@ var commandRoles = map[string]events.Role{
 	"replay":    events.RoleReader,
 	"report":    events.RoleReader,
 	"doctor":    events.RoleReader,
+	"workers":   events.RoleReader,
 }
 
 // commandRole is the role of the command path ("switchyard operation
