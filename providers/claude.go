@@ -38,16 +38,17 @@ func claudeSpec() *Spec {
 		},
 		// 2.1.332: the pinned release the conformance suite verified
 		// (testdata/realcli); 2.1.220: the invalid-API-key capture fixture.
-		KnownVersions: []string{"2.1.220", "2.1.332"},
-		QuotaSource:   QuotaLiveHTTP,
-		ModelEvidence: policy.EvidenceProviderReport,
-		Login:         "claude, then /login",
-		Classify:      classifyClaudeStream, // classify_stream.go
-		CLIModel:      claudeModel,
-		OwnEnv:        claudeGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Claude),
-		KeepEnv:       []string{"CLAUDE_CONFIG_DIR"},
-		Guard:         envGuardFunc(claudeGuard),
+		KnownVersions:       []string{"2.1.220", "2.1.332"},
+		QuotaSource:         QuotaLiveHTTP,
+		QuotaCredentialFile: "$CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json",
+		ModelEvidence:       policy.EvidenceProviderReport,
+		Login:               "claude, then /login",
+		Classify:            classifyClaudeStream, // classify_stream.go
+		CLIModel:            claudeModel,
+		OwnEnv:              claudeGuard.vars(),
+		RemoveEnv:           removeEnv(policy.Claude),
+		KeepEnv:             []string{"CLAUDE_CONFIG_DIR"},
+		Guard:               envGuardFunc(claudeGuard),
 		Prepare: func(Request) ([]File, []string, error) {
 			return nil, nil, nil // writer settings travel in argv
 		},

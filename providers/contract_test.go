@@ -85,7 +85,7 @@ var contractBanners = map[policy.Provider][]string{
 // optionalSpecFields are Spec fields only some providers need; every
 // other field is set by every spec.
 var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix",
-	"SignInProbe", "SilentUntilDone", "Login"} // booleans: false is an answer, and the goldens show it
+	"SignInProbe", "SilentUntilDone", "Login", "QuotaCredentialFile"} // booleans: false is an answer, and the goldens show it
 
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.

@@ -67,13 +67,14 @@ func geminiSpec() *Spec {
 		},
 		// 0.61.0 is the release the conformance suite checked
 		// (testdata/realcli pins it).
-		KnownVersions: []string{"0.61.0"},
-		QuotaSource:   QuotaLiveHTTP,
-		ModelEvidence: policy.EvidenceProviderReport,
-		Classify:      classifyGeminiStream, // classify_stream.go
-		CLIModel:      effortModel(policy.Gemini),
-		OwnEnv:        geminiGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Gemini),
+		KnownVersions:       []string{"0.61.0"},
+		QuotaSource:         QuotaLiveHTTP,
+		QuotaCredentialFile: "~/.gemini/oauth_creds.json",
+		ModelEvidence:       policy.EvidenceProviderReport,
+		Classify:            classifyGeminiStream, // classify_stream.go
+		CLIModel:            effortModel(policy.Gemini),
+		OwnEnv:              geminiGuard.vars(),
+		RemoveEnv:           removeEnv(policy.Gemini),
 		// A Google login for a Workspace account needs its Code Assist
 		// project; neither variable is a credential.
 		KeepEnv: []string{"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"},

@@ -183,6 +183,10 @@ type Spec struct {
 	// KnownVersions are fixture-tested CLI versions: evidence, never an allowlist.
 	KnownVersions []string
 	QuotaSource   QuotaSource
+	// QuotaCredentialFile names, as people read it, the CLI's own login
+	// file the live quota source reads its token from, or "" when the
+	// source reads none (docs/decisions.md D-26C).
+	QuotaCredentialFile string
 	// ModelEvidence is how a successful receipt proves its model.
 	ModelEvidence policy.ModelEvidence
 	// CLIModel returns the exact --model value for a descriptor's model

@@ -4,20 +4,21 @@ import (
 	"fmt"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
-// credentialFiles names, for each provider whose live source reads the
-// CLI's own login file, the file it reads (docs/decisions.md D-26C: the
-// usage endpoint accepts only the CLI's own token, so its source reads it,
-// never refreshes, copies or stores it, and its kill switch stops it).
-var credentialFiles = map[policy.Provider]string{
-	policy.Claude: "$CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json",
-	policy.Gemini: "~/.gemini/oauth_creds.json",
-}
-
 // CredentialFile is the credential file p's quota source reads, as people
-// read it, or "" when the source reads none.
-func CredentialFile(p policy.Provider) string { return credentialFiles[p] }
+// read it (the spec's QuotaCredentialFile), or "" when the source reads
+// none (docs/decisions.md D-26C: the usage endpoint accepts only the CLI's
+// own token, so its source reads it, never refreshes, copies or stores it,
+// and its kill switch stops it).
+func CredentialFile(p policy.Provider) string {
+	spec, err := providers.Lookup(p)
+	if err != nil {
+		return ""
+	}
+	return spec.QuotaCredentialFile
+}
 
 // CredentialNote says, for `usage` and `doctor`, whether p's quota source
 // read (or reads, on each measurement) the CLI's credential file: "" for a
@@ -25,7 +26,7 @@ func CredentialFile(p policy.Provider) string { return credentialFiles[p] }
 // switch turned the source off; else which file it reads and how to stop
 // it. rep may be nil (no report yet).
 func CredentialNote(p policy.Provider, rep *policy.CapacityReport) string {
-	file := credentialFiles[p]
+	file := CredentialFile(p)
 	if file == "" {
 		return ""
 	}
