@@ -11,7 +11,9 @@
 #
 # Everything it writes lives in a fresh temporary directory (kept, so you can
 # look around; the last line says where), except the simulated CLIs, which
-# are installed into bin/sim.
+# are installed into bin/sim. The lanes read this clone (read-only): a
+# read-only Grok lane must see a real checkout, never one under a temporary
+# directory (provider-dispatch.md, "Read-only mode"; providers refuses it).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,7 +28,6 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-demo.XXXXXX")"
 data="$work/data"
-mkdir -p "$work/checkout"
 
 # The simulated CLIs: every provider replays its recorded success, except
 # codex, whose account (as its app-server reports it) has purchased credits.
@@ -41,7 +42,6 @@ cat >"$work/demo.sheet" <<'SHEET'
 # fallback: {"on":["usage-exhausted","route-unavailable"]}
 swarm workers: codex:gpt-5.6-sol@high -> grok:grok-4.7@xhigh, grok:grok-4.7@high -> devin:swe-2@high, devin:swe-2@high -> codex:gpt-5.6-sol@medium
 SHEET
-printf '# Demo checkout\n\nA file for the simulated workers to summarize.\n' >"$work/checkout/README.md"
 printf 'Summarize README.md in one sentence.\n' >"$work/prompt.md"
 
 export PATH="$root/bin/sim:$PATH"
@@ -50,10 +50,10 @@ export PATH="$root/bin/sim:$PATH"
 # invocation log in bin/sim, the one extra directory they may write.
 export SWITCHYARD_SANDBOX_WRITABLE="$root/bin/sim"
 
-echo "\$ switchyard run --sheet demo.sheet --role \"swarm workers\" --parent claude --prompt prompt.md --cwd checkout --run-id demo"
+echo "\$ switchyard run --sheet demo.sheet --role \"swarm workers\" --parent claude --prompt prompt.md --cwd . --run-id demo"
 "$sy" run --data-dir "$data" --run-id demo \
 	--sheet "$work/demo.sheet" --role "swarm workers" --parent claude \
-	--prompt "$work/prompt.md" --cwd "$work/checkout"
+	--prompt "$work/prompt.md" --cwd "$root"
 
 echo
 echo "\$ switchyard usage --provider codex"

@@ -119,10 +119,10 @@ func TestHTTPExample(t *testing.T) {
 	sim := simenv.Install(t, "", simenv.Config{HangCapSeconds: 120, Providers: map[string]simenv.ProviderConfig{
 		"grok": {Scenario: "success"}, "devin": {Scenario: "long-running"},
 	}})
-	data, checkout, home := filepath.Join(dir, "data"), filepath.Join(dir, "checkout"), filepath.Join(dir, "home")
-	for _, d := range []string{checkout, home} {
-		require.NoError(t, os.MkdirAll(d, 0o755))
-	}
+	// A read-only Grok lane must see a real checkout, never one under a
+	// temporary directory.
+	data, checkout, home := filepath.Join(dir, "data"), simenv.Checkout(t), filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(home, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(checkout, "README.md"), []byte("# Checkout\n\nA file to summarize.\n"), 0o644))
 	env := []string{"PATH=" + sim + ":/usr/local/bin:/usr/bin:/bin", simenv.SandboxWritable + "=" + sim,
 		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "LANG=C.UTF-8"}

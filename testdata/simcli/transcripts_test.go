@@ -58,11 +58,16 @@ func replayThroughSpec(t *testing.T, provider policy.Provider, scenario string, 
 	bin := simenv.Install(t, "", simenv.Scenarios(map[string]string{string(provider): scenario}))
 	work := t.TempDir()
 	cwd := filepath.Join(work, "checkout")
+	if provider == policy.Grok && mode == policy.ReadOnly {
+		// A read-only Grok lane must see a real checkout: providers refuses
+		// one under a temporary directory (provider-dispatch.md).
+		cwd = simenv.Checkout(t)
+	}
 	home := filepath.Join(work, "home")
 	receipt := filepath.Join(work, "receipt.json")
 	private := receipt + cmp.Or(spec.PrivateSuffix, ".private")
 	for _, d := range []string{cwd, home} {
-		require.NoError(t, os.Mkdir(d, 0o755))
+		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(t, os.Mkdir(private, 0o700))
 	m := specModel[provider]
