@@ -17,7 +17,9 @@ func TestWorkerStalledJob(t *testing.T) {
 	e := newWorkerEnv(t, "stall-after-one", false)
 	w := e.startWorker(e.workerConfig("worker-a"))
 	job := e.newJob(0)
-	job.StallTimeoutMs = 500
+	// Long enough that the simulated CLI has started and logged itself
+	// before the watchdog fires, even on a loaded machine.
+	job.StallTimeoutMs = 1500
 	e.publish(job)
 
 	fin := e.waitReport(events.ReportFinished, job.ExecutionID)
@@ -28,17 +30,17 @@ func TestWorkerStalledJob(t *testing.T) {
 	require.Equal(t, events.Digest(b), fin.ReceiptDigest)
 	require.NotNil(t, fin.Stall, "the finished report carries the stall")
 	first := uint64(1)
-	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: fin.Stall.IdleMs, TimeoutMs: 500,
+	require.Equal(t, events.Stall{Failure: "response_stalled", IdleMs: fin.Stall.IdleMs, TimeoutMs: 1500,
 		ProviderHealth: "request_stalled", Liveness: "available", Probe: "available", FenceClosed: true,
 		Adapter: "codex", Target: "gpt-5.5", HealthObservationSeq: &first}, *fin.Stall,
 		"the exact adapter and target the probe was checked against, and the worker connection's first observation")
-	require.GreaterOrEqual(t, fin.Stall.IdleMs, int64(500))
+	require.GreaterOrEqual(t, fin.Stall.IdleMs, int64(1500))
 	require.Len(t, e.workloads(job), 1, "never retried")
 
 	// The next stall this worker reports is its connection's second
 	// observation.
 	next := e.newJob(1)
-	next.StallTimeoutMs = 500
+	next.StallTimeoutMs = 1500
 	e.publish(next)
 	fin2 := e.waitReport(events.ReportFinished, next.ExecutionID)
 	require.NoError(t, fin2.Validate())

@@ -172,7 +172,9 @@ func requireStall(t *testing.T, res Result, stall time.Duration, health, livenes
 // ends timed-out/response_stalled after the stall timeout, with the
 // health probe's verdict joined in.
 func TestStallWatchdogSimulatedCLIs(t *testing.T) {
-	const stall = 400 * time.Millisecond
+	// Long enough that a simulated CLI on a loaded machine (CI shares two
+	// cores) has started and logged itself before the watchdog can fire.
+	const stall = 1500 * time.Millisecond
 	codex := func(pc simenv.ProviderConfig) simenv.Config {
 		return simenv.Config{Providers: map[string]simenv.ProviderConfig{"codex": pc}}
 	}
@@ -256,7 +258,7 @@ func TestStallNeverRetries(t *testing.T) {
 	l := newLane(t, "")
 	r, err := New(Config{Env: map[string]string{"PATH": bin + ":/usr/bin:/bin", simenv.SandboxWritable: bin, "HOME": l.dir}, Stdout: l.stdout, Stderr: l.stderr})
 	require.NoError(t, err)
-	res, err := r.Run(context.Background(), stallOptions(l, policy.Codex, "gpt-5.5", 300*time.Millisecond))
+	res, err := r.Run(context.Background(), stallOptions(l, policy.Codex, "gpt-5.5", 1500*time.Millisecond)) // a loaded machine still starts the CLI first
 	require.NoError(t, err)
 	require.NotNil(t, res.Stall)
 	invs := simenv.Invocations(t, bin)
