@@ -40,6 +40,31 @@ func InputDigest(lane policy.LanePolicy, state policy.LaneState) (string, error)
 	return Digest(b), nil
 }
 
+// LaneInputJSON is lane's part of the canonical policy input, encoded once
+// for InputDigestOf: a lane's policy is frozen at run-created, so a caller
+// deciding the same lane many times (the engine, replay) need not encode
+// it again for each decision.
+func LaneInputJSON(lane policy.LanePolicy) ([]byte, error) {
+	return json.Marshal(lane)
+}
+
+// InputDigestOf is InputDigest for a lane whose policy LaneInputJSON has
+// already encoded: the same bytes hashed ({"lane":…,"state":…}, as
+// encoding/json writes policyInput; TestInputDigestOfMatches).
+func InputDigestOf(laneJSON []byte, state policy.LaneState) (string, error) {
+	st, err := json.Marshal(state)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte(`{"lane":`))
+	h.Write(laneJSON)
+	h.Write([]byte(`,"state":`))
+	h.Write(st)
+	h.Write([]byte(`}`))
+	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // validDigest reports whether s is "sha256:" + 64 lowercase hex digits.
 func validDigest(s string) bool {
 	h, ok := strings.CutPrefix(s, DigestPrefix)

@@ -79,6 +79,31 @@ type Run struct {
 	Seq uint64
 
 	applied int // envelopes applied, audit included.
+
+	// laneInputs caches each lane's policy as the policy-input digest
+	// encodes it (LaneInputJSON): a lane's policy never changes after
+	// run-created.
+	laneInputs [][]byte
+}
+
+// LaneInputJSON is lane i's policy as events.InputDigestOf takes it,
+// encoded on first use and kept: the engine and replay digest the same
+// lane's policy at every decision.
+func (r *Run) LaneInputJSON(i int) ([]byte, error) {
+	if i < 0 || i >= len(r.Lanes) {
+		return nil, fmt.Errorf("lane %d: the run has %d lanes", i, len(r.Lanes))
+	}
+	if len(r.laneInputs) != len(r.Lanes) {
+		r.laneInputs = make([][]byte, len(r.Lanes))
+	}
+	if r.laneInputs[i] == nil {
+		b, err := events.LaneInputJSON(r.Lanes[i].Policy)
+		if err != nil {
+			return nil, err
+		}
+		r.laneInputs[i] = b
+	}
+	return r.laneInputs[i], nil
 }
 
 // LaneRecord is one lane of a Run.
