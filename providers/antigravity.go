@@ -80,6 +80,17 @@ func antigravitySpecOn(read readFileFunc, host antigravityHost) *Spec {
 			names := append(antigravityGuard.names(env), antigravityGatewayNames(env)...)
 			return append(names, antigravitySettingsNames(req, read)...)
 		}),
+
+		// Classification, model proof, discovery and sandbox scope.
+		ModelMatch:     ModelMatchExact,
+		ModelEcho:      true, // init.model only echoes the argv override
+		Models:         ModelsProbe{Argv: []string{"models"}, Read: readAntigravityModels},
+		QuotaAdapter:   noProvenQuota, // no captured quota envelope
+		TerminalFields: antigravityTerminalFields,
+		// ~/.gemini (its antigravity-cli settings and state); the Code
+		// Assist endpoints and Google OAuth.
+		StateDirs: under(".gemini"),
+		APIHosts:  https("cloudcode-pa.googleapis.com", "daily-cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		if req.Mode == policy.IsolatedWrite {

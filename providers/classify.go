@@ -22,7 +22,7 @@ import (
 // with two exceptions proved in the CLI's exact words: a sign-in stop by
 // its exit status and text (Gemini, step 0), and the typed sign-in refusal
 // of a provider that defers authentication to invocation (Claude has no
-// authentication preflight), matched like a quota envelope (authAdapters).
+// authentication preflight), matched like a quota envelope (Spec.AuthAdapter).
 //
 // The order of decisions:
 //
@@ -55,8 +55,8 @@ import (
 // when the provider did not deliver.
 func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 	provider := providerOf(spec, req)
-	adapter, ok := quotaAdapters[provider]
-	if !ok {
+	rules := behaviourOf(spec, req)
+	if rules == nil {
 		note := fmt.Sprintf("no failure classifier is implemented for provider %q", CapText(string(provider), 100))
 		return Classification{
 			Status: policy.StatusChildFailed,
@@ -94,7 +94,7 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 		return out
 	}
 
-	if stop, ok := stopAdapters[provider]; ok {
+	if stop := rules.StopAdapter; stop != nil {
 		if s := stop(req, c, p); s != nil {
 			phase := policy.PhaseInvocation
 			if exitedClean {
@@ -114,7 +114,7 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 		}
 	}
 	if !success {
-		if code := adapter(req, c); code != "" {
+		if code := rules.QuotaAdapter(req, c); code != "" {
 			phase := policy.PhaseInvocation
 			if exitedClean {
 				phase = policy.PhasePostprocess
@@ -122,7 +122,7 @@ func Classify(spec *Spec, req Request, c Capture, p Parsed) Classification {
 			return fail(policy.StatusUsageExhausted, phase, code,
 				fmt.Sprintf("%s reported usage exhaustion (%s)", provider, code), true)
 		}
-		if auth, ok := authAdapters[provider]; ok {
+		if auth := rules.AuthAdapter; auth != nil {
 			if code := auth(c); code != "" {
 				phase := policy.PhaseInvocation
 				if exitedClean {
@@ -220,29 +220,11 @@ type providerStop struct {
 	Words  string // the CLI's own line, kept as evidence (a path, never an environment value)
 }
 
-// stopAdapters are the providers with pinned stop lines; each returns nil
-// unless the capture carries one of its exact known texts.
-var stopAdapters = map[policy.Provider]func(Request, Capture, Parsed) *providerStop{
-	policy.Gemini: geminiStop,
-}
-
-// quotaAdapter returns the canonical quota code when the capture proves
-// usage exhaustion under its provider's source-backed contract, "" for
-// everything else (unknown stays unknown).
-type quotaAdapter func(req Request, c Capture) string
-
-// quotaAdapters is total over the providers Switchyard launches
-// (classify_test.go checks it against policy.Providers and Gemini).
-var quotaAdapters = map[policy.Provider]quotaAdapter{
-	policy.Claude:      claudeQuota,
-	policy.Codex:       codexQuota,
-	policy.Grok:        grokQuota,
-	policy.Devin:       devinQuota,
-	policy.Cursor:      cursorQuota,
-	policy.Antigravity: noProvenQuota,
-	policy.OpenCode:    noProvenQuota,
-	policy.Gemini:      geminiQuota,
-}
+// A spec's StopAdapter (Gemini's) returns nil unless the capture carries
+// one of its exact known texts. A spec's QuotaAdapter returns the
+// canonical quota code when the capture proves usage exhaustion under its
+// provider's source-backed contract, "" for everything else (unknown
+// stays unknown); every spec sets one (register checks it).
 
 // Canonical quota codes.
 const (
@@ -330,17 +312,12 @@ func claudeQuota(_ Request, c Capture) string {
 	return ""
 }
 
-// authAdapter returns a fixed evidence code when the capture is the
-// provider's own typed sign-in refusal, "" for everything else.
-type authAdapter func(c Capture) string
-
-// authAdapters covers the providers whose authentication is deferred to
-// the workload (provider-dispatch.md: Claude has no authentication
-// preflight). Every other provider's login is judged by its preflight, and
-// its workload's authentication wording stays child-failed.
-var authAdapters = map[policy.Provider]authAdapter{
-	policy.Claude: claudeAuth,
-}
+// A spec's AuthAdapter returns a fixed evidence code when the capture is
+// the provider's own typed sign-in refusal, "" for everything else. Only a
+// provider whose authentication is deferred to the workload sets one
+// (provider-dispatch.md: Claude has no authentication preflight). Every
+// other provider's login is judged by its preflight, and its workload's
+// authentication wording stays child-failed.
 
 // claudeSignIn is one sign-in refusal Claude Code ends a -p run with: the
 // exact result text and the api_error_status it carries (nil: JSON null).

@@ -26,7 +26,7 @@ var parsers = map[policy.Provider]func(Request, Capture) Parsed{
 func TestQuotaAdaptersAreTotal(t *testing.T) {
 	t.Parallel()
 	for _, p := range append(append([]policy.Provider{}, policy.Providers...), policy.Gemini) {
-		require.Contains(t, quotaAdapters, p, "provider %s has no quota adapter", p)
+		require.NotNil(t, mustLookup(t, p).QuotaAdapter, "provider %s has no quota adapter", p)
 		require.Contains(t, parsers, p)
 	}
 }

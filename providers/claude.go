@@ -53,6 +53,17 @@ func claudeSpec() *Spec {
 			return nil, nil, nil // writer settings travel in argv
 		},
 		Parse: parseClaude,
+
+		// Classification, model proof, discovery and sandbox scope.
+		QuotaReader:    "claude-oauth-usage", // providers/quota
+		ModelMatch:     ModelMatchClaude,
+		QuotaAdapter:   claudeQuota, // classify.go
+		AuthAdapter:    claudeAuth,  // classify.go: Claude has no authentication preflight
+		TerminalFields: claudeTerminalFields,
+		// ~/.claude (sessions, todos, credentials) and ~/.claude.json (its
+		// settings file); the Messages API and the OAuth token endpoint.
+		StateDirs: under(".claude", ".claude.json"),
+		APIHosts:  https("api.anthropic.com", "platform.claude.com", "claude.ai"),
 	}
 	s.Preflight = func(req Request) [][]string {
 		if req.Mode == policy.ReadOnly {

@@ -57,6 +57,18 @@ func codexSpec() *Spec {
 			return nil, nil, nil
 		},
 		Parse: parseCodex,
+
+		// Classification, model proof, discovery and sandbox scope.
+		QuotaReader:    "codex-app-server", // providers/quota
+		ModelMatch:     ModelMatchRevision,
+		QuotaAdapter:   codexQuota, // classify.go
+		TerminalFields: codexTerminalFields,
+		// $CODEX_HOME (default ~/.codex); the ChatGPT backend its
+		// subscription route uses, the OpenAI API and its login.
+		StateDirs: func(home string, env map[string]string) []string {
+			return []string{envOr(env, "CODEX_HOME", home, ".codex")}
+		},
+		APIHosts: https("chatgpt.com", "api.openai.com", "auth.openai.com"),
 	}
 	s.Preflight = func(req Request) [][]string {
 		return [][]string{cliArgv(s, req, "login", "status")}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,7 +86,8 @@ var contractBanners = map[policy.Provider][]string{
 // optionalSpecFields are Spec fields only some providers need; every
 // other field is set by every spec.
 var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix",
-	"SignInProbe", "SilentUntilDone", "Login", "QuotaCredentialFile"} // booleans: false is an answer, and the goldens show it
+	"SignInProbe", "SilentUntilDone", "Login", "QuotaCredentialFile", // booleans: false is an answer, and the goldens show it
+	"QuotaReader", "ModelEcho", "Models", "StopAdapter", "AuthAdapter", "TerminalFields"}
 
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.
@@ -137,7 +139,20 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "binaries: %s\n", strings.Join(spec.Binaries, ", "))
 	fmt.Fprintf(&b, "known versions: %s\n", strings.Join(spec.KnownVersions, ", "))
 	fmt.Fprintf(&b, "quota source: %s\n", spec.QuotaSource)
+	fmt.Fprintf(&b, "quota reader: %s\n", cmp.Or(spec.QuotaReader, "(none)"))
 	fmt.Fprintf(&b, "model evidence: %s\n", spec.ModelEvidence)
+	fmt.Fprintf(&b, "model report: match %s, echo only %t\n", spec.ModelMatch, spec.ModelEcho)
+	if spec.Models.Argv == nil {
+		fmt.Fprintf(&b, "models listing: (none)\n")
+	} else {
+		fmt.Fprintf(&b, "models listing: %s %s, read by %s\n", spec.Binaries[0], strings.Join(spec.Models.Argv, " "), funcName(spec.Models.Read))
+	}
+	fmt.Fprintf(&b, "stop adapter: %s\n", funcName(spec.StopAdapter))
+	fmt.Fprintf(&b, "quota adapter: %s\n", funcName(spec.QuotaAdapter))
+	fmt.Fprintf(&b, "auth adapter: %s\n", funcName(spec.AuthAdapter))
+	fmt.Fprintf(&b, "terminal fields: %s\n", funcName(spec.TerminalFields))
+	fmt.Fprintf(&b, "state dirs: %s\n", list(mapStrings(spec.StateDirs(contractHome, nil), normalize)))
+	fmt.Fprintf(&b, "api hosts: %s\n", list(spec.APIHosts))
 	fmt.Fprintf(&b, "preflight proves sign-in: %t\n", spec.SignInProbe)
 	fmt.Fprintf(&b, "login: %q\n", spec.Login)
 	fmt.Fprintf(&b, "silent until done: %t (default stall timeout %d ms)\n", spec.SilentUntilDone, UnsetStallTimeoutMs(spec.Provider))
@@ -213,6 +228,17 @@ func renderContract(t *testing.T, spec *Spec) string {
 		}
 	}
 	return b.String()
+}
+
+// funcName names a spec's function field as its declaration does
+// ("claudeQuota"), "(none)" when nil.
+func funcName(f any) string {
+	v := reflect.ValueOf(f)
+	if !v.IsValid() || v.IsNil() {
+		return "(none)"
+	}
+	name := runtime.FuncForPC(v.Pointer()).Name()
+	return name[strings.LastIndex(name, ".")+1:]
 }
 
 // renderMode renders one mode and spending policy: probes, private files,

@@ -52,6 +52,15 @@ func cursorSpec(read readFileFunc) *Spec {
 		KeepEnv:         []string{"XDG_CONFIG_HOME"},
 		Guard:           envGuardFunc(cursorGuard),
 		Parse:           parseCursor,
+
+		// Classification, model proof, discovery and sandbox scope.
+		ModelMatch:     ModelMatchExact,
+		Models:         ModelsProbe{Argv: []string{"models"}, Read: readCursorModels},
+		QuotaAdapter:   cursorQuota, // classify.go
+		TerminalFields: cursorTerminalFields,
+		// ~/.cursor and ~/.config/cursor; its API hosts.
+		StateDirs: under(".cursor", ".config/cursor"),
+		APIHosts:  https("api2.cursor.sh", "api.cursor.com", "cursor.com"),
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		http1, err := cursorUserHTTP1(req, read)

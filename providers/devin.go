@@ -51,6 +51,15 @@ func devinSpec() *Spec {
 		KeepEnv:         []string{"XDG_CONFIG_HOME"},
 		Guard:           envGuardFunc(devinGuard),
 		Parse:           parseDevin,
+
+		// Classification, model proof, discovery and sandbox scope.
+		ModelMatch:   ModelMatchRevision,
+		Models:       ModelsProbe{Argv: []string{"models", "list", "--format", "json"}, Read: readDevinModels},
+		QuotaAdapter: devinQuota, // classify.go; no stdout protocol, so no TerminalFields
+		// Its XDG config and data directories; the Codeium seat service
+		// and Devin's API.
+		StateDirs: xdgDirs("devin", "XDG_CONFIG_HOME", "XDG_DATA_HOME"),
+		APIHosts:  https("server.codeium.com", "api.devin.ai"),
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		config, err := devinConfig(req.Mode)

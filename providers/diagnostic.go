@@ -98,25 +98,12 @@ func FailureEvidence(note, code string, terminal []Field, stdout, stderr []byte)
 }
 
 // TerminalFields selects the typed fields of a settled workload's final
-// candidate envelope for its failure diagnostic. It returns nil for a
-// provider without a stdout protocol (Devin) or without a recognizable
-// final envelope.
+// candidate envelope for its failure diagnostic, by the spec's
+// TerminalFields selector. It returns nil for a provider without a stdout
+// protocol (Devin) or without a recognizable final envelope.
 func TerminalFields(spec *Spec, req Request, c Capture) []Field {
-	switch providerOf(spec, req) {
-	case policy.Claude:
-		return claudeTerminalFields(c)
-	case policy.Codex:
-		return codexTerminalFields(c)
-	case policy.Grok:
-		return grokTerminalFields(c)
-	case policy.Cursor:
-		return cursorTerminalFields(c)
-	case policy.Antigravity:
-		return antigravityTerminalFields(c)
-	case policy.OpenCode:
-		return openCodeTerminalFields(c)
-	case policy.Gemini:
-		return geminiTerminalFields(c)
+	if s := behaviourOf(spec, req); s != nil && s.TerminalFields != nil {
+		return s.TerminalFields(c)
 	}
 	return nil
 }

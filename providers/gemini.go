@@ -91,6 +91,16 @@ func geminiSpec() *Spec {
 			return []File{privateFile(path, doc)}, []string{geminiTrustEnv + "=" + path}, nil
 		},
 		Parse: parseGemini,
+
+		// Classification, model proof, discovery and sandbox scope.
+		QuotaReader:    "gemini-code-assist", // providers/quota
+		ModelMatch:     ModelMatchRevision,
+		StopAdapter:    geminiStop,  // classify_gemini.go
+		QuotaAdapter:   geminiQuota, // classify.go
+		TerminalFields: geminiTerminalFields,
+		// ~/.gemini; Code Assist, the Gemini API and Google OAuth.
+		StateDirs: under(".gemini"),
+		APIHosts:  https("cloudcode-pa.googleapis.com", "generativelanguage.googleapis.com", "oauth2.googleapis.com"),
 	}
 	s.Preflight = func(req Request) [][]string {
 		return [][]string{cliArgv(s, req, "--version")}

@@ -44,6 +44,15 @@ func grokSpec() *Spec {
 		Guard:         envGuardFunc(grokGuard),
 		Parse:         parseGrok,
 		Check:         grokReadOnlyCheckout, // grok_checkout.go
+
+		// Classification, model proof, discovery and sandbox scope.
+		ModelMatch:     ModelMatchRevision,
+		Models:         ModelsProbe{Argv: []string{"models"}, Read: readGrokListing},
+		QuotaAdapter:   grokQuota, // classify.go
+		TerminalFields: grokTerminalFields,
+		// ~/.grok; its chat proxy and the xAI API.
+		StateDirs: under(".grok"),
+		APIHosts:  https("cli-chat-proxy.grok.com", "api.x.ai"),
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		return []File{privateFile(grokPromptPath(req), req.Prompt)}, nil, nil

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,31 +8,64 @@ import (
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
-// pinnedArgvProviders may succeed without a provider model report: their
-// argv pins the model and the CLI never reports one (RUNNER.md "Model
-// proof", provider-dispatch.md "Completion and dropouts"). Grok, Claude and
-// Gemini are not in the list: without a matching report they fail.
-var pinnedArgvProviders = []policy.Provider{policy.Codex, policy.Devin, policy.Cursor, policy.OpenCode}
+// ModelMatch is the rule a CLI's model report must meet against the
+// requested model (RUNNER.md "Model proof"); each spec names its own.
+type ModelMatch string
+
+// Model-report matching rules.
+const (
+	// ModelMatchExact: the report equals the request (Cursor, Antigravity).
+	ModelMatchExact ModelMatch = "exact"
+	// ModelMatchRevision: the report equals the request or starts with
+	// "<requested>-".
+	ModelMatchRevision ModelMatch = "exact-or-revision"
+	// ModelMatchClaude: a Claude rolling alias (fable, opus, sonnet) needs
+	// claude-<alias>-<numeric revision>; any other request matches as
+	// ModelMatchRevision or as claude-<requested>-<numeric revision>, so a
+	// new alias works without a code change.
+	ModelMatchClaude ModelMatch = "claude-alias-revision"
+)
+
+// matches applies the rule; an unknown rule matches nothing (fail closed).
+func (m ModelMatch) matches(requested, reported string) bool {
+	if requested == "" || reported == "" {
+		return false
+	}
+	revision := reported == requested || strings.HasPrefix(reported, requested+"-")
+	switch m {
+	case ModelMatchExact:
+		return reported == requested
+	case ModelMatchRevision:
+		return revision
+	case ModelMatchClaude:
+		if rollingClaudeAlias(requested) {
+			alias, ok := policy.VersionedClaudeAlias(reported)
+			return ok && alias == requested
+		}
+		if rest, ok := strings.CutPrefix(reported, "claude-"+requested+"-"); ok && numericRevision(rest) {
+			return true
+		}
+		return revision
+	}
+	return false
+}
 
 // VerifyModel decides a successful receipt's model proof from the parsed
-// report (RUNNER.md "Model proof"):
+// report and the spec's model rules (RUNNER.md "Model proof"):
 //
-//   - Antigravity's init.model must equal the request exactly; it only
-//     echoes the argv override, so the proof is pinned-argv, unverified,
-//     with the echo as reportedModel.
-//   - A report that matches the request is provider-report, verified.
-//   - Codex, Devin, Cursor and OpenCode without a report are pinned-argv,
-//     unverified, with reportedModel nil.
-//   - Anything else (a missing report elsewhere, a mismatch) is an error:
-//     the caller turns it into a postprocess malformed-output.
-//
-// Matching: Cursor and Antigravity need an exact match. A Claude rolling
-// alias (fable, opus, sonnet) needs claude-<alias>-<numeric revision>. Any
-// other request matches a report equal to it or starting with
-// "<requested>-"; for Claude a report claude-<requested>-<numeric revision>
-// also matches, so a new alias works without a code change.
+//   - A ModelEcho report (Antigravity's init.model) must be present and
+//     meet ModelMatch; it only echoes the argv override, so the proof is
+//     pinned-argv, unverified, with the echo as reportedModel.
+//   - A report that meets ModelMatch is provider-report, verified.
+//   - Without a report, a spec whose ModelEvidence is pinned-argv (Codex,
+//     Devin, Cursor, OpenCode) is pinned-argv, unverified, with
+//     reportedModel nil.
+//   - Anything else (a missing report where ModelEvidence is
+//     provider-report, a mismatch) is an error: the caller turns it into a
+//     postprocess malformed-output.
 func VerifyModel(spec *Spec, req Request, p Parsed) (reported *string, verified bool, evidence *policy.ModelEvidence, err error) {
 	provider := providerOf(spec, req)
+	rules := behaviourOf(spec, req)
 	requested := req.Model
 	if requested == "" {
 		requested = req.CLIModel
@@ -42,24 +74,25 @@ func VerifyModel(spec *Spec, req Request, p Parsed) (reported *string, verified 
 		r := *p.ReportedModel
 		reported = &r
 	}
+	if rules == nil {
+		return reported, false, nil, fmt.Errorf("no model proof rule is implemented for provider %q", CapText(string(provider), 100))
+	}
 	pinned, report := policy.EvidencePinnedArgv, policy.EvidenceProviderReport
 	switch {
-	case provider == policy.Antigravity:
+	case rules.ModelEcho:
 		if reported == nil {
-			return nil, false, nil, errors.New("antigravity did not echo the requested model in its init event")
+			return nil, false, nil, fmt.Errorf("%s did not echo the requested model in its init event", provider)
 		}
-		if *reported != requested {
+		if !rules.ModelMatch.matches(requested, *reported) {
 			return reported, false, nil, modelMismatch(provider, *reported, requested)
 		}
 		return reported, false, &pinned, nil
 	case reported == nil:
-		for _, q := range pinnedArgvProviders {
-			if q == provider {
-				return nil, false, &pinned, nil
-			}
+		if rules.ModelEvidence == policy.EvidencePinnedArgv {
+			return nil, false, &pinned, nil
 		}
 		return nil, false, nil, fmt.Errorf("requested model %q was not reported by %s", CapText(requested, 200), provider)
-	case modelMatches(provider, requested, *reported):
+	case rules.ModelMatch.matches(requested, *reported):
 		return reported, true, &report, nil
 	}
 	return reported, false, nil, modelMismatch(provider, *reported, requested)
@@ -67,26 +100,6 @@ func VerifyModel(spec *Spec, req Request, p Parsed) (reported *string, verified 
 
 func modelMismatch(provider policy.Provider, reported, requested string) error {
 	return fmt.Errorf("%s reported model %q, which does not match the requested %q", provider, CapText(reported, 200), CapText(requested, 200))
-}
-
-// modelMatches applies the exact-or-revision rules.
-func modelMatches(provider policy.Provider, requested, reported string) bool {
-	if requested == "" || reported == "" {
-		return false
-	}
-	switch provider {
-	case policy.Cursor, policy.Antigravity:
-		return reported == requested
-	case policy.Claude:
-		if rollingClaudeAlias(requested) {
-			alias, ok := policy.VersionedClaudeAlias(reported)
-			return ok && alias == requested
-		}
-		if rest, ok := strings.CutPrefix(reported, "claude-"+requested+"-"); ok && numericRevision(rest) {
-			return true
-		}
-	}
-	return reported == requested || strings.HasPrefix(reported, requested+"-")
 }
 
 // rollingClaudeAlias reports whether model is one of the legacy rolling

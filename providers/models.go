@@ -23,19 +23,11 @@ type ModelsProbe struct {
 	Read func(stdout []byte) ([]string, error)
 }
 
-// ModelsProbeFor returns the provider's discovery probe.
+// ModelsProbeFor returns the provider's discovery probe (Spec.Models);
+// the zero probe for a provider without a listing or without a spec.
 func ModelsProbeFor(p policy.Provider) ModelsProbe {
-	switch p {
-	case policy.Devin:
-		return ModelsProbe{Argv: []string{"models", "list", "--format", "json"}, Read: readDevinModels}
-	case policy.Cursor:
-		return ModelsProbe{Argv: []string{"models"}, Read: readCursorModels}
-	case policy.OpenCode:
-		return ModelsProbe{Argv: []string{"models"}, Read: readOpenCodeModels} // 1.18.33 has no `debug models`
-	case policy.Antigravity:
-		return ModelsProbe{Argv: []string{"models"}, Read: readAntigravityModels}
-	case policy.Grok:
-		return ModelsProbe{Argv: []string{"models"}, Read: readGrokListing}
+	if s, err := Lookup(p); err == nil {
+		return s.Models
 	}
 	return ModelsProbe{}
 }

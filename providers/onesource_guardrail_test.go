@@ -31,12 +31,6 @@ func specFile(rel string) bool {
 // test fails on any table not listed, and on a listed one that is gone,
 // so the list only shrinks.
 var knownTables = []string{
-	"providers/classify.go: map",        // stop, quota and auth adapters (three maps)
-	"providers/diagnostic.go: switch",   // terminal-field selectors
-	"providers/model.go: switch",        // model-report matching rules (ModelEvidence is in the spec)
-	"providers/models.go: switch",       // model-listing probes
-	"providers/quota/quota.go: map",     // quota acquirers (quota imports providers)
-	"providers/sandbox_scope.go: map",   // state directories and API hosts (register copies them in)
 	"events/eventstest/samples.go: map", // a test sample's per-provider stall timeout, not a table of behaviour
 }
 

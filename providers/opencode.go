@@ -93,6 +93,20 @@ func openCodeSpec() *Spec {
 		Parse:         parseOpenCodeContract,
 		Export:        openCodeExportArgv,
 		Check:         openCodeCheck,
+
+		// Classification, model proof, discovery and sandbox scope. The
+		// listing is `opencode models` (1.18.33 has no `debug models`); no
+		// quota envelope was captured, so no adapter proves exhaustion.
+		ModelMatch:     ModelMatchRevision,
+		Models:         ModelsProbe{Argv: []string{"models"}, Read: readOpenCodeModels},
+		QuotaAdapter:   noProvenQuota,
+		TerminalFields: openCodeTerminalFields,
+		// Its XDG data, config, state and cache directories; opencode.ai
+		// (Zen/Go), models.dev and models.opencode.ai (its model lists;
+		// 1.18.33 asks the latter at start) and the ChatGPT subscription
+		// route.
+		StateDirs: xdgDirs("opencode", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"),
+		APIHosts:  https("opencode.ai", "models.dev", "models.opencode.ai", "chatgpt.com", "auth.openai.com"),
 	}
 	s.Prepare = func(req Request) ([]File, []string, error) {
 		if err := openCodeModel(req.CLIModel); err != nil {

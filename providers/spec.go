@@ -187,8 +187,26 @@ type Spec struct {
 	// file the live quota source reads its token from, or "" when the
 	// source reads none (docs/decisions.md D-26C).
 	QuotaCredentialFile string
-	// ModelEvidence is how a successful receipt proves its model.
+	// QuotaReader names the live quota reader that providers/quota
+	// registers for this provider's QuotaSource ("codex-app-server"); ""
+	// when the source is UNSUPPORTED. quota imports providers, so the spec
+	// names the reader and quota keys its readers by that name.
+	QuotaReader string
+	// ModelEvidence is how a successful receipt proves its model, and so
+	// what VerifyModel accepts when the CLI reports none: provider-report
+	// requires a matching report; pinned-argv accepts a missing report as
+	// pinned-argv, unverified (a matching report still verifies).
 	ModelEvidence policy.ModelEvidence
+	// ModelMatch is the rule a reported model must meet against the
+	// requested one (model.go).
+	ModelMatch ModelMatch
+	// ModelEcho marks a report that only echoes the argv override
+	// (Antigravity's init.model): it must be present and match, and it
+	// proves nothing beyond the argv (pinned-argv, unverified).
+	ModelEcho bool
+	// Models is the CLI's own model-listing probe for discovery; the zero
+	// probe (no Argv) for a CLI without one (models.go).
+	Models ModelsProbe
 	// CLIModel returns the exact --model value for a descriptor's model
 	// and effort (Request.CLIModel), or an error naming the rule it breaks
 	// (effort rules, Devin UIDs, versioned Claude pins).
@@ -254,13 +272,32 @@ type Spec struct {
 	// (and state files), absolute, for HOME home and the parent
 	// environment: the only places outside the attempt a contained CLI
 	// may write (activities/sandbox). Missing directories are created
-	// before launch; missing files stay unwritable. Filled from
-	// sandboxScopes by register when the spec leaves it nil.
+	// before launch; missing files stay unwritable. The lists are minimal
+	// (docs/GUARANTEES.md names them; sandbox_scope.go has the helpers).
 	StateDirs func(home string, env map[string]string) []string
 	// APIHosts are the host:port pairs the attempt's egress proxy
-	// forwards to: the provider's own API, login and model hosts
-	// (sandboxScopes). A contained CLI reaches nothing else over TCP.
+	// forwards to: the provider's own API, login and model hosts on 443
+	// (PROVIDER-PROTOCOLS.md and QUOTA-PROTOCOLS.md are the sources). A
+	// contained CLI reaches nothing else over TCP.
 	APIHosts []string
+	// QuotaAdapter returns the canonical quota code when a settled
+	// workload's capture proves usage exhaustion, "" otherwise (Classify
+	// step 1, classify.go). Every spec sets it: a provider without a
+	// captured quota envelope uses noProvenQuota.
+	QuotaAdapter func(req Request, c Capture) string
+	// StopAdapter, when set, proves in the CLI's exact words an end decided
+	// before the quota adapter (Classify step 0; Gemini's overridden
+	// approval mode and sign-in stop); nil unless the capture carries one.
+	StopAdapter func(req Request, c Capture, p Parsed) *providerStop
+	// AuthAdapter, when set, returns a fixed evidence code for the CLI's
+	// own typed sign-in refusal in a workload (Classify step 1), for a
+	// provider that defers authentication to invocation (Claude); every
+	// other provider's login is judged by its preflight.
+	AuthAdapter func(c Capture) string
+	// TerminalFields selects the typed fields of a settled workload's final
+	// envelope for its failure diagnostic (diagnostic.go); nil for a CLI
+	// without a stdout protocol (Devin).
+	TerminalFields func(c Capture) []Field
 	// Classify sorts one line of the workload's stdout into a disposition
 	// for the stall watchdog (classify_stream.go). Every spec sets it.
 	Classify func(line []byte) Disposition
@@ -303,10 +340,25 @@ func register(s *Spec) {
 	if s.Classify == nil {
 		panic(fmt.Sprintf("providers: spec %s has no stream classifier", s.Provider))
 	}
-	if sc, ok := sandboxScopes[s.Provider]; ok && s.StateDirs == nil && s.APIHosts == nil {
-		s.StateDirs, s.APIHosts = sc.stateDirs, sc.apiHosts // sandbox_scope.go
+	if s.QuotaAdapter == nil {
+		panic(fmt.Sprintf("providers: spec %s has no quota adapter", s.Provider))
 	}
 	registry[s.Provider] = s
+}
+
+// behaviourOf returns the spec whose behaviour Classify, VerifyModel and
+// TerminalFields read: spec itself when it is complete (it sets a
+// QuotaAdapter, as register requires of every spec), else the registered
+// spec of the provider it or the request names (a bare
+// &Spec{Provider: p} reads p's behaviour), else nil.
+func behaviourOf(spec *Spec, req Request) *Spec {
+	if spec != nil && spec.QuotaAdapter != nil {
+		return spec
+	}
+	if s, err := Lookup(providerOf(spec, req)); err == nil {
+		return s
+	}
+	return nil
 }
 
 // Lookup returns the spec for a provider, or an *UnknownProviderError

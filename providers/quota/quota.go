@@ -57,13 +57,35 @@ func (c Config) withDefaults() Config {
 // UNKNOWN snapshot with a reason.
 type acquirer func(ctx context.Context, cfg Config) policy.CapacityReport
 
-// acquirers are the providers with a live source. A provider whose spec
-// names a live source must have an entry here; every other provider's
-// spec says UNSUPPORTED.
-var acquirers = map[policy.Provider]acquirer{
-	policy.Codex:  acquireCodex,
-	policy.Claude: acquireClaude,
-	policy.Gemini: acquireGemini,
+// readers are the live sources this package reads, by the name a
+// provider spec gives in its QuotaReader (the spec names the reader, since
+// this package imports providers and not the other way round).
+var readers = map[string]acquirer{
+	"codex-app-server":   acquireCodex,  // codex.go: account/rateLimits/read
+	"claude-oauth-usage": acquireClaude, // claude.go: the OAuth usage endpoint
+	"gemini-code-assist": acquireGemini, // gemini.go: retrieveUserQuota
+}
+
+// acquirers are the providers with a live source, derived from the specs:
+// a spec that names a live source and a reader registered here has an
+// entry; a live source naming no reader, or one this package does not
+// register, has none and reads unknown/no_source (Acquire).
+var acquirers = specAcquirers()
+
+// specAcquirers maps each registered provider to the reader its spec
+// names.
+func specAcquirers() map[policy.Provider]acquirer {
+	out := map[policy.Provider]acquirer{}
+	for _, p := range providers.Names() {
+		spec, err := providers.Lookup(p)
+		if err != nil || spec.QuotaSource == policy.QuotaUnsupported {
+			continue
+		}
+		if read, ok := readers[spec.QuotaReader]; ok {
+			out[p] = read
+		}
+	}
+	return out
 }
 
 // KillSwitch is the environment variable that turns provider's live source

@@ -13,6 +13,31 @@ import (
 	"github.com/switchyard-dev/switchyard/testdata/simquota"
 )
 
+// The spec names its reader: every spec with a live source names one this
+// package registers, an UNSUPPORTED spec names none, and every registered
+// reader serves some spec (no live source silently reads no_source, no
+// reader is dead code).
+func TestSpecsNameRegisteredReaders(t *testing.T) {
+	t.Parallel()
+	used := map[string]bool{}
+	for _, p := range providers.Names() {
+		spec, err := providers.Lookup(p)
+		require.NoError(t, err)
+		if spec.QuotaSource == policy.QuotaUnsupported {
+			require.Empty(t, spec.QuotaReader, "%s has no live source, so it names no reader", p)
+			require.NotContains(t, acquirers, p)
+			continue
+		}
+		require.Contains(t, readers, spec.QuotaReader, "%s's spec names a reader this package does not register", p)
+		require.Contains(t, acquirers, p)
+		used[spec.QuotaReader] = true
+	}
+	for name := range readers {
+		require.True(t, used[name], "reader %q is named by no spec", name)
+	}
+	require.Len(t, acquirers, 3, "codex, claude and gemini have live sources")
+}
+
 // The kill switch answers unknown/disabled before any file, process or
 // network is touched, for every provider with a live source.
 func TestAcquireKillSwitch(t *testing.T) {
