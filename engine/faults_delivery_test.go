@@ -179,7 +179,10 @@ func TestFaultsJobRedeliveredAfterItsAttemptFinished(t *testing.T) {
 	require.Equal(t, events.ReportRedelivered, a.Report.Kind)
 	require.Equal(t, "second-worker", a.Report.WorkerID)
 	require.Equal(t, d.Seq, a.Report.JobSeq, "the job message that came back")
-	require.Equal(t, uint64(2), a.Report.Delivery)
+	// The second delivery at the earliest: on a loaded machine the worker's
+	// read of the recorded launch can time out, and it then returns the
+	// job for a later delivery rather than guess (never a start).
+	require.GreaterOrEqual(t, a.Report.Delivery, uint64(2))
 	require.NotZero(t, a.ReportSeq)
 	r, err := machines.FoldRun(after)
 	require.NoError(t, err)
