@@ -85,8 +85,9 @@ lets it take only the jobs and put only the capacity reports of the
 providers listed for it. Against such a serve a worker without a listed
 seed is refused. Without --identity-seed the worker connects with the
 worker role's secret alone; its start-up output says which. With --nats,
-the seed is the worker's login to the deployment's servers (its own nkey
-user, docs/DEPLOY.md).
+the seed's nkey is the worker's login to the deployment's servers (its
+own nkey user, docs/DEPLOY.md; a user and password or token may go beside
+it, --creds and --nkey may not).
 
 --http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
 failures per provider, live workers, JetStream reachability), /healthz and

@@ -70,9 +70,9 @@ func (s serveWorkerIdentities) describe() string {
 	if s.workers == nil {
 		return fmt.Sprintf("no worker identities (%s): every worker with the role's secret serves every provider", s.path)
 	}
-	ids := s.workers.Identities()
-	return fmt.Sprintf("%d worker identities from %s: each worker serves only its listed providers, and other worker connections get nothing but reads",
-		len(ids), s.path)
+	n := len(s.workers.Identities())
+	return fmt.Sprintf("%s from %s: each worker serves only its listed providers, and other worker connections get nothing but reads",
+		countIdentities(n), s.path)
 }
 
 // workerIdentity is a worker's --identity-seed, checked.
@@ -277,12 +277,16 @@ func printWorkerIdentity(w io.Writer, r workerIdentityResult, dataDir string) {
 	}
 	fmt.Fprintf(w, "switchyard worker identity: %s serves %s\n", r.Key, joinProviders(r.Providers))
 	fmt.Fprintf(w, "  seed: %s (mode 0600: keep it readable only by the worker's user; copy it to the worker's host if it runs elsewhere)\n", r.SeedFile)
-	n := fmt.Sprintf("%d worker identities", r.Workers)
-	if r.Workers == 1 {
-		n = "1 worker identity"
-	}
-	fmt.Fprintf(w, "  listed in %s (%s)\n", r.WorkerIdentities, n)
+	fmt.Fprintf(w, "  listed in %s (%s)\n", r.WorkerIdentities, countIdentities(r.Workers))
 	fmt.Fprintln(w, "next:")
 	fmt.Fprintf(w, "  1. restart the serve (`switchyard serve%s%s`): it reads %s at start, and from then on admits only the workers listed there\n", flags, serveFlags, r.WorkerIdentities)
 	fmt.Fprintf(w, "  2. start the worker with its seed: switchyard worker --provider %s --identity-seed %s%s\n", joinProviders(r.Providers), shellQuote(r.SeedFile), flags)
+}
+
+// countIdentities is "1 worker identity", "2 worker identities".
+func countIdentities(n int) string {
+	if n == 1 {
+		return "1 worker identity"
+	}
+	return fmt.Sprintf("%d worker identities", n)
 }

@@ -310,3 +310,64 @@ func TestServeRefusesBadWorkerIdentities(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "worker identities file "+missing+" does not exist; provision a worker with `switchyard worker identity --provider P --worker-identities "+missing+"`")
 }
+
+// TestWorkerIdentityOverNATS: with --nats (here a server that admits the
+// role users, as a deployment's does), `serve --worker-identities FILE`
+// gives the engine's proxy the list: `worker --identity-seed` (beside the
+// worker role's login) runs its provider's lane to completion, while a
+// worker connection whose key the file does not list gets nothing but
+// reads (no capacity report, no claim).
+func TestWorkerIdentityOverNATS(t *testing.T) {
+	t.Parallel()
+	creds, err := events.NewCredentials()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	path := filepath.Join(dir, "auth.json")
+	require.NoError(t, events.WriteCredentials(path, creds))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var file struct{ Secrets map[string]string }
+	require.NoError(t, json.Unmarshal(raw, &file))
+	e := eventstest.StartServer(t, eventstest.WithListen(), eventstest.WithConfig(func(c *events.EmbeddedConfig) { c.Auth = creds }))
+	url := e.ClientURL()
+
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	registry := filepath.Join(s.dir, "deploy", "workers.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(registry), 0o700))
+	grok := s.provisionWorker(t, "grok", "--worker-identities", registry, "--seed-file", filepath.Join(s.dir, "grok.seed"))
+	require.Equal(t, registry, grok.WorkerIdentities)
+	as := func(r events.Role) *engineSandbox {
+		c := *s
+		c.env = append(append([]string(nil), s.env...), "NATS_URL="+url, "NATS_USER=switchyard-"+string(r), "NATS_PASSWORD="+file.Secrets[string(r)])
+		return &c
+	}
+	serve := as(events.RoleEngine).start(t, "serve", "--data-dir", s.data, "--worker-identities", registry)
+	waitOutput(t, serve, "switchyard serve: 1 worker identity from "+registry)
+	worker := as(events.RoleWorker).start(t, "worker", "--data-dir", s.data, "--provider", "grok", "--identity-seed", grok.SeedFile)
+	waitOutput(t, worker, "switchyard worker: worker identity "+grok.Key)
+	r := as(events.RoleParent).run(t, 3*time.Minute, append(s.runArgs("hillclimb", "--json"), "--run-id", "natsid")...)
+	require.Equal(t, 0, r.code, "run:\n%s\n%s\nserve:\n%s\nworker:\n%s", r.stdout, r.stderr, procOut(serve), procOut(worker))
+	require.Contains(t, r.stdout, `"success": "grok:grok-4.7@xhigh"`)
+
+	// A worker connection of the role's user whose key is not listed.
+	nc, err := events.Connect([]string{url}, append(creds.ClientOptions(events.RoleWorker), nats.MaxReconnects(0))...)
+	require.NoError(t, err, "the server admits the role's user")
+	t.Cleanup(nc.Close)
+	ctx := context.Background()
+	stranger, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{})
+	require.NoError(t, err)
+	err = stranger.Capacity().Put(ctx, eventstest.SampleCapacityReport(policy.Grok, time.Now().UTC()))
+	require.True(t, events.IsPermissionDenied(err), "an unlisted worker putting a capacity report: %v", err)
+	require.ErrorContains(t, err, "no provisioned worker identity")
+	_, err = stranger.Claims().Claim(ctx, eventstest.NewExecutionID(), "w-stranger", time.Minute)
+	require.True(t, events.IsPermissionDenied(err), "an unlisted worker claiming: %v", err)
+	runs, err := stranger.Store().Runs(ctx)
+	require.NoError(t, err, "it still reads")
+	require.Contains(t, runs, "natsid")
+
+	// --creds or --nkey beside the seed is refused before connecting.
+	r = as(events.RoleWorker).run(t, 30*time.Second, "worker", "--data-dir", s.data, "--provider", "grok", "--identity-seed", grok.SeedFile, "--nkey", grok.SeedFile)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--identity-seed carries this worker's nkey, and so does the nkey login")
+}

@@ -166,25 +166,28 @@ func openExternal(ctx context.Context, o Options) (*Conn, error) {
 	// The login and TLS given, and the role's reply subjects (or the
 	// context's inbox_prefix).
 	opts = append(opts, auth...)
+	var served []nats.Option
 	if o.Auth.Method() == "none" {
 		// --nats naming a serve's own server: its data directory's
 		// credentials, as the command's role, and this connection's own
 		// reply subjects (they replace the role's, given above).
-		served, err := serveCredentials(o, urls)
-		if err != nil {
+		if served, err = serveCredentials(o, urls); err != nil {
 			return nil, err
 		}
 		opts = append(opts, served...)
-		if served == nil && o.WorkerSeed != "" {
-			// A deployment's server: the seed is the worker's login.
-			seeded, err := externalSeedOptions(o.WorkerSeed)
-			if err != nil {
-				return nil, err
-			}
-			opts = append(opts, seeded...)
+	}
+	if o.WorkerSeed != "" && served == nil {
+		// A deployment's servers: the seed's nkey is the worker's own
+		// login (beside a user and password or token, when given) and
+		// names its reply subjects.
+		if o.Auth.CredsFile != "" || o.Auth.NKeyFile != "" {
+			return nil, seedLoginConflict(o)
 		}
-	} else if o.WorkerSeed != "" {
-		return nil, seedLoginConflict(o)
+		seeded, err := externalSeedOptions(o.WorkerSeed)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, seeded...)
 	}
 	nc, err := events.Connect(urls, opts...)
 	if errors.Is(err, nats.ErrAuthorization) {

@@ -62,10 +62,10 @@ func workerSeedOptions(authPath, seed string) ([]nats.Option, error) {
 }
 
 // externalSeedOptions are the options of a worker connection to a
-// deployment's server as the identity whose seed is at seed: the seed is
-// the login (the deployment gives the worker a user of its own, `nkey:
-// <its public key>`, docs/DEPLOY.md) and its public key names the
-// connection's reply subjects.
+// deployment's servers as the identity whose seed is at seed: the
+// connection proves the seed's nkey (the deployment gives the worker a
+// user of its own, `nkey: <its public key>`, docs/DEPLOY.md), and the
+// key names the connection's reply subjects.
 func externalSeedOptions(seed string) ([]nats.Option, error) {
 	key, err := WorkerKey(seed)
 	if err != nil {
@@ -79,9 +79,9 @@ func externalSeedOptions(seed string) ([]nats.Option, error) {
 }
 
 // seedLoginConflict is the error of a worker given both an identity seed
-// and another login for the deployment's server.
+// and a login that carries an nkey of its own.
 func seedLoginConflict(o Options) error {
-	return usagef("--identity-seed is this worker's login to %s (its own nkey user, docs/DEPLOY.md), so it takes no other: drop the %s login (--creds, --nkey, NATS_USER/NATS_PASSWORD/NATS_TOKEN or the context's)", o.Source, o.Auth.Method())
+	return usagef("--identity-seed carries this worker's nkey, and so does the %s login given for %s; pass only one: --identity-seed for a worker with its own nkey user (docs/DEPLOY.md), with a user and password or token beside it if the servers want one", o.Auth.Method(), o.Source)
 }
 
 // workerRefusal says why the serve of dir likely refused a worker
