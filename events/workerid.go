@@ -229,6 +229,8 @@ func IssueWorkerIdentity(registryPath, seedPath string, providers []policy.Provi
 		return "", fmt.Errorf("worker identity seed: %w", err)
 	}
 	if err := WriteWorkerIdentities(registryPath, next); err != nil {
+		// Unlisted, the seed is no one's: take it back.
+		os.Remove(seedPath)
 		return "", err
 	}
 	return pub, nil

@@ -40,6 +40,13 @@ func TestWorkerIdentitiesFileIsTrustedOnlyWhenSafe(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, good, after)
 
+	// A list that cannot be written leaves no unlisted seed behind.
+	orphan := filepath.Join(dir, "orphan.seed")
+	_, err = events.IssueWorkerIdentity(filepath.Join(dir, "missing", "workers.json"), orphan, []policy.Provider{policy.Grok})
+	require.Error(t, err)
+	_, err = os.Stat(orphan)
+	require.ErrorIs(t, err, fs.ErrNotExist, "the seed of an identity that could not be listed is removed")
+
 	for name, tc := range map[string]struct {
 		write func(path string)
 		want  string

@@ -42,6 +42,8 @@ type serveWorkerIdentities struct {
 	path string
 	// workers are its identities; nil when there is no file.
 	workers *events.WorkerIdentities
+	// external: serve --nats, where only the engine's proxy applies them.
+	external bool
 }
 
 // loadServeWorkerIdentities reads --worker-identities FILE (which must
@@ -62,7 +64,7 @@ func loadServeWorkerIdentities(f engineFlags, flagPath string) (serveWorkerIdent
 	if err != nil {
 		return serveWorkerIdentities{}, connError(err)
 	}
-	return serveWorkerIdentities{path: path, workers: w}, nil
+	return serveWorkerIdentities{path: path, workers: w, external: f.nats != ""}, nil
 }
 
 // describe is serve's start-up line about worker identities.
@@ -70,9 +72,12 @@ func (s serveWorkerIdentities) describe() string {
 	if s.workers == nil {
 		return fmt.Sprintf("no worker identities (%s): every worker with the role's secret serves every provider", s.path)
 	}
-	n := len(s.workers.Identities())
-	return fmt.Sprintf("%s from %s: each worker serves only its listed providers, and other worker connections get nothing but reads",
-		countIdentities(n), s.path)
+	others := "other worker connections are refused"
+	if s.external {
+		others = "other worker connections get nothing but reads"
+	}
+	return fmt.Sprintf("%s from %s: each worker serves only its listed providers; %s",
+		countIdentities(len(s.workers.Identities())), s.path, others)
 }
 
 // workerIdentity is a worker's --identity-seed, checked.

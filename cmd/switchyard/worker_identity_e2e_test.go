@@ -131,9 +131,10 @@ func TestWorkerIdentitiesEndToEnd(t *testing.T) {
 
 	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
 	info := waitServeInfo(t, s.data, serve)
-	waitOutput(t, serve, "switchyard serve: 2 worker identities from "+grok.WorkerIdentities)
+	waitOutput(t, serve, "switchyard serve: 2 worker identities from "+grok.WorkerIdentities+": each worker serves only its listed providers; other worker connections are refused\n")
 	reader := roleClient(t, info.URL, s.data, events.RoleReader)
-	engineJS := roleClient(t, info.URL, s.data, events.RoleEngine)
+	// No engine-role JetStream here: it would answer the proxy's
+	// requests beside the serve's engine, without the serve's list.
 	ctx := context.Background()
 
 	// (a) The grok identity's worker runs the grok lane to completion.
@@ -180,7 +181,7 @@ func TestWorkerIdentitiesEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, c.CachedInfo().NumPending, "the codex job is still queued")
 	require.Zero(t, c.CachedInfo().NumAckPending, "and nobody holds it")
-	_, err = engineJS.Capacity().Get(ctx, policy.Codex)
+	_, err = reader.Capacity().Get(ctx, policy.Codex)
 	require.ErrorIs(t, err, events.ErrNoCapacityReport)
 	envs, err := reader.Store().Load(ctx, "idb", 0)
 	require.NoError(t, err)
@@ -223,7 +224,9 @@ func TestWorkerIdentitiesEndToEnd(t *testing.T) {
 	require.Equal(t, 0, cw.stop(t))
 }
 
-// engineJSConn is a raw engine-role connection to the serve at url.
+// engineJSConn is a raw engine-role connection to the serve at url, for
+// consumer info straight from the server (no JetStream of ours, which
+// would serve the API proxy too).
 func engineJSConn(t *testing.T, url, dataDir string) *nats.Conn {
 	t.Helper()
 	nc, err := events.Connect([]string{url}, append(events.FileClientOptions(filepath.Join(dataDir, authFileName), events.RoleEngine), nats.MaxReconnects(0))...)
@@ -343,7 +346,7 @@ func TestWorkerIdentityOverNATS(t *testing.T) {
 		return &c
 	}
 	serve := as(events.RoleEngine).start(t, "serve", "--data-dir", s.data, "--worker-identities", registry)
-	waitOutput(t, serve, "switchyard serve: 1 worker identity from "+registry)
+	waitOutput(t, serve, "switchyard serve: 1 worker identity from "+registry+": each worker serves only its listed providers; other worker connections get nothing but reads\n")
 	worker := as(events.RoleWorker).start(t, "worker", "--data-dir", s.data, "--provider", "grok", "--identity-seed", grok.SeedFile)
 	waitOutput(t, worker, "switchyard worker: worker identity "+grok.Key)
 	r := as(events.RoleParent).run(t, 3*time.Minute, append(s.runArgs("hillclimb", "--json"), "--run-id", "natsid")...)
