@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
@@ -133,22 +135,35 @@ var ErrNoWorkerIdentities = errors.New("no worker identities file")
 
 // ReadWorkerIdentities reads a file WriteWorkerIdentities (or an
 // operator) wrote. It refuses a file another user could write, and one
-// that is not exactly the format.
+// that is not exactly the format: the file must be this user's own and
+// writable by no one else, in a directory of this user or root that no
+// one else may write, and not a symbolic link.
 func ReadWorkerIdentities(path string) (*WorkerIdentities, error) {
-	f, err := os.Open(path)
+	// Its directory: this user's or root's, writable by no one else (so
+	// no other user could have put the file there or swap it).
+	if err := CheckFileDir(filepath.Dir(path), "worker identities directory"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("worker identities: %w", err)
+	}
+	// O_NOFOLLOW: a symbolic link planted at path is refused, not read;
+	// O_NONBLOCK: a FIFO there does not hang the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("worker identities %s: %w", path, ErrNoWorkerIdentities)
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("worker identities: %w", &UnsafePathError{What: "worker identities file", Path: path, Problem: "is a symbolic link", Fix: "replace it with the file itself"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("worker identities: %w", err)
 	}
 	defer f.Close()
+	// This user's own regular file, writable by no one else.
+	if err := CheckOwnedFile(f, path, "worker identities file"); err != nil {
+		return nil, fmt.Errorf("worker identities: %w", err)
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("worker identities: %w", err)
-	}
-	if !st.Mode().IsRegular() || st.Mode().Perm()&0o022 != 0 {
-		return nil, fmt.Errorf("worker identities %s: mode %v lets other users write it; it must be a regular file no one else may write", path, st.Mode())
 	}
 	if st.Size() > MaxWorkerIdentitiesBytes {
 		return nil, fmt.Errorf("worker identities %s: %d bytes, more than %d", path, st.Size(), MaxWorkerIdentitiesBytes)
@@ -157,7 +172,12 @@ func ReadWorkerIdentities(path string) (*WorkerIdentities, error) {
 	dec := json.NewDecoder(f)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&wf); err != nil {
-		return nil, fmt.Errorf("worker identities %s: not a Switchyard worker identities file", path)
+		// The decoder's reason names the bad field or byte; the file
+		// holds public keys and provider names only.
+		return nil, fmt.Errorf("worker identities %s: not a Switchyard worker identities file (%v)", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("worker identities %s: not a Switchyard worker identities file (data after the JSON object)", path)
 	}
 	if wf.Version != workerIdentitiesVersion {
 		return nil, fmt.Errorf("worker identities %s: version %d, want %d", path, wf.Version, workerIdentitiesVersion)
@@ -173,7 +193,15 @@ func ReadWorkerIdentities(path string) (*WorkerIdentities, error) {
 // writes its seed to seedPath (mode 0600; the worker's alone), adds its
 // public key to the identities file at registryPath (created if absent)
 // and returns the key.
+//
+// It never replaces a file at seedPath: that would orphan the identity
+// whose seed it held, still listed in the identities file.
 func IssueWorkerIdentity(registryPath, seedPath string, providers []policy.Provider) (string, error) {
+	if _, err := os.Lstat(seedPath); err == nil {
+		return "", fmt.Errorf("worker identity seed %s: %w", seedPath, fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("worker identity seed: %w", err)
+	}
 	w, err := ReadWorkerIdentities(registryPath)
 	if errors.Is(err, ErrNoWorkerIdentities) {
 		w, err = NewWorkerIdentities(nil)
@@ -201,6 +229,8 @@ func IssueWorkerIdentity(registryPath, seedPath string, providers []policy.Provi
 		return "", fmt.Errorf("worker identity seed: %w", err)
 	}
 	if err := WriteWorkerIdentities(registryPath, next); err != nil {
+		// Unlisted, the seed is no one's: take it back.
+		os.Remove(seedPath)
 		return "", err
 	}
 	return pub, nil
@@ -220,6 +250,14 @@ func WorkerIdentityOptions(credsPath, seedPath string) ([]nats.Option, error) {
 	// FileClientOptions ends with a fresh connection identity; the
 	// worker's own replaces it (later options win).
 	return append(opts, nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(ConnInboxPrefix(RoleWorker, pub))), nil
+}
+
+// WorkerSeedKey is the public key of the worker identity seed at path,
+// after the checks WorkerIdentityOptions makes (a user nkey seed in a
+// regular file only its owner can read). The seed never leaves it.
+func WorkerSeedKey(path string) (string, error) {
+	_, pub, err := readUserSeed(path)
+	return pub, err
 }
 
 // readUserSeed reads a user nkey seed file the owner alone can read.

@@ -73,6 +73,11 @@ type connectOptions struct {
 	query     bool
 	link      linkEvents
 	refused   func(peer string)
+	// workers are serve's worker identities (nil: none, or the data
+	// directory's file for an embedded server); workerSeed is a worker's
+	// --identity-seed.
+	workers    *events.WorkerIdentities
+	workerSeed string
 }
 
 // engineConn is an open connection to the events, with the parts the
@@ -99,6 +104,7 @@ func openEngineConn(ctx context.Context, f engineFlags, o connectOptions) (*engi
 		DataDir: f.dataDir, Fsync: events.FsyncPolicy(f.fsync), Role: f.role(),
 		ServeKind: o.serveKind, Listen: o.listen, NoEmbed: o.noEmbed, Exclusive: o.exclusive,
 		LockWait: o.lockWait, OnWait: o.onWait, Query: o.query, Link: o.link, Refused: o.refused,
+		Workers: o.workers, WorkerSeed: o.workerSeed,
 	}
 	if f.nats != "" {
 		opts.URLs = events.SplitURLs(f.nats)

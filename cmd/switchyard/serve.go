@@ -26,8 +26,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var lf logFlags
 	var capList []string
 	var hf httpFlags
+	var workersPath string
 	c := &cobra.Command{
-		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--http HOST:PORT] [--data-dir D | --nats URLS]",
+		Use:   "serve [--listen HOST:PORT] [--fsync always|interval] [--cap P=N] [--http HOST:PORT] [--worker-identities FILE] [--data-dir D | --nats URLS]",
 		Short: "Run the engine and the data directory's JetStream server until stopped",
 		Long: `Start the data directory's embedded NATS JetStream server, listening on a
 loopback address, and the engine that drives every run stored there (runs a
@@ -72,12 +73,25 @@ The code works once, within 5 minutes; switchyard console-url prints a new
 one. The listener serves at most 64 connections at once and closes idle or
 half-sent ones (see docs/CONSOLE.md).
 
+Worker identities: when the data directory holds ` + workersFileName + ` (or
+--worker-identities FILE names one), each worker must connect with a
+provisioned identity (switchyard worker identity; worker --identity-seed):
+the server admits only worker connections that prove a listed key, and the
+engine lets each take and acknowledge only its own providers' jobs and put
+only their capacity reports. With --nats the engine applies the same list
+(a worker whose key is not listed gets nothing but reads). The file is
+read at start: restart serve after provisioning. A malformed file, one
+with unknown keys, one another user could write or a symbolic link is
+refused and serve does not start. Without it every worker holding the
+role's secret serves every provider.
+
 SIGINT or SIGTERM stops it cleanly: the engine stops, then the server
 shuts down (stepping down any leadership) before the process exits.
 
 Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (a bad
---listen, --cap, --http, --http-token-file or connection option, or
---http-token); 1 anything else (the data directory is already served, the
+--listen, --cap, --http, --http-token-file or connection option,
+--http-token, or a worker identities file that is missing, invalid or
+unsafe); 1 anything else (the data directory is already served, the
 server or engine could not start or stopped with an error).`,
 		Example: `  # Serve the default data directory on 127.0.0.1:4222:
   switchyard serve
@@ -96,6 +110,9 @@ server or engine could not start or stopped with an error).`,
 
   # On every interface, with a token from a file only you can read:
   switchyard serve --http 0.0.0.0:8233 --http-token-file ~/.config/switchyard/http-token
+
+  # Admit only provisioned workers (see switchyard worker identity):
+  switchyard serve --worker-identities /etc/switchyard/workers.json
 
   # Drive runs stored on a three-node cluster:
   switchyard serve --nats nats://n1:4222,nats://n2:4222,nats://n3:4222`,
@@ -119,11 +136,16 @@ server or engine could not start or stopped with an error).`,
 			if err := hf.validate(cmd); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), stdout, stderr, f, listen, caps, hf, lf.logger(stderr))
+			ids, err := loadServeWorkerIdentities(f, workersPath)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), stdout, stderr, f, listen, caps, hf, ids, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", defaultListen, "loopback HOST:PORT the embedded server listens on (port 0: the port it had last time when free, else any free one)")
 	addCapFlag(c, &capList)
+	addWorkerIdentitiesFlag(c, &workersPath, "the worker identities `FILE` (default <data-dir>/"+workersFileName+" when present): only the workers listed there connect, each serving its listed providers")
 	addHTTPFlags(c, &hf, "the web console, its JSON API (/api/v1), /metrics")
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, true)
@@ -150,12 +172,12 @@ func checkLoopback(listen string) error {
 // runServe serves until ctx ends.
 // The caps are set before the engine starts, so no job of this serve's
 // runs is handed out under older caps.
-func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, hf httpFlags, logger *slog.Logger) error {
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, hf httpFlags, ids serveWorkerIdentities, logger *slog.Logger) error {
 	refused := func(peer string) {
 		logger.Warn("refused a connection without this start's credentials; only processes of the user that started serve can connect",
 			"peer", peer, "credentials", authFileName)
 	}
-	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true, refused: refused})
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true, refused: refused, workers: ids.workers})
 	if err != nil {
 		return err
 	}
@@ -186,6 +208,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 		fmt.Fprintf(stdout, "switchyard serve: engine on %s (pid %d); stop with Ctrl-C\n", conn.describe(), os.Getpid())
 	}
 	fmt.Fprintf(stdout, "switchyard serve: provider caps (concurrent attempts across all workers): %s\n", describeCaps(caps))
+	fmt.Fprintf(stdout, "switchyard serve: %s\n", ids.describe())
 	web, err := serveHTTP(ctx, stdout, stderr, hf, f, conn, eng, logger)
 	if err != nil {
 		return err

@@ -35,8 +35,9 @@ func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
 	var lf logFlags
 	var bins []string
 	var hf httpFlags
+	var seed string
 	c := &cobra.Command{
-		Use:   "worker --provider P[,P...] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--http HOST:PORT] [--data-dir D | --nats URLS]",
+		Use:   "worker --provider P[,P...] [--identity-seed FILE] [--concurrency N] [--bin P=/path ...] [--quota-refresh D] [--http HOST:PORT] [--data-dir D | --nats URLS]",
 		Short: "Execute attempts for some providers until stopped",
 		Long: `Run provider CLI attempts from the job queues of the given providers, on this
 host, until SIGINT or SIGTERM. All workers of one provider share one durable
@@ -77,6 +78,17 @@ unavailable-cli), and says so when none is found; it runs anyway, and its
 announcement carries the list, so "switchyard status" shows the worker
 "has no CLI for" those providers.
 
+--identity-seed FILE connects as a provisioned worker identity (its nkey
+seed, written by "switchyard worker identity"): the connection proves the
+key, its reply subjects are its own, and a serve with worker identities
+lets it take only the jobs and put only the capacity reports of the
+providers listed for it. Against such a serve a worker without a listed
+seed is refused. Without --identity-seed the worker connects with the
+worker role's secret alone; its start-up output says which. With --nats,
+the seed's nkey is the worker's login to the deployment's servers (its
+own nkey user, docs/DEPLOY.md; a user and password or token may go beside
+it, --creds and --nkey may not).
+
 --http HOST:PORT serves the worker's /metrics (Prometheus: claim and lease
 failures per provider, live workers, JetStream reachability), /healthz and
 /readyz; loopback only unless a token is set (--http-token-file FILE or
@@ -84,15 +96,20 @@ SWITCHYARD_HTTP_TOKEN; never on the command line, where ps shows it), and
 then /metrics needs it as Authorization: Bearer.
 
 Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (an
-unknown --provider, a bad --bin, --concurrency or --quota-refresh); 1
-anything else (nothing serves the data directory, the connection was
-refused, the worker stopped with an error).`,
+unknown --provider, a bad --bin, --concurrency or --quota-refresh, an
+--identity-seed that is not a private seed file or whose identity the
+data directory's worker identities file does not list for every
+--provider); 1 anything else (nothing serves the data directory, the
+connection was refused, the worker stopped with an error).`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
   # Against a cluster, up to four concurrent claude attempts in this
   # worker (as many as the deployment's claude cap allows):
   switchyard worker --provider claude --concurrency 4 --nats nats://n1:4222,nats://n2:4222,nats://n3:4222
+
+  # As a provisioned identity (switchyard worker identity --provider codex):
+  switchyard worker --provider codex --identity-seed ~/.local/state/switchyard/worker-codex.seed
 
   # A pinned Codex install instead of the one on PATH:
   switchyard worker --provider codex --bin codex=/opt/codex-0.155.1/bin/codex`,
@@ -123,14 +140,19 @@ refused, the worker stopped with an error).`,
 			if err := hf.validate(cmd); err != nil {
 				return err
 			}
+			id, err := checkWorkerIdentity(f, seed, provs)
+			if err != nil {
+				return err
+			}
 			return runWorker(cmd.Context(), stdout, stderr, f, provs,
-				workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh, binaries: binaries, http: hf}, lf.logger(stderr))
+				workerOptions{concurrency: concurrency, quotaRefresh: quotaRefresh, binaries: binaries, http: hf, identity: id}, lf.logger(stderr))
 		},
 	}
 	c.Flags().StringVar(&providerList, "provider", "", "comma-separated providers to execute: "+strings.Join(providerNames(), ", "))
 	c.Flags().IntVar(&concurrency, "concurrency", defaultConcurrency, "most concurrent executions per provider in this worker (the deployment's cap, serve --cap, bounds all workers together)")
 	c.Flags().StringArrayVar(&bins, "bin", nil, "P=/path: run provider P's CLI from this absolute path (sets SWITCHYARD_<P>_BIN for this worker; repeatable)")
 	addQuotaRefreshFlag(c, &quotaRefresh)
+	addIdentitySeedFlag(c, &seed)
 	addHTTPFlags(c, &hf, "/metrics")
 	addLogFlags(c, &lf, "info")
 	addEngineFlags(c, &f, false)
@@ -185,6 +207,8 @@ type workerOptions struct {
 	observer activities.Observer
 	// noCLI are the providers whose CLI was not found at start.
 	noCLI []policy.Provider
+	// identity is --identity-seed, checked (worker_identity.go).
+	identity workerIdentity
 }
 
 // parseBinOverrides parses --bin P=/path values: P one of the worker's
@@ -285,7 +309,7 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 			}
 		},
 	}
-	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second, link: link})
+	conn, err := openEngineConn(ctx, f, connectOptions{noEmbed: true, lockWait: 5 * time.Second, link: link, workerSeed: o.identity.seed})
 	if err != nil {
 		return err
 	}
@@ -328,6 +352,7 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 	}
 	fmt.Fprintf(stdout, "switchyard worker: %s (concurrency %d) on %s; stop with Ctrl-C\n",
 		strings.Join(names, ","), o.concurrency, conn.describe())
+	fmt.Fprintf(stdout, "switchyard worker: %s\n", o.identity.describe())
 	reportMissingCLIs(stdout, logger, provs, o.noCLI, why)
 	err = w.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {

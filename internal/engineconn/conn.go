@@ -86,6 +86,17 @@ type Options struct {
 	// embedded server refused for want of valid credentials (once an hour
 	// per peer host); by default it is logged to stderr.
 	Refused func(peer string)
+	// Workers are the deployment's provisioned worker identities, for the
+	// engine (serve): the embedded server it starts then admits only
+	// listed worker keys, and its JetStream's API proxy lets each worker
+	// serve only its own providers (with URLs, the proxy alone). Nil: an
+	// embedded server that listens reads the data directory's
+	// WorkersFileName when there is one; with URLs, none.
+	Workers *events.WorkerIdentities
+	// WorkerSeed, for a worker, is its identity's nkey seed file: the
+	// connection proves that key, and its reply subjects are the key's.
+	// "": the role's secret alone (a fresh key per connection).
+	WorkerSeed string
 }
 
 // Conn is an open connection to the events: the JetStream seams and
@@ -155,11 +166,28 @@ func openExternal(ctx context.Context, o Options) (*Conn, error) {
 	// The login and TLS given, and the role's reply subjects (or the
 	// context's inbox_prefix).
 	opts = append(opts, auth...)
+	var served []nats.Option
 	if o.Auth.Method() == "none" {
 		// --nats naming a serve's own server: its data directory's
 		// credentials, as the command's role, and this connection's own
 		// reply subjects (they replace the role's, given above).
-		opts = append(opts, serveCredentials(o, urls)...)
+		if served, err = serveCredentials(o, urls); err != nil {
+			return nil, err
+		}
+		opts = append(opts, served...)
+	}
+	if o.WorkerSeed != "" && served == nil {
+		// A deployment's servers: the seed's nkey is the worker's own
+		// login (beside a user and password or token, when given) and
+		// names its reply subjects.
+		if o.Auth.CredsFile != "" || o.Auth.NKeyFile != "" {
+			return nil, seedLoginConflict(o)
+		}
+		seeded, err := externalSeedOptions(o.WorkerSeed)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, seeded...)
 	}
 	nc, err := events.Connect(urls, opts...)
 	if errors.Is(err, nats.ErrAuthorization) {
@@ -173,7 +201,7 @@ func openExternal(ctx context.Context, o Options) (*Conn, error) {
 	// Streams that exist keep their replicas unless --replicas asks
 	// for a change: a command pointed at one node of a cluster must
 	// not strip its replication.
-	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: o.Replicas != 0})
+	js, err := events.OpenJetStream(ctx, nc, events.JetStreamConfig{Replicas: replicas, ForceReplicas: o.Replicas != 0, Workers: o.Workers})
 	if err != nil {
 		defer nc.Close()
 		if rerr := refused(nc, o); rerr != nil {
@@ -253,7 +281,7 @@ func dataDirConn(ctx context.Context, dir string, o Options) (*Conn, error) {
 			lock.Unlock()
 			return nil, holdRefusal(d.reason, dir, facts.info)
 		case holdConnect:
-			c, err := connectHolder(ctx, dir, *facts.info, o.Link, o.Role)
+			c, err := connectHolder(ctx, dir, *facts.info, o)
 			if err == nil {
 				c.defaultDir, c.opts = IsBuiltinDataDir(dir), o
 				return c, nil
@@ -308,7 +336,14 @@ func startEmbedded(ctx context.Context, dir string, o Options, lock *dirLock) (*
 	if err != nil {
 		return nil, failf("%v", err)
 	}
-	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: o.Fsync, Auth: creds, OnRefused: o.Refused}
+	cfg := events.EmbeddedConfig{DataDir: dir, Fsync: o.Fsync, Auth: creds, OnRefused: o.Refused, Workers: o.Workers}
+	if cfg.Workers == nil && o.ServeKind != "" {
+		// A listening server of the data directory honours its worker
+		// identities file, whoever starts it; a bad one stops the start.
+		if cfg.Workers, err = LoadWorkerIdentities(WorkersFile(dir), false); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Fsync = cmp.Or(cfg.Fsync, events.FsyncAlways)
 	if cfg.OnRefused == nil {
 		cfg.OnRefused = func(peer string) {
@@ -365,7 +400,7 @@ func startEmbedded(ctx context.Context, dir string, o Options, lock *dirLock) (*
 		}
 		return nil, failf("start the embedded server of %s: %v", dir, err)
 	}
-	js, err := events.OpenJetStream(ctx, emb.Conn(), events.JetStreamConfig{Replicas: 1})
+	js, err := events.OpenJetStream(ctx, emb.Conn(), events.JetStreamConfig{Replicas: 1, Workers: cfg.Workers})
 	if err != nil {
 		emb.Shutdown()
 		return nil, failf("open the streams in %s: %v", dir, err)
@@ -417,12 +452,20 @@ func portFree(addr string) error {
 
 // connectHolder connects to the process serving dir as role, with the
 // secret of the holder's credentials file (read again at every reconnect).
-func connectHolder(ctx context.Context, dir string, info ServeInfo, link LinkEvents, role events.Role) (*Conn, error) {
+func connectHolder(ctx context.Context, dir string, info ServeInfo, o Options) (*Conn, error) {
 	d := &dataDirDialer{dir: dir, timeout: 2 * time.Second}
 	watch := &linkWatch{settling: 10 * time.Second}
 	authPath := filepath.Join(dir, AuthFileName)
-	opts := append(linkOptions(link, watch), nats.Timeout(2*time.Second), nats.SetCustomDialer(d))
-	opts = append(opts, events.FileClientOptions(authPath, role)...)
+	opts := append(linkOptions(o.Link, watch), nats.Timeout(2*time.Second), nats.SetCustomDialer(d))
+	if o.WorkerSeed != "" {
+		seeded, err := workerSeedOptions(authPath, o.WorkerSeed)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, seeded...)
+	} else {
+		opts = append(opts, events.FileClientOptions(authPath, o.Role)...)
+	}
 	// The URL only seeds the client's server pool; d dials whatever
 	// serve.json names at each attempt.
 	nc, err := events.Connect([]string{info.URL}, opts...)
@@ -431,6 +474,9 @@ func connectHolder(ctx context.Context, dir string, info ServeInfo, link LinkEve
 			if _, rerr := events.ReadCredentials(authPath); rerr != nil {
 				return nil, deniedf("the %s of data directory %s (pid %d) refused this connection: %v; it writes its credentials there at start, readable only by the user that started it: run switchyard as that user",
 					info.Kind, dir, info.PID, rerr)
+			}
+			if why := workerRefusal(dir, o.WorkerSeed); why != "" && o.Role == events.RoleWorker {
+				return nil, deniedf("the %s of data directory %s (pid %d) refused this worker: %s", info.Kind, dir, info.PID, why)
 			}
 			return nil, deniedf("the %s of data directory %s (pid %d) refused the credentials in %s; if it was just restarted, try again", info.Kind, dir, info.PID, authPath)
 		}

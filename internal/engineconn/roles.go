@@ -17,26 +17,33 @@ const AuthFileName = "serve.auth"
 // serveCredentials are the connection options for URLs that name the
 // server of a switchyard serve of o's data directory (serve.json): its
 // credentials file, as o's role. Anything else (a cluster, another
-// server) gets none here: it takes its own credentials.
-func serveCredentials(o Options, urls []string) []nats.Option {
+// server) gets none here: it takes its own credentials. The error is a
+// worker identity seed that cannot be used.
+func serveCredentials(o Options, urls []string) ([]nats.Option, error) {
 	dir, err := LocateDataDir(o.DataDir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	info, err := ReadServeInfo(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	served, err := url.Parse(info.URL)
 	if err != nil || served.Host == "" {
-		return nil
+		return nil, nil
 	}
 	for _, u := range urls {
 		if pu, err := url.Parse(u); err == nil && pu.Host == served.Host {
-			return events.FileClientOptions(filepath.Join(dir, AuthFileName), o.Role)
+			authPath := filepath.Join(dir, AuthFileName)
+			if o.WorkerSeed != "" {
+				// A worker with its own identity: the role's secret
+				// and the seed's key.
+				return workerSeedOptions(authPath, o.WorkerSeed)
+			}
+			return events.FileClientOptions(authPath, o.Role), nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // refused is the error of a connection whose login the server refused an
