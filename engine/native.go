@@ -152,13 +152,14 @@ func (e *Engine) nativeJob(job events.Job) *NativeJob {
 	}
 	if job.Model != "" { // a descriptor, not an alias
 		nj.Model, nj.Effort = job.Model, job.Effort
-		if job.Provider == policy.Claude {
+		// policy.Resolve routes a descriptor natively only to its own
+		// provider's parent, so the parent decides: Claude's Agent tool
+		// takes the rolling alias of a versioned pin and a named agent.
+		if job.Parent == policy.ParentClaude {
 			if alias, ok := policy.VersionedClaudeAlias(job.Model); ok {
 				nj.Model = alias
 			}
-			if job.Parent == policy.ParentClaude {
-				nj.Agent, _ = e.cfg.Policy.ClaudeNativeAgent(job.Model, job.Effort)
-			}
+			nj.Agent, _ = e.cfg.Policy.ClaudeNativeAgent(job.Model, job.Effort)
 		}
 	}
 	return nj

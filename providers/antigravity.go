@@ -68,14 +68,15 @@ func antigravitySpecOn(read readFileFunc, host antigravityHost) *Spec {
 			policy.IsolatedWrite: {Class: ContainmentUnverified, Reason: "agy --sandbox with --mode accept-edits and run_command under commandExecutionPolicy: sandbox behind Switchyard's approval hook: agy's sandbox may still write its own temp/cache roots, existing hardlinks and bind loopback sockets, and its confinement has not been verified against a real agy here"},
 			policy.ReadOnly:      {Class: ContainmentUnverified, Reason: "agy --sandbox with a read-only tool list (view_file, list_dir, grep_search): tool limits, not a verified sandbox"},
 		},
-		KnownVersions: []string{"1.1.27", "1.3.5"},
-		QuotaSource:   QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
-		ModelEvidence: policy.EvidencePinnedArgv,
-		Classify:      classifyAntigravityStream, // classify_stream.go
-		CLIModel:      slugModel(policy.Antigravity),
-		OwnEnv:        append(antigravityGuard.vars(), antigravityGateways...),
-		RemoveEnv:     removeEnv(policy.Antigravity),
-		KeepEnv:       []string{},
+		KnownVersions:    []string{"1.1.27", "1.3.5"},
+		QuotaSource:      QuotaUnsupported, // /quota is TUI-only: no trustworthy headless metric (docs/decisions.md D-2)
+		ModelEvidence:    policy.EvidencePinnedArgv,
+		Classify:         classifyAntigravityStream, // classify_stream.go
+		CLIModel:         slugModel(policy.Antigravity),
+		ExplicitAPISpend: true, // docs/RUNNER.md: Antigravity requires --api-spend
+		OwnEnv:           append(antigravityGuard.vars(), antigravityGateways...),
+		RemoveEnv:        removeEnv(),
+		KeepEnv:          []string{},
 		Guard: denyOnly(func(env map[string]string, req Request) []string {
 			names := append(antigravityGuard.names(env), antigravityGatewayNames(env)...)
 			return append(names, antigravitySettingsNames(req, read)...)

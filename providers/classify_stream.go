@@ -2,8 +2,6 @@ package providers
 
 import (
 	"bytes"
-
-	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // Stream classification for the stall watchdog: each provider's Classify
@@ -197,5 +195,5 @@ func HasSignInProbe(s *Spec, req Request) bool {
 	if s == nil || !s.SignInProbe || s.Preflight == nil || len(s.Preflight(req)) == 0 {
 		return false
 	}
-	return s.Provider != policy.Cursor || !cursorAPIKey(req)
+	return s.SignInDeferred == nil || !s.SignInDeferred(req)
 }

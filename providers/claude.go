@@ -45,8 +45,9 @@ func claudeSpec() *Spec {
 		Login:               "claude, then /login",
 		Classify:            classifyClaudeStream, // classify_stream.go
 		CLIModel:            claudeModel,
+		ListedEfforts:       reasoningEfforts,
 		OwnEnv:              claudeGuard.vars(),
-		RemoveEnv:           removeEnv(policy.Claude),
+		RemoveEnv:           removeEnv(),
 		KeepEnv:             []string{"CLAUDE_CONFIG_DIR"},
 		Guard:               envGuardFunc(claudeGuard),
 		Prepare: func(Request) ([]File, []string, error) {

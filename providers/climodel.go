@@ -42,10 +42,17 @@ func slugModel(p policy.Provider) func(string, policy.Effort) (string, error) {
 // first) and @default.
 func claudeModel(model string, effort policy.Effort) (string, error) {
 	if alias, ok := policy.VersionedClaudeAlias(model); ok {
-		return "", fmt.Errorf("Claude model %s is a version pin; normalize it to %s before invoking the runner", model, alias)
+		return "", &ModelRefusal{Reason: fmt.Sprintf("Claude model %s is a version pin; normalize it to %s before invoking the runner", model, alias)}
 	}
 	return effortModel(policy.Claude)(model, effort)
 }
+
+// ModelRefusal is a Spec.CLIModel refusal of the model itself, whatever
+// the effort (a versioned Claude pin): the runner names --model for it and
+// --effort for any other refusal.
+type ModelRefusal struct{ Reason string }
+
+func (e *ModelRefusal) Error() string { return e.Reason }
 
 // devinModel maps Devin's legacy families to CLI UIDs
 // (policy.DevinModelUID: swe-2@high → swe-2-high, swe-1.6@default → swe-1-6).

@@ -49,8 +49,10 @@ func codexSpec() *Spec {
 		Classify:      classifyCodexStream, // classify_stream.go
 		SignInProbe:   true,
 		CLIModel:      effortModel(policy.Codex),
+		ListedEfforts: reasoningEfforts,
+		HostMarkers:   []string{codexMarkerEnv},
 		OwnEnv:        codexGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Codex),
+		RemoveEnv:     removeEnv(),
 		KeepEnv:       []string{"CODEX_HOME"},
 		Guard:         envGuardFunc(codexGuard),
 		Prepare: func(Request) ([]File, []string, error) {
@@ -126,3 +128,8 @@ func readCodexLogin(req Request, c Capture) PreflightVerdict {
 	}
 	return pass("codex login status reported a ChatGPT login")
 }
+
+// codexMarkerEnv are Codex's session markers (Spec.HostMarkers), removed
+// from every child but Codex's own (RUNNER.md names seven; every CODEX_*
+// variable is removed).
+const codexMarkerEnv = "CODEX_*"

@@ -87,7 +87,8 @@ var contractBanners = map[policy.Provider][]string{
 // other field is set by every spec.
 var optionalSpecFields = []string{"Export", "Check", "PrivateSuffix",
 	"SignInProbe", "SilentUntilDone", "Login", "QuotaCredentialFile", // booleans: false is an answer, and the goldens show it
-	"QuotaReader", "ModelEcho", "Models", "StopAdapter", "AuthAdapter", "TerminalFields"}
+	"QuotaReader", "ModelEcho", "Models", "StopAdapter", "AuthAdapter", "TerminalFields",
+	"ListedEfforts", "ListedAuto", "SubscriptionModel", "ExplicitAPISpend", "HostMarkers", "SignInDeferred"}
 
 // contractUserCursorConfig is the user's global Cursor configuration in
 // the goldens: only the HTTP/1 switch may reach the private copy.
@@ -147,13 +148,14 @@ func renderContract(t *testing.T, spec *Spec) string {
 	} else {
 		fmt.Fprintf(&b, "models listing: %s %s, read by %s\n", spec.Binaries[0], strings.Join(spec.Models.Argv, " "), funcName(spec.Models.Read))
 	}
+	fmt.Fprintf(&b, "listed model efforts: %s; listed auto kept: %t\n", list(effortStrings(spec.ListedEfforts)), spec.ListedAuto)
 	fmt.Fprintf(&b, "stop adapter: %s\n", funcName(spec.StopAdapter))
 	fmt.Fprintf(&b, "quota adapter: %s\n", funcName(spec.QuotaAdapter))
 	fmt.Fprintf(&b, "auth adapter: %s\n", funcName(spec.AuthAdapter))
 	fmt.Fprintf(&b, "terminal fields: %s\n", funcName(spec.TerminalFields))
 	fmt.Fprintf(&b, "state dirs: %s\n", list(mapStrings(spec.StateDirs(contractHome, nil), normalize)))
 	fmt.Fprintf(&b, "api hosts: %s\n", list(spec.APIHosts))
-	fmt.Fprintf(&b, "preflight proves sign-in: %t\n", spec.SignInProbe)
+	fmt.Fprintf(&b, "preflight proves sign-in: %t; deferred by %s\n", spec.SignInProbe, funcName(spec.SignInDeferred))
 	fmt.Fprintf(&b, "login: %q\n", spec.Login)
 	fmt.Fprintf(&b, "silent until done: %t (default stall timeout %d ms)\n", spec.SilentUntilDone, UnsetStallTimeoutMs(spec.Provider))
 	fmt.Fprintf(&b, "install: %s (override %s)\n", spec.Install, BinEnvVar(p))
@@ -165,6 +167,9 @@ func renderContract(t *testing.T, spec *Spec) string {
 	fmt.Fprintf(&b, "own env (kept when approved or legacy; blocks under deny): %s\n", list(spec.OwnEnv))
 	fmt.Fprintf(&b, "keep env (always kept): %s\n", list(spec.KeepEnv))
 	fmt.Fprintf(&b, "remove env: %s\n", list(spec.RemoveEnv))
+	fmt.Fprintf(&b, "host markers (removed from every other provider's child): %s\n", list(spec.HostMarkers))
+	fmt.Fprintf(&b, "explicit api-spend (legacy refused): %t\n", spec.ExplicitAPISpend)
+	fmt.Fprintf(&b, "subscription-mode model: %s\n", cmp.Or(spec.SubscriptionModel, "(none)"))
 	fmt.Fprintf(&b, "request: model %s, cli model %s, effort %s, prompt %d bytes\n", m[0], m[1], m[2], len(contractPrompt))
 
 	spends := []policy.APISpend{policy.APISpendDeny, policy.APISpendApproved, policy.APISpendLegacy}
@@ -343,6 +348,14 @@ func quoteArg(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+func effortStrings(in []policy.Effort) []string {
+	out := make([]string, 0, len(in))
+	for _, e := range in {
+		out = append(out, string(e))
+	}
+	return out
 }
 
 func list(items []string) string {

@@ -45,10 +45,11 @@ func cursorSpec(read readFileFunc) *Spec {
 		ModelEvidence:   policy.EvidencePinnedArgv,
 		Classify:        classifyCursorStream, // classify_stream.go
 		SignInProbe:     true,
+		SignInDeferred:  cursorAPIKey, // its status command does not report API-key authentication
 		SilentUntilDone: true,
 		CLIModel:        slugModel(policy.Cursor),
 		OwnEnv:          cursorGuard.vars(),
-		RemoveEnv:       removeEnv(policy.Cursor),
+		RemoveEnv:       removeEnv(),
 		KeepEnv:         []string{"XDG_CONFIG_HOME"},
 		Guard:           envGuardFunc(cursorGuard),
 		Parse:           parseCursor,

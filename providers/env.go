@@ -37,10 +37,6 @@ var markerEnv = []string{
 	"OPENCODE_*",
 }
 
-// codexMarkerEnv are Codex's session markers, removed from every child but
-// Codex's own (RUNNER.md names seven; every CODEX_* variable is removed).
-const codexMarkerEnv = "CODEX_*"
-
 // ChildEnv constructs a child's complete environment as sorted NAME=value
 // pairs: the base allowlist, the proxy and certificate variables (except
 // for an OpenCode ChatGPT-subscription attempt) and the spec's KeepEnv
@@ -58,8 +54,10 @@ func ChildEnv(spec *Spec, parent map[string]string, req Request, overlay []strin
 		allowed = append(allowed, spec.OwnEnv...)
 	}
 	removed := append(append([]string{}, markerEnv...), spec.RemoveEnv...)
-	if spec.Provider != policy.Codex {
-		removed = append(removed, codexMarkerEnv)
+	for _, other := range registry {
+		if other.Provider != spec.Provider {
+			removed = append(removed, other.HostMarkers...)
+		}
 	}
 	env := map[string]string{}
 	for name, value := range parent {

@@ -74,7 +74,7 @@ func geminiSpec() *Spec {
 		Classify:            classifyGeminiStream, // classify_stream.go
 		CLIModel:            effortModel(policy.Gemini),
 		OwnEnv:              geminiGuard.vars(),
-		RemoveEnv:           removeEnv(policy.Gemini),
+		RemoveEnv:           removeEnv(),
 		// A Google login for a Workspace account needs its Code Assist
 		// project; neither variable is a credential.
 		KeepEnv: []string{"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"},

@@ -38,8 +38,9 @@ func grokSpec() *Spec {
 		Classify:      classifyGrokStream, // classify_stream.go
 		SignInProbe:   true,
 		CLIModel:      effortModel(policy.Grok),
+		ListedEfforts: reasoningEfforts,
 		OwnEnv:        grokGuard.vars(),
-		RemoveEnv:     removeEnv(policy.Grok),
+		RemoveEnv:     removeEnv(),
 		KeepEnv:       []string{},
 		Guard:         envGuardFunc(grokGuard),
 		Parse:         parseGrok,

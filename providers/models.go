@@ -161,6 +161,10 @@ func stripANSI(s string) string {
 	return strings.ReplaceAll(ansiSeq.ReplaceAllString(s, ""), "\r\n", "\n")
 }
 
+// reasoningEfforts are the efforts offered for a listed model of a CLI
+// that selects reasoning by effort (Spec.ListedEfforts).
+var reasoningEfforts = []policy.Effort{policy.EffortLow, policy.EffortMedium, policy.EffortHigh, policy.EffortXHigh, policy.EffortMax}
+
 // ModelChoice is one runnable descriptor: provider, exact model, the
 // efforts the seed allows for it and the effort setup proposes.
 type ModelChoice struct {
@@ -209,14 +213,19 @@ func Choices(p policy.Provider, listed []string) []ModelChoice {
 		seen[f.Model] = true
 		out = append(out, c)
 	}
+	var listedEfforts []policy.Effort
+	listedAuto := false
+	if spec, err := Lookup(p); err == nil {
+		listedEfforts, listedAuto = spec.ListedEfforts, spec.ListedAuto
+	}
 	for _, id := range listed {
-		if seen[id] || (p != policy.Devin && id == "auto") {
+		if seen[id] || (!listedAuto && id == "auto") {
 			continue
 		}
 		seen[id] = true
 		efforts := []policy.Effort{policy.EffortDefault}
-		if p == policy.Grok || p == policy.Claude || p == policy.Codex {
-			efforts = []policy.Effort{policy.EffortLow, policy.EffortMedium, policy.EffortHigh, policy.EffortXHigh, policy.EffortMax}
+		if len(listedEfforts) > 0 {
+			efforts = slices.Clone(listedEfforts)
 		}
 		def := efforts[0]
 		if len(efforts) > 1 {

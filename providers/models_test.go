@@ -114,3 +114,32 @@ func TestChoicesMarkTheMatrixAndTheSeedsEfforts(t *testing.T) {
 		require.False(t, strings.Contains(c.Descriptor, "auto"))
 	}
 }
+
+// TestChoicesForListedModelsFollowTheSpec proves a listed model no matrix
+// row knows gets the spec's ListedEfforts (high proposed when several,
+// @default when none), and that a listed "auto" is kept only where the
+// spec's ListedAuto says so.
+func TestChoicesForListedModelsFollowTheSpec(t *testing.T) {
+	t.Parallel()
+	for _, p := range Names() {
+		spec := mustLookup(t, p)
+		got := Choices(p, []string{"zz-unlisted-model", "auto"})
+		byModel := map[string]ModelChoice{}
+		for _, c := range got {
+			byModel[c.Model] = c
+		}
+		c, ok := byModel["zz-unlisted-model"]
+		require.True(t, ok, "%s: a listed model is a choice", p)
+		require.False(t, c.InMatrix)
+		if len(spec.ListedEfforts) > 0 {
+			require.Equal(t, spec.ListedEfforts, c.Efforts, "%s", p)
+			require.Equal(t, policy.EffortHigh, c.DefaultEffort, "%s", p)
+		} else {
+			require.Equal(t, []policy.Effort{policy.EffortDefault}, c.Efforts, "%s", p)
+		}
+		_, auto := byModel["auto"]
+		require.Equal(t, spec.ListedAuto, auto, "%s: listed auto kept only by ListedAuto", p)
+	}
+	require.True(t, mustLookup(t, policy.Devin).ListedAuto, "Devin's auto is a model")
+	require.Equal(t, reasoningEfforts, mustLookup(t, policy.Claude).ListedEfforts)
+}

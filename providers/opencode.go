@@ -81,18 +81,19 @@ func openCodeSpec() *Spec {
 		// npm release (testdata/realcli). The seed's fixture versions
 		// (1.18.32; 2.0.0, 2.0.25-2.0.27) were never run here, and no V2
 		// release is pinned, so none of them is listed.
-		KnownVersions: []string{"1.18.33"},
-		QuotaSource:   QuotaUnsupported,
-		ModelEvidence: policy.EvidencePinnedArgv,
-		Classify:      classifyOpenCodeStream, // classify_stream.go
-		CLIModel:      slugModel(policy.OpenCode),
-		OwnEnv:        []string{}, // native login only: inherited API keys never reach the child
-		RemoveEnv:     removeEnv(policy.OpenCode, "OPENCODE_*"),
-		KeepEnv:       []string{"XDG_DATA_HOME"}, // the native login's data location
-		Guard:         openCodeGuard,
-		Parse:         parseOpenCodeContract,
-		Export:        openCodeExportArgv,
-		Check:         openCodeCheck,
+		KnownVersions:     []string{"1.18.33"},
+		QuotaSource:       QuotaUnsupported,
+		ModelEvidence:     policy.EvidencePinnedArgv,
+		Classify:          classifyOpenCodeStream, // classify_stream.go
+		CLIModel:          slugModel(policy.OpenCode),
+		SubscriptionModel: OpenCodeChatGPTModel,
+		OwnEnv:            []string{}, // native login only: inherited API keys never reach the child
+		RemoveEnv:         removeEnv("OPENCODE_*"),
+		KeepEnv:           []string{"XDG_DATA_HOME"}, // the native login's data location
+		Guard:             openCodeGuard,
+		Parse:             parseOpenCodeContract,
+		Export:            openCodeExportArgv,
+		Check:             openCodeCheck,
 
 		// Classification, model proof, discovery and sandbox scope. The
 		// listing is `opencode models` (1.18.33 has no `debug models`); no

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // Modes of the private files and directories a spec asks the runner for.
@@ -43,14 +41,12 @@ func receiptDigest(receipt string, n int) string {
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-// removeEnv is a provider's RemoveEnv: the host markers RUNNER.md removes
-// from that provider's child (Claude Code's session markers always, Codex's
-// for every provider but Codex) plus the provider's own extras.
-func removeEnv(p policy.Provider, extra ...string) []string {
+// removeEnv is a provider's RemoveEnv: Claude Code's session markers,
+// which RUNNER.md removes from every child, plus the provider's own
+// extras. Another provider's host markers (Codex's, Spec.HostMarkers) are
+// removed by ChildEnv.
+func removeEnv(extra ...string) []string {
 	out := []string{"CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"}
-	if p != policy.Codex {
-		out = append(out, codexMarkerEnv)
-	}
 	return append(out, extra...)
 }
 

@@ -207,10 +207,29 @@ type Spec struct {
 	// Models is the CLI's own model-listing probe for discovery; the zero
 	// probe (no Argv) for a CLI without one (models.go).
 	Models ModelsProbe
+	// ListedEfforts are the efforts setup offers for a model the CLI lists
+	// that no matrix row knows (Choices), proposing high when there are
+	// several; nil offers @default only (a CLI that selects reasoning by
+	// exact slug, or one whose efforts are fixed per model).
+	ListedEfforts []policy.Effort
+	// ListedAuto keeps a listed "auto" model as a choice (Devin's auto is
+	// a model); every other CLI's "auto" is dropped from the choices.
+	ListedAuto bool
 	// CLIModel returns the exact --model value for a descriptor's model
 	// and effort (Request.CLIModel), or an error naming the rule it breaks
-	// (effort rules, Devin UIDs, versioned Claude pins).
+	// (effort rules, Devin UIDs, versioned Claude pins); a *ModelRefusal
+	// refuses the model whatever the effort (the runner then blames
+	// --model, else --effort).
 	CLIModel func(model string, effort policy.Effort) (string, error)
+	// SubscriptionModel is the one model of the provider's subscription
+	// mode, --opencode-chatgpt-subscription (OpenCode on its native
+	// ChatGPT login under --api-spend deny, at @default); "" for a provider
+	// without one, which refuses the flag.
+	SubscriptionModel string
+	// ExplicitAPISpend is set when an attempt needs its saved spending
+	// policy passed explicitly (deny or approved): legacy, what an omitted
+	// --api-spend means, is refused before anything starts (Antigravity).
+	ExplicitAPISpend bool
 
 	// OwnEnv names the provider's own variables a child may keep when the
 	// spending policy allows them (approved or legacy); under deny any of
@@ -219,6 +238,11 @@ type Spec struct {
 	// RemoveEnv names variables always removed from this provider's child;
 	// a trailing * matches a prefix (OPENCODE_*).
 	RemoveEnv []string
+	// HostMarkers are the variables a host session of this CLI sets in
+	// what it runs (Codex's CODEX_*, a trailing * matching a prefix):
+	// ChildEnv removes them from every other provider's child, while this
+	// provider's own child keeps what its allowlists name (CODEX_HOME).
+	HostMarkers []string
 	// KeepEnv names non-credential variables the CLI needs to find its own
 	// login and state (CODEX_HOME, XDG_CONFIG_HOME for Devin), kept under
 	// every spending policy. Never a billing route.
@@ -307,6 +331,11 @@ type Spec struct {
 	// probes check a version or configuration, or defer authentication to
 	// the attempt, leaves it false (HasSignInProbe).
 	SignInProbe bool
+	// SignInDeferred, when set, reports whether req's preflight defers the
+	// sign-in to the invocation and so proves nothing about it (Cursor
+	// with CURSOR_API_KEY only checks that the CLI runs): HasSignInProbe
+	// is then false. nil never defers.
+	SignInDeferred func(req Request) bool
 	// SilentUntilDone is set when the provider's headless output, as
 	// Switchyard launches it, carries no progress events before the final
 	// answer, so its default stall timeout is SilentStallTimeoutMs

@@ -261,15 +261,16 @@ func (f fakeCLI) spec() (*providers.Spec, error) {
 	return &s, nil
 }
 
-// lookup is the fake spec for any provider, keeping the real spec's model
-// rule (CLIModel) so descriptor checks stay the provider's own.
+// lookup is the fake spec for any provider, keeping the real spec's
+// descriptor rules (CLIModel, ExplicitAPISpend, SubscriptionModel) so
+// descriptor checks stay the provider's own.
 func (f fakeCLI) lookup(p policy.Provider) (*providers.Spec, error) {
 	s, err := f.spec()
 	if err != nil {
 		return nil, err
 	}
 	if real, err := providers.Lookup(p); err == nil {
-		s.CLIModel = real.CLIModel
+		s.CLIModel, s.ExplicitAPISpend, s.SubscriptionModel = real.CLIModel, real.ExplicitAPISpend, real.SubscriptionModel
 	}
 	return s, nil
 }

@@ -134,7 +134,7 @@ func (r *Runner) newAttempt(o Options, start time.Time) (*attempt, error) {
 // native lane covers.
 func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error) {
 	att := policy.Attempt{Kind: policy.KindDescriptor, Provider: o.Provider, Model: o.Model, Effort: o.Effort}
-	if o.Provider == policy.Gemini {
+	if !o.Provider.Valid() { // an optional provider (Gemini): outside the sheet, so policy.ParseAttempt refuses it
 		if !validGeminiModel(o.Model) {
 			return "", usagef("--model", "--model %q: model must start with a letter or digit and use only letters, digits, '.', '_' and '-'", o.Model)
 		}
@@ -147,16 +147,16 @@ func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error
 	cliModel, err := spec.CLIModel(att.Model, att.Effort)
 	if err != nil {
 		flag := "--effort"
-		if _, pinned := policy.VersionedClaudeAlias(o.Model); pinned && o.Provider == policy.Claude {
+		if refusal := (*providers.ModelRefusal)(nil); errors.As(err, &refusal) {
 			flag = "--model"
 		}
 		return "", usagef(flag, "%s: %v", flag, err)
 	}
-	if err := checkChatGPTSubscription(o); err != nil {
+	if err := checkChatGPTSubscription(o, spec); err != nil {
 		return "", err
 	}
-	if o.Provider == policy.Antigravity && o.APISpend == policy.APISpendLegacy {
-		return "", usagef("--api-spend", "--api-spend is required for antigravity: pass the saved deny or approved value")
+	if spec.ExplicitAPISpend && o.APISpend == policy.APISpendLegacy {
+		return "", usagef("--api-spend", "--api-spend is required for %s: pass the saved deny or approved value", o.Provider)
 	}
 	if string(o.Parent) == string(o.Provider) {
 		covered := o.Parent == policy.ParentCodex
@@ -176,20 +176,21 @@ func (r *Runner) checkDescriptor(o Options, spec *providers.Spec) (string, error
 }
 
 // checkChatGPTSubscription applies --opencode-chatgpt-subscription's
-// rules: only for opencode, only with --api-spend deny, and only for
-// exactly providers.OpenCodeChatGPTModel at default effort.
-func checkChatGPTSubscription(o Options) error {
+// rules: only for a provider with a subscription mode (opencode), only
+// with --api-spend deny, and only for exactly its Spec.SubscriptionModel
+// (providers.OpenCodeChatGPTModel) at default effort.
+func checkChatGPTSubscription(o Options, spec *providers.Spec) error {
 	if !o.OpenCodeChatGPTSubscription {
 		return nil
 	}
 	const flag = "--opencode-chatgpt-subscription"
 	switch {
-	case o.Provider != policy.OpenCode:
+	case spec.SubscriptionModel == "":
 		return usagef(flag, "%s applies only to --provider opencode, got %s", flag, o.Provider)
 	case o.APISpend != policy.APISpendDeny:
 		return usagef(flag, "%s requires --api-spend deny (the subscription route is the no-API-spend route); got %s", flag, apiSpendName(o.APISpend))
-	case o.Model != providers.OpenCodeChatGPTModel:
-		return usagef(flag, "%s requires exactly --model %s, got %q", flag, providers.OpenCodeChatGPTModel, o.Model)
+	case o.Model != spec.SubscriptionModel:
+		return usagef(flag, "%s requires exactly --model %s, got %q", flag, spec.SubscriptionModel, o.Model)
 	case o.Effort != policy.EffortDefault:
 		return usagef(flag, "%s requires --effort default, got %s", flag, o.Effort)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // RunnerUsage is the help of `switchyard runner`, printed for --help and
@@ -277,8 +278,15 @@ func checkParent(v policy.Parent) error {
 	return usagef("--parent", "--parent must be claude or codex, got %q", string(v))
 }
 
+// knownProvider reports whether p has a registered spec: the sheet's
+// providers and the optional ones (Gemini).
+func knownProvider(p policy.Provider) bool {
+	_, err := providers.Lookup(p)
+	return err == nil
+}
+
 func checkProvider(v policy.Provider) error {
-	if v.Valid() || v == policy.Gemini {
+	if knownProvider(v) {
 		return nil
 	}
 	return usagef("--provider", "--provider must be one of claude, codex, grok, devin, cursor, antigravity, opencode, gemini; got %q", string(v))

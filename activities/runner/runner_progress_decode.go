@@ -76,7 +76,7 @@ func decodeSnapshot(b []byte) (*snapshot, error) {
 	}
 	ok := s.SchemaVersion == 1 && s.Kind == progressKind && s.Seq >= 0 && okISO(s.UpdatedAt) &&
 		slices.Contains(phases, s.Phase) && uuidRE.MatchString(s.AttemptID) &&
-		(s.Provider.Valid() || s.Provider == policy.Gemini) &&
+		knownProvider(s.Provider) &&
 		s.Runner.Pid > 0 && okISO(s.Runner.StartedAt) && okToken(s.Runner.StartToken) &&
 		s.Activity.StdoutBytes >= 0 && s.Activity.StderrBytes >= 0 &&
 		(s.Activity.LastActivityAt == nil || okISO(*s.Activity.LastActivityAt))

@@ -617,9 +617,10 @@ func doctorProbeModel(p policy.Provider) (*providers.ModelChoice, string) {
 	if choices := providers.Choices(p, nil); len(choices) > 0 {
 		return &choices[0], "the model matrix's first " + string(p) + " row"
 	}
-	if p == policy.OpenCode {
-		c := providers.ModelChoice{Provider: p, Model: providers.OpenCodeChatGPTModel, DefaultEffort: policy.EffortDefault,
-			Descriptor: string(p) + ":" + providers.OpenCodeChatGPTModel + "@" + string(policy.EffortDefault), CLIModel: providers.OpenCodeChatGPTModel}
+	if spec, err := providers.Lookup(p); err == nil && spec.SubscriptionModel != "" {
+		m := spec.SubscriptionModel
+		c := providers.ModelChoice{Provider: p, Model: m, DefaultEffort: policy.EffortDefault,
+			Descriptor: string(p) + ":" + m + "@" + string(policy.EffortDefault), CLIModel: m}
 		return &c, "the model of Switchyard's OpenCode ChatGPT-subscription mode"
 	}
 	return nil, "no model to probe " + string(p) + " with: pass --sheet/--role to probe a role's model"

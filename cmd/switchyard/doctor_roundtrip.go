@@ -223,8 +223,8 @@ func roundTrip(ctx context.Context, c doctorCheck, d *doctorProvider, t roundTri
 		rt.State, rt.Reason = roundTripSkipped, "cannot write the prompt: "+err.Error()
 		return rt
 	}
-	parent := policy.ParentCodex
-	if d.Provider == policy.Codex {
+	parent := policy.ParentCodex // a parent other than the provider: its own parent would launch it natively
+	if string(d.Provider) == string(parent) {
 		parent = policy.ParentClaude
 	}
 	r, err := runner.New(runner.Config{Env: c.env, Stdout: io.Discard, Stderr: io.Discard})

@@ -705,7 +705,7 @@ func checkChatGPTSubscriptionLanes(lanes []policy.LanePolicy) error {
 	found := false
 	for _, l := range lanes {
 		for _, a := range l.Attempts {
-			if a.Attempt.Provider != policy.OpenCode || a.Attempt.Model != events.OpenCodeChatGPTModel || a.Attempt.Effort != policy.EffortDefault {
+			if !events.ChatGPTSubscriptionAttempt(a.Attempt.Provider, a.Attempt.Model, a.Attempt.Effort, policy.APISpendDeny) {
 				continue
 			}
 			if a.APISpend != policy.APISpendDeny {
