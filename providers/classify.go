@@ -19,8 +19,9 @@ import (
 // contract: the runner decides those before or around the workload. After
 // a workload starts, authentication or model wording is never proof of a
 // route problem, so those failures are child-failed (provider-dispatch.md),
-// with two exceptions proved in the CLI's exact words: a sign-in stop by
-// its exit status and text (Gemini, step 0), and the typed sign-in refusal
+// with three exceptions proved in the CLI's exact words: a sign-in stop by
+// its exit status and text (Gemini, step 0), Devin's upgrade-required
+// answer, unavailable-model (step 0, docs/decisions.md D-26D), and the typed sign-in refusal
 // of a provider that defers authentication to invocation (Claude has no
 // authentication preflight), matched like a quota envelope (authAdapters).
 //
@@ -29,8 +30,10 @@ import (
 //  0. A provider's stop adapter proves, in the CLI's exact words, that
 //     the attempt cannot count: the CLI overrode the requested access
 //     mode (unsupported-capability, whatever else happened, a success
-//     included) or stopped at its sign-in check before any model request
-//     (unauthenticated). Only Gemini has one (classify_gemini.go).
+//     included), stopped at its sign-in check before any model request
+//     (unauthenticated), or answered that the plan does not include the
+//     model (unavailable-model). Gemini (classify_gemini.go) and Devin
+//     (devin_upgrade.go) have one.
 //  1. A provider's quota adapter proves usage-exhausted (phase invocation,
 //     or postprocess after a clean exit). A real terminal success observed
 //     by the parser vetoes every adapter, so a later success supersedes an
@@ -211,8 +214,10 @@ func exitDescription(c Capture) string {
 
 // providerStop is an end a provider's CLI proves in its own fixed words,
 // decided before the quota adapters: the CLI refused the attempt's
-// contract (Gemini overriding the requested approval mode) or stopped at
-// its sign-in check before any model request (Gemini's exit 41).
+// contract (Gemini overriding the requested approval mode), stopped at
+// its sign-in check before any model request (Gemini's exit 41), or
+// answered that the account cannot run the model (Devin's upgrade
+// required: unavailable-model).
 type providerStop struct {
 	Status policy.ReceiptStatus
 	Code   string // the evidence block's diagnostic code
@@ -224,6 +229,7 @@ type providerStop struct {
 // unless the capture carries one of its exact known texts.
 var stopAdapters = map[policy.Provider]func(Request, Capture, Parsed) *providerStop{
 	policy.Gemini: geminiStop,
+	policy.Devin:  devinStop, // devin_upgrade.go
 }
 
 // quotaAdapter returns the canonical quota code when the capture proves
