@@ -376,6 +376,10 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	idx := l.Dispatch.AttemptIndex
 	var want policy.Event
 	switch {
+	case p.Malformed != "":
+		// The engine's re-check refused a delivered receipt (it read the
+		// output file, which the log does not hold): failed, unknown start.
+		want = malformedEvent(idx)
 	case p.Receipt != nil:
 		// Exactly what Normalize gives for the receipt's encoding (what
 		// replay computed before), without encoding the receipt and
