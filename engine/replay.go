@@ -251,6 +251,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 		MaxAge:                     time.Duration(p.MaxAgeMs) * time.Millisecond,
 		AllowUnknown:               slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
 		Unhealthy:                  slices.Contains(r.Unhealthy, p.Provider),
+		SignedOut:                  slices.Contains(r.SignedOut, p.Provider),
 		Containment:                p.Containment,
 		AllowUnverifiedContainment: slices.Contains(r.Created.Options.AllowUnverifiedContainment, ap.RunsOn()),
 	})
