@@ -123,7 +123,11 @@
 // job's receipt path, its digest must equal the report's, and
 // policy.Normalize must accept it for the frozen attempt. A receipt that
 // fails any check is explained by an audit event and the attempt finishes
-// failed. A report that changes nothing (a duplicate, another execution's, a
+// failed. A receipt that claims a delivered response is re-checked first
+// (providers.RecheckDelivered: exit 0, the status, the provider's model
+// evidence, a non-empty output file, the argv's model pin); one that fails
+// is recorded as malformed-output, its reason in Finish.Malformed, failed
+// with processStarted unknown. A report that changes nothing (a duplicate, another execution's, a
 // final lane's, a job's redelivery after its execution ended) is recorded as
 // audit only.
 //

@@ -69,7 +69,7 @@ func (d *driver) gate(ctx context.Context, i int, rec events.Decided) (*events.E
 	allow := slices.Contains(d.r.Created.Options.AllowUnknownQuota, group)
 	v := policy.EvaluateEligibility(policy.EligibilityInput{
 		Provider: group, Source: src, Report: report, Now: at, MaxAge: d.e.cfg.CapacityMaxAge, AllowUnknown: allow,
-		Unhealthy: unhealthy, Containment: &cont, AllowUnverifiedContainment: allowOpen,
+		Unhealthy: unhealthy, SignedOut: slices.Contains(d.r.SignedOut, group), Containment: &cont, AllowUnverifiedContainment: allowOpen,
 	})
 	if v.Eligible {
 		if !v.Overridden {

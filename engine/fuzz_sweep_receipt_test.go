@@ -20,7 +20,8 @@ const fixtureRunDir = "/srv/switchyard/runs/run-7/lane-1"
 
 // receiptHarness is a driver over one isolated-write lane whose dispatch is
 // attempt 1 (the codex:gpt-5.6-sol@max attempt the fixtures ran), with its
-// receipt at dir/receipt.json.
+// receipt at dir/receipt.json and its output at dir/output.md (not
+// written: a test of a usable complete receipt writes it).
 func receiptHarness(dir string) (*driver, machines.LaneRecord, string) {
 	sol := policy.AttemptPolicy{
 		Descriptor:      "codex:gpt-5.6-sol@max",
@@ -35,7 +36,7 @@ func receiptHarness(dir string) (*driver, machines.LaneRecord, string) {
 		Parent: policy.ParentClaude, Access: policy.IsolatedWrite, Options: events.RunOptions{Contract: policy.ContractLegacy},
 	}}}
 	l := machines.LaneRecord{Index: 0, Policy: policy.LanePolicy{ID: "bug-fix#1", Attempts: []policy.AttemptPolicy{other, sol}},
-		Dispatch: &events.Launch{ExecutionID: "x1", AttemptIndex: 1, Paths: events.Paths{Receipt: path}}}
+		Dispatch: &events.Launch{ExecutionID: "x1", AttemptIndex: 1, Paths: events.Paths{Receipt: path, Output: filepath.Join(dir, "output.md")}}}
 	return d, l, path
 }
 

@@ -62,6 +62,9 @@ func TestLimitsEngineReceipt(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			d, l, path := receiptHarness(dir)
+			// The delivered response the complete fixture claims: the
+			// engine's re-check needs a non-empty output file.
+			require.NoError(t, os.WriteFile(l.Dispatch.Paths.Output, []byte("answer\n"), 0o600))
 			data := tc.receipt(dir)
 			require.NoError(t, os.WriteFile(path, data, 0o600))
 			rep := events.Report{ExecutionID: "x1", Run: "run-7", Lane: 0, Kind: events.ReportFinished, WorkerID: "host-a:42",

@@ -251,6 +251,7 @@ func replayExclude(r *machines.Run, env events.Envelope, p events.Exclude, res *
 		MaxAge:                     time.Duration(p.MaxAgeMs) * time.Millisecond,
 		AllowUnknown:               slices.Contains(r.Created.Options.AllowUnknownQuota, p.Provider),
 		Unhealthy:                  slices.Contains(r.Unhealthy, p.Provider),
+		SignedOut:                  slices.Contains(r.SignedOut, p.Provider),
 		Containment:                p.Containment,
 		AllowUnverifiedContainment: slices.Contains(r.Created.Options.AllowUnverifiedContainment, ap.RunsOn()),
 	})
@@ -376,6 +377,10 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	idx := l.Dispatch.AttemptIndex
 	var want policy.Event
 	switch {
+	case p.Malformed != "":
+		// The engine's re-check refused a delivered receipt (it read the
+		// output file, which the log does not hold): failed, unknown start.
+		want = malformedEvent(idx)
 	case p.Receipt != nil:
 		// Exactly what Normalize gives for the receipt's encoding (what
 		// replay computed before), without encoding the receipt and

@@ -118,6 +118,10 @@ type AttemptReport struct {
 	// Usage is the token usage the receipt reports; unset when the receipt
 	// reports none (or there is no receipt).
 	Usage *policy.Usage `json:"usage,omitempty"`
+	// Fidelity is what the attempt's receipt could and could not verify
+	// (the model's proof, the containment, the usage); nil without a
+	// receipt.
+	Fidelity *Fidelity `json:"fidelity,omitempty"`
 	// Containment is the attempt's containment class and what verified it,
 	// from its receipt ("READ_ONLY_NO_NETWORK verified by the kernel
 	// (Landlock ABI 7)"); "" when the receipt records none.
@@ -481,6 +485,7 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		}
 		a.Cause = receiptCause(p.Receipt)
 		a.Containment = ContainmentText(p.Receipt.Containment)
+		a.Fidelity = fidelityOf(p.Receipt, p.Malformed != "")
 		if p.Receipt.Status == policy.StatusTimedOut {
 			a.TimedOutBy = TimedOutByDeadline
 			if p.Stall != nil {
@@ -494,7 +499,13 @@ func describeFinish(a *AttemptReport, p events.Finish) {
 		} else if a.TimedOutBy == TimedOutByDeadline {
 			a.Cause += " (the run's --timeout deadline)"
 		}
-		if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
+		if p.Malformed != "" {
+			// Recorded as malformed-output: the receipt claimed a
+			// delivered response the engine's re-check refused.
+			a.ReceiptStatus = policy.StatusMalformedOutput
+			a.Cause = string(policy.StatusMalformedOutput) + ": the receipt claimed " + string(p.Receipt.Status) +
+				" but the engine's re-check refused it: " + oneLine(p.Malformed, 300) + " (failed; never run again)"
+		} else if p.Event.Status == policy.OutcomeFailed && p.Receipt.Status != policy.StatusCancelled &&
 			p.Receipt.Status != policy.StatusBillingPolicyBlocked && p.Receipt.Status != policy.StatusUnsupportedCapability {
 			a.Cause += " (normalized to failed: the receipt does not prove an eligible outcome)"
 		}
@@ -693,6 +704,9 @@ func (rep RunReport) Text() string {
 			}
 			if d := attemptDetails(a); d != "" {
 				fmt.Fprintf(&b, "       %s\n", d)
+			}
+			if a.Fidelity != nil {
+				fmt.Fprintf(&b, "       fidelity: %s\n", a.Fidelity.Text)
 			}
 		}
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
+	"github.com/switchyard-dev/switchyard/providers"
 )
 
 // handle applies one delivery of the run's reports stream: a control input,
@@ -276,6 +278,17 @@ func (d *driver) readReceipt(l machines.LaneRecord, rep events.Report) (events.F
 		Parent: c.Parent, Attempt: l.Policy.Attempts[idx], AttemptIndex: idx,
 		Mode: c.Access, Contract: c.Options.Contract, ReceiptPath: path, Receipt: data,
 	})
+	if why := recheckDelivered(l, receipt); why != "" {
+		// A receipt that claims a delivered response but fails the
+		// success conditions is recorded as malformed-output with the
+		// reason: failed, processStarted unknown, never run again.
+		if err != nil {
+			why += "; normalize receipt: " + err.Error()
+		}
+		fin.Malformed = providers.CapText(why, events.MaxMalformedReason)
+		fin.Event = malformedEvent(idx)
+		return fin, ""
+	}
 	if err != nil {
 		return unusable("normalize receipt: %v", err)
 	}
@@ -292,6 +305,41 @@ func (d *driver) readReceipt(l machines.LaneRecord, rep events.Report) (events.F
 		fin.Stall = &st
 	}
 	return fin, ""
+}
+
+// recheckDelivered re-checks a receipt that claims a delivered response
+// (complete or needs-parent-operation) before the engine records a finish
+// from it: the success conditions and the argv's model pin
+// (providers.RecheckDelivered), with the output file at the job's output
+// path, which must be a non-empty regular file. It returns "" for every
+// other status, for another descriptor's receipt (unusable, see
+// readReceipt) and for a receipt that passes.
+func recheckDelivered(l machines.LaneRecord, rc *policy.Receipt) string {
+	att := l.Policy.Attempts[l.Dispatch.AttemptIndex].Attempt
+	if rc.Status != policy.StatusComplete && rc.Status != policy.StatusNeedsParentOperation {
+		return ""
+	}
+	if rc.Provider != att.Provider || rc.Model != att.Model || rc.Effort != att.Effort {
+		// Another attempt's receipt is not this attempt's evidence at
+		// all: normalize's identity check makes it unusable.
+		return ""
+	}
+	return providers.RecheckDelivered(rc, att, nonEmptyFile(l.Dispatch.Paths.Output))
+}
+
+// nonEmptyFile reports whether path is a non-empty regular file, not
+// following a final symlink (the runner creates its output exclusively).
+func nonEmptyFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
+// malformedEvent is the lane event of a delivered receipt the re-check
+// refused: failed with processStarted unknown, like an unusable receipt.
+// The receipt claims a final success, which is never replayed as a
+// failure, and it proves nothing the fallback policy could act on.
+func malformedEvent(idx int) policy.Event {
+	return policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 }
 
 // lateDetail explains a report for a final lane. For the end of the lane's

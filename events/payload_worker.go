@@ -2,6 +2,7 @@ package events
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -97,9 +98,20 @@ type Finish struct {
 	// engine ended it without handing it out (a strict-contract native
 	// lane): failed, processStarted false, with no receipt and no host.
 	Unsupported string `json:"unsupported,omitempty"`
+	// Malformed is why the engine recorded a receipt that claims a
+	// delivered response (complete or needs-parent-operation) as
+	// malformed-output: its re-check of the success conditions (exit 0,
+	// the status, the provider's model evidence, a non-empty output file)
+	// and the argv's model pin failed. The event is then failed with
+	// processStarted unknown. "" when the receipt passed or claims no
+	// delivery.
+	Malformed string `json:"malformed,omitempty"`
 	// ReportSeq is the reports-stream sequence of the report recorded here.
 	ReportSeq uint64 `json:"reportSeq,omitempty"`
 }
+
+// MaxMalformedReason caps Finish.Malformed, in characters.
+const MaxMalformedReason = 1000
 
 // EventType returns TypeFinish.
 func (Finish) EventType() Type { return TypeFinish }
@@ -137,6 +149,18 @@ func (p Finish) validate() error {
 		}
 	case !p.Abandoned:
 		return invalidf("finish needs a receipt, host metadata or abandoned")
+	}
+	if p.Malformed != "" {
+		switch {
+		case p.Receipt == nil || p.Abandoned || p.Stall != nil:
+			return invalidf("a malformed-output finish carries its receipt, and no stall or abandonment")
+		case p.Receipt.Status != policy.StatusComplete && p.Receipt.Status != policy.StatusNeedsParentOperation:
+			return invalidf("only a receipt that claims a delivered response is recorded malformed-output by the engine (receipt is %s)", p.Receipt.Status)
+		case p.Event.Status != policy.OutcomeFailed || p.Event.ProcessStarted != nil:
+			return invalidf("a malformed-output finish is failed with processStarted unknown")
+		case utf8.RuneCountInString(p.Malformed) > MaxMalformedReason:
+			return invalidf("malformed reason is %d characters; the limit is %d", utf8.RuneCountInString(p.Malformed), MaxMalformedReason)
+		}
 	}
 	if p.Stall != nil {
 		// A stall is a runner's timed-out receipt whose error names

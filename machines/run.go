@@ -70,6 +70,11 @@ type Run struct {
 	// provider_unhealthy after a stall, in order of first record; the
 	// engine's eligibility gate excludes them for the rest of the run.
 	Unhealthy []policy.Provider
+	// SignedOut is the run's provider groups whose attempt a finish
+	// recorded unauthenticated before it started (the preflight proved no
+	// login), in order of first record: the eligibility gate's auth
+	// condition for an UNSUPPORTED provider for the rest of the run.
+	SignedOut []policy.Provider
 	// Cancel is the run-level cancel request, if any.
 	Cancel *events.Cancel
 	// Closed is the run-final payload, once recorded.

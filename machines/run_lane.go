@@ -106,6 +106,15 @@ func (r *Run) applyLane(env events.Envelope) error {
 			r.Unhealthy = append(r.Unhealthy, g)
 		}
 	}
+	if f, ok := env.Payload.(events.Finish); ok && f.Receipt != nil && f.Malformed == "" &&
+		f.Receipt.Status == policy.StatusUnauthenticated && f.Event.ProcessStarted != nil && !*f.Event.ProcessStarted {
+		// The preflight proved the provider's CLI signed out: the
+		// gate's auth condition fails for its group for the rest of
+		// the run.
+		if g := cur.Policy.Attempts[f.Event.AttemptIndex].ExhaustionGroup; !slices.Contains(r.SignedOut, g) {
+			r.SignedOut = append(r.SignedOut, g)
+		}
+	}
 	*cur = next
 	return nil
 }

@@ -292,6 +292,11 @@ type EligibilityInput struct {
 	// was found provider_unhealthy (the run's log says so). It decides
 	// before everything else and nothing overrides it.
 	Unhealthy bool
+	// SignedOut: an earlier attempt of Provider in this run ended
+	// unauthenticated before it started (its preflight proved no login;
+	// the run's log says so). For an UNSUPPORTED provider, whose capacity
+	// report carries no sign-in evidence, it is the auth gate.
+	SignedOut bool
 	// Containment is the attempt's containment as the gate found it; nil
 	// skips the containment rule (exclusions recorded before it existed).
 	Containment *ContainmentEvidence

@@ -15,9 +15,14 @@ import (
 //     Containment (when given) not the class the mode needs and the run
 //     did not accept it (AllowUnverifiedContainment):
 //     containment_unverified; AllowUnknown does not override it.
-//  1. Source UNSUPPORTED: a learned exhaustion of a valid report of this
-//     provider with Until after Now is quota_exhausted until then; anything
-//     else is eligible with opaque capacity (no percentage, not a failure).
+//  1. Source UNSUPPORTED (provider-contract.md: eligible only when the
+//     authentication, health, cooldown and rate-limit gates pass): health
+//     is rule 0; SignedOut (this run's preflight proved the CLI signed
+//     out) is not_signed_in; a learned exhaustion of a valid report of
+//     this provider with Until after Now (the cooldown) is quota_exhausted
+//     until then; anything else is eligible with opaque capacity (no
+//     percentage, not a failure). No rate-limit signal exists for these
+//     providers: their failures are never classified as rate limits.
 //  2. Otherwise (a live source, or an unknown source class, which fails
 //     closed) quota_unknown when the report is missing, invalid
 //     (CapacityReport.Validate), of another provider or source class, or
@@ -65,6 +70,10 @@ func evaluate(in EligibilityInput) EligibilityVerdict {
 	usable := r != nil && r.Validate() == nil && r.Provider == p
 
 	if in.Source == QuotaUnsupported {
+		if in.SignedOut {
+			return exclude(p, ExcludeNotSignedIn, EvidenceOpaque, nil,
+				"an earlier attempt in this run found the CLI signed out before it started (its preflight); the provider is ineligible for the rest of the run")
+		}
 		if usable {
 			if l := r.LearnedExhaustion; l != nil && l.Until.After(now) {
 				return learned(p, l, EvidenceOpaque)

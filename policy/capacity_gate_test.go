@@ -95,6 +95,9 @@ func gateCases() []gateCase {
 		return excluded(ExcludeProviderUnhealthy, EvidenceUnknown, string(p)+": an earlier attempt in this run stalled and the health probe found the provider unavailable; it is ineligible for the rest of the run")
 	}
 	sick := func(in EligibilityInput) EligibilityInput { in.Unhealthy = true; return in }
+	signedOut := func(in EligibilityInput) EligibilityInput { in.SignedOut = true; return in }
+	agySignedOut := excluded(ExcludeNotSignedIn, EvidenceOpaque,
+		"antigravity: an earlier attempt in this run found the CLI signed out before it started (its preflight); the provider is ineligible for the rest of the run")
 	contained := func(mode Access, class string) func(EligibilityInput) EligibilityInput {
 		return func(in EligibilityInput) EligibilityInput {
 			in.Containment = &ContainmentEvidence{Mode: mode, Class: class, Why: "no Landlock", Fix: "use Linux 6.12"}
@@ -124,8 +127,14 @@ func gateCases() []gateCase {
 		{"a verified writer goes on to the capacity rules", contained(IsolatedWrite, ContainmentWorkspaceWrite)(codexIn(gateReport("measured-eligible"))), measured},
 		{"unhealthy decides before containment", sick(contained(ReadOnly, ContainmentUnverified)(codexIn(nil))), unhealthy(Codex)},
 
-		// (1) UNSUPPORTED: opaque capacity, only a learned exhaustion excludes.
+		// (1) UNSUPPORTED: opaque capacity, eligible only when the auth,
+		// health and cooldown gates pass.
 		{"unsupported without a report is eligible and opaque", agyIn(nil), opaque},
+		{"unsupported signed out in this run is not_signed_in", signedOut(agyIn(nil)), agySignedOut},
+		{"the sign-out decides before a learned exhaustion", signedOut(agyIn(gateReport("unsupported-learned-exhaustion"))), agySignedOut},
+		{"the override does not lift the sign-out", allow(signedOut(agyIn(nil))), agySignedOut},
+		{"unhealthy decides before the sign-out", sick(signedOut(agyIn(nil))), unhealthy(Antigravity)},
+		{"a live provider's sign-in is its report's to say", signedOut(codexIn(gateReport("measured-eligible"))), measured},
 		{"unsupported with an active learned exhaustion is exhausted until its end", agyIn(gateReport("unsupported-learned-exhaustion")), learnedAgy},
 		{"unsupported with an expired learned exhaustion is eligible", agyIn(gateReport("unsupported-learned-exhaustion", withLearned(-2*time.Hour, -time.Hour))), opaque},
 		{"unsupported with a learned exhaustion ending now is eligible", agyIn(gateReport("unsupported-learned-exhaustion", withLearned(-time.Hour, 0))), opaque},

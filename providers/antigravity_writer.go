@@ -115,11 +115,37 @@ type AntigravityHookPolicy struct {
 func antigravityUserSources(home string) []antigravitySource {
 	return []antigravitySource{
 		{Name: "settings", Path: filepath.Join(home, filepath.FromSlash(antigravitySettings))},
+		{Name: sourceShared, Path: filepath.Join(home, ".gemini", "config", "config.json")},
+		{Name: sourceDefaultProject, Path: filepath.Join(home, ".gemini", "config", "projects", AntigravityProject+".json")},
 		{Name: "global hooks", Path: filepath.Join(home, ".gemini", "config", "hooks.json")},
 		{Name: "user plugins", Path: filepath.Join(home, ".gemini", "antigravity-cli", "plugins")},
 		{Name: "customization plugins", Path: filepath.Join(home, ".gemini", "config", "plugins")},
 	}
 }
+
+// The shared and default-project configuration sources (the dispatch
+// seed: "Preparation inspects CLI settings, shared and default-project
+// configuration"). Their locations and keys are not in agy's published
+// reference; they are third-party observations of agy 1.x state
+// (docs/PROVIDERS.md): ~/.gemini/config/config.json, shared with the
+// Antigravity app (keys plugins, userSettings), and
+// ~/.gemini/config/projects/<project>.json for the project writers pin
+// (keys id, name, projectResources, settings).
+const (
+	sourceShared         = "shared configuration"
+	sourceDefaultProject = "default-project configuration"
+)
+
+// antigravityCatalog is the one plugin catalog a writer accepts in a user
+// plugin root, as data (the seed: "Only the Codex marketplace catalog
+// named open-pstack is accepted as data; other or unknown catalogs are
+// refused"). It is a directory of that name holding only the catalog
+// file, whose "name" is the catalog's: no plugin manifest, hooks, MCP
+// configuration, skills, agents or rules, so nothing in it can load.
+const (
+	antigravityCatalog     = "open-pstack"
+	antigravityCatalogFile = "marketplace.json"
+)
 
 // antigravityHarmlessSettings are settings keys with no bearing on what a
 // writer may execute: display, notification and telemetry preferences,
@@ -158,6 +184,7 @@ func inspectAntigravityWriter(req Request) ([]antigravitySource, error) {
 		return nil, refuse("antigravity writer: control directory %s already exists; it must be unique to this attempt", control)
 	}
 	sources := antigravityUserSources(req.Home)
+	var extra []antigravitySource
 	for i := range sources {
 		s := &sources[i]
 		fp, err := fingerprintPath(s.Path)
@@ -173,15 +200,190 @@ func inspectAntigravityWriter(req Request) ([]antigravitySource, error) {
 			if err := checkAntigravitySettings(s.Path); err != nil {
 				return nil, err
 			}
+		case sourceShared:
+			if err := checkAntigravityShared(s.Path); err != nil {
+				return nil, err
+			}
+		case sourceDefaultProject:
+			if err := checkAntigravityProject(s.Path); err != nil {
+				return nil, err
+			}
 		case "global hooks":
 			return nil, refuse("antigravity writer: competing hooks in %s; the writer's approval hook must be the only one (fix: move that file away for writer lanes)", s.Path)
 		default:
-			if fp != fingerprintEmptyDir {
-				return nil, refuse("antigravity writer: active plugins under %s; writers run only without user plugins (fix: uninstall them or run read-only)", s.Path)
+			if fp == fingerprintEmptyDir {
+				continue
 			}
+			catalog, err := antigravityCatalogOnly(s.Path)
+			if err != nil {
+				return nil, err
+			}
+			// The accepted catalog is data: its file is fingerprinted
+			// too, so a change to it is seen like any other source's.
+			extra = append(extra, antigravitySource{Name: "plugin catalog " + antigravityCatalog, Path: catalog})
 		}
 	}
+	for _, s := range extra {
+		fp, err := fingerprintPath(s.Path)
+		if err != nil {
+			return nil, refuse("antigravity writer: %s %s is unreadable (%v); fix its permissions", s.Name, s.Path, errors.Unwrap(err))
+		}
+		s.Fingerprint = fp
+		sources = append(sources, s)
+	}
 	return sources, nil
+}
+
+// antigravityCatalogOnly accepts a non-empty user plugin root that holds
+// only the open-pstack catalog and returns the catalog file's path; any
+// other entry is an active or unknown plugin or catalog, refused.
+func antigravityCatalogOnly(root string) (string, error) {
+	plugins := func(what string) error {
+		return refuse("antigravity writer: %s under %s; writers run only without user plugins, and the only catalog accepted as data is %s (fix: uninstall them or run read-only)", what, root, antigravityCatalog)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "", refuse("antigravity writer: %s is unreadable; fix its permissions", root)
+	}
+	if len(entries) != 1 || entries[0].Name() != antigravityCatalog || !entries[0].IsDir() {
+		return "", plugins("active plugins")
+	}
+	dir := filepath.Join(root, antigravityCatalog)
+	inner, err := os.ReadDir(dir)
+	if err != nil {
+		return "", refuse("antigravity writer: %s is unreadable; fix its permissions", dir)
+	}
+	if len(inner) != 1 || inner[0].Name() != antigravityCatalogFile || !inner[0].Type().IsRegular() {
+		return "", plugins("a plugin or unknown catalog named " + antigravityCatalog)
+	}
+	path := filepath.Join(dir, antigravityCatalogFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", refuse("antigravity writer: catalog %s is unreadable; fix its permissions", path)
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil || doc["name"] != antigravityCatalog {
+		return "", plugins("an unknown catalog (its " + antigravityCatalogFile + " is not the " + antigravityCatalog + " catalog)")
+	}
+	return path, nil
+}
+
+// readObject reads a configuration file that must be one JSON object.
+func readObject(what, path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, refuse("antigravity writer: %s %s is unreadable; fix its permissions", what, path)
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil || doc == nil {
+		return nil, refuse("antigravity writer: %s %s is not a JSON object; fix the file", what, path)
+	}
+	return doc, nil
+}
+
+// objectKeys is doc's keys in order, so a refusal names the same key
+// every time.
+func objectKeys(doc map[string]any) []string {
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// emptyValue reports whether v holds nothing: null, "", an empty object
+// or an empty array.
+func emptyValue(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case string:
+		return t == ""
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// checkAntigravityShared judges the configuration agy shares with the
+// Antigravity app: its userSettings under the settings rules, no enabled
+// plugin, and no key it cannot judge (named, never its value).
+func checkAntigravityShared(path string) error {
+	doc, err := readObject(sourceShared, path)
+	if err != nil {
+		return err
+	}
+	for _, k := range objectKeys(doc) {
+		switch k {
+		case "userSettings":
+			settings, ok := doc[k].(map[string]any)
+			if !ok && doc[k] != nil {
+				return refuse("antigravity writer: %s %s key userSettings is not an object; fix the file", sourceShared, path)
+			}
+			if err := judgeAntigravitySettings(sourceShared+" "+path+" userSettings", settings); err != nil {
+				return err
+			}
+		case "plugins":
+			if !emptyValue(doc[k]) {
+				return refuse("antigravity writer: %s %s key plugins enables plugins; writers run only without user plugins (fix: disable them or run read-only)", sourceShared, path)
+			}
+		default:
+			return refuse("antigravity writer: %s %s key %s is unknown policy; writers refuse configuration they cannot judge (fix: remove the key or run read-only)", sourceShared, path, CapText(k, 80))
+		}
+	}
+	return nil
+}
+
+// checkAntigravityProject judges the default project's configuration:
+// its id and name are harmless; project resources (folders the project
+// adds to every session) and any project setting (project settings take
+// precedence over the settings file) are refused.
+func checkAntigravityProject(path string) error {
+	doc, err := readObject(sourceDefaultProject, path)
+	if err != nil {
+		return err
+	}
+	for _, k := range objectKeys(doc) {
+		switch k {
+		case "id", "name":
+		case "projectResources":
+			if !emptyProjectResources(doc[k]) {
+				return refuse("antigravity writer: %s %s key projectResources adds extra project resources; writers run with their worktree only (fix: remove them or run read-only)", sourceDefaultProject, path)
+			}
+		case "settings":
+			settings, ok := doc[k].(map[string]any)
+			if !ok && doc[k] != nil {
+				return refuse("antigravity writer: %s %s key settings is not an object; fix the file", sourceDefaultProject, path)
+			}
+			for _, sk := range objectKeys(settings) {
+				return refuse("antigravity writer: %s %s key settings.%s customizes execution policy for the project, which takes precedence over the settings file; writers need the defaults (fix: remove the key)", sourceDefaultProject, path, CapText(sk, 80))
+			}
+		default:
+			return refuse("antigravity writer: %s %s key %s is unknown policy; writers refuse configuration they cannot judge (fix: remove the key or run read-only)", sourceDefaultProject, path, CapText(k, 80))
+		}
+	}
+	return nil
+}
+
+// emptyProjectResources accepts an empty value, or an object whose only
+// key is an empty resources list.
+func emptyProjectResources(v any) bool {
+	if emptyValue(v) {
+		return true
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, inner := range obj {
+		if k != "resources" || !emptyValue(inner) {
+			return false
+		}
+	}
+	return true
 }
 
 // antigravityAncestry refuses a writer whose policy location is unsafe:
@@ -241,22 +443,25 @@ func checkAntigravitySettings(path string) error {
 	if json.Unmarshal(data, &doc) != nil || doc == nil {
 		return refuse("antigravity writer: settings %s are not a JSON object; fix the file", path)
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	return judgeAntigravitySettings("settings "+path, doc)
+}
+
+// judgeAntigravitySettings applies the settings rules to doc, read from
+// where (a file, or a key of one): harmless keys pass, hooks compete,
+// execution-policy keys pass only at their default, anything else is
+// unknown policy.
+func judgeAntigravitySettings(where string, doc map[string]any) error {
+	for _, k := range objectKeys(doc) {
 		switch {
 		case antigravityHarmlessSettings[k]:
 		case k == "hooks":
-			return refuse("antigravity writer: settings %s key hooks declares competing hooks; fix: remove it for writer lanes", path)
+			return refuse("antigravity writer: %s key hooks declares competing hooks; fix: remove it for writer lanes", where)
 		case antigravityPolicySettings[k] != nil:
 			if !antigravityPolicySettings[k](doc[k]) {
-				return refuse("antigravity writer: settings %s key %s customizes execution policy; writers need the default (fix: remove the key)", path, k)
+				return refuse("antigravity writer: %s key %s customizes execution policy; writers need the default (fix: remove the key)", where, k)
 			}
 		default:
-			return refuse("antigravity writer: settings %s key %s is unknown policy; writers refuse settings they cannot judge (fix: remove the key or run read-only)", path, CapText(k, 80))
+			return refuse("antigravity writer: %s key %s is unknown policy; writers refuse settings they cannot judge (fix: remove the key or run read-only)", where, CapText(k, 80))
 		}
 	}
 	return nil

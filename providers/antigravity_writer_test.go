@@ -126,7 +126,7 @@ func TestAntigravityWriterPreparation(t *testing.T) {
 	pol, err := loadAntigravityPolicy(control)
 	require.NoError(t, err)
 	require.Equal(t, f.worktree, pol.Worktree)
-	require.Len(t, pol.Sources, 4)
+	require.Len(t, pol.Sources, 6, "settings, shared and default-project configuration, global hooks, both plugin roots")
 	require.True(t, strings.HasPrefix(pol.Sources[0].Fingerprint, "file:"), "the settings file is fingerprinted by content")
 
 	cmd, err := f.spec.Invocation(f.req)
@@ -196,6 +196,42 @@ func TestAntigravityWriterRefusals(t *testing.T) {
 		{"customization plugin", func(t *testing.T, f *writerFixture) {
 			f.write(t, ".gemini/config/plugins/p/plugin.json", `{"name":"p"}`)
 		}, []string{"active plugins", ".gemini/config/plugins"}, ""},
+		{"shared configuration enables a plugin", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/config.json", `{"plugins":{"secret-plugin":{"enabled":true}}}`)
+		}, []string{"shared configuration", ".gemini/config/config.json", "key plugins enables plugins"}, "secret-plugin"},
+		{"shared configuration customizes execution policy", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/config.json", `{"userSettings":{"toolPermission":"always-proceed"}}`)
+		}, []string{"shared configuration", "userSettings key toolPermission customizes execution policy"}, "always-proceed"},
+		{"shared configuration unknown key", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/config.json", `{"mcp":{"x":"secret-tool"}}`)
+		}, []string{"shared configuration", "key mcp is unknown policy"}, "secret-tool"},
+		{"shared configuration malformed", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/config.json", `[`)
+		}, []string{"shared configuration", "not a JSON object"}, ""},
+		{"default project resources", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/projects/default-cli-project.json",
+				`{"id":"default-cli-project","projectResources":{"resources":[{"gitFolder":{"folderUri":"file:///secret-repo"}}]}}`)
+		}, []string{"default-project configuration", "projectResources adds extra project resources"}, "secret-repo"},
+		{"default project settings", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/projects/default-cli-project.json", `{"id":"default-cli-project","settings":{"autoExecutionPolicy":"always"}}`)
+		}, []string{"default-project configuration", "settings.autoExecutionPolicy customizes execution policy"}, "always"},
+		{"default project unknown key", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/projects/default-cli-project.json", `{"hooks":{}}`)
+		}, []string{"default-project configuration", "key hooks is unknown policy"}, ""},
+		{"a catalog beside a plugin", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/plugins/open-pstack/marketplace.json", `{"name":"open-pstack"}`)
+			f.write(t, ".gemini/config/plugins/p/plugin.json", `{"name":"p"}`)
+		}, []string{"active plugins", ".gemini/config/plugins"}, ""},
+		{"another catalog", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/config/plugins/other-market/marketplace.json", `{"name":"other-market"}`)
+		}, []string{"active plugins"}, ""},
+		{"a plugin named open-pstack", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/antigravity-cli/plugins/open-pstack/marketplace.json", `{"name":"open-pstack"}`)
+			f.write(t, ".gemini/antigravity-cli/plugins/open-pstack/plugin.json", `{"name":"open-pstack"}`)
+		}, []string{"a plugin or unknown catalog named open-pstack"}, ""},
+		{"a catalog file naming another catalog", func(t *testing.T, f *writerFixture) {
+			f.write(t, ".gemini/antigravity-cli/plugins/open-pstack/marketplace.json", `{"name":"evil"}`)
+		}, []string{"an unknown catalog"}, ""},
 		{"control directory exists", func(t *testing.T, f *writerFixture) {
 			require.NoError(t, os.Mkdir(AntigravityControlDir(f.req), 0o700))
 		}, []string{"control directory", "already exists"}, ""},
@@ -212,6 +248,31 @@ func TestAntigravityWriterRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("harmless shared and project configuration and the open-pstack catalog are accepted", func(t *testing.T) {
+		t.Parallel()
+		f := newWriterFixture(t)
+		f.write(t, ".gemini/config/config.json", `{"plugins":{},"userSettings":{"colorScheme":"dark","trustedWorkspaces":["/x"]}}`)
+		f.write(t, ".gemini/config/projects/default-cli-project.json",
+			`{"id":"default-cli-project","name":"Default","projectResources":{"resources":[]},"settings":{}}`)
+		catalog := f.write(t, ".gemini/config/plugins/open-pstack/marketplace.json", `{"name":"open-pstack","plugins":[{"name":"pstack"}]}`)
+		files := f.materialize(t)
+		var control string
+		for _, file := range files {
+			if filepath.Base(file.Path) == "approve" {
+				control = filepath.Dir(file.Path)
+			}
+		}
+		pol, err := loadAntigravityPolicy(control)
+		require.NoError(t, err)
+		var names []string
+		for _, src := range pol.Sources {
+			names = append(names, src.Name)
+		}
+		require.Contains(t, names, "plugin catalog open-pstack", "the accepted catalog is fingerprinted as a source")
+		require.Empty(t, RecheckAntigravitySources(pol.Sources))
+		require.NoError(t, os.WriteFile(catalog, []byte(`{"name":"open-pstack","plugins":[]}`), 0o600))
+		require.Contains(t, RecheckAntigravitySources(pol.Sources), "plugin catalog open-pstack", "a changed catalog is seen")
+	})
 	t.Run("an empty plugin root is no plugin", func(t *testing.T) {
 		t.Parallel()
 		f := newWriterFixture(t)

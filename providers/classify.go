@@ -19,8 +19,10 @@ import (
 // contract: the runner decides those before or around the workload. After
 // a workload starts, authentication or model wording is never proof of a
 // route problem, so those failures are child-failed (provider-dispatch.md),
-// with two exceptions proved in the CLI's exact words: a sign-in stop by
-// its exit status and text (Gemini, step 0), and the typed sign-in refusal
+// with three exceptions proved in the CLI's exact words: a sign-in stop by
+// its exit status and text (Gemini, step 0), Devin's upgrade-required
+// answer, unavailable-model (step 0, docs/decisions.md D-26D), and the
+// typed sign-in refusal
 // of a provider that defers authentication to invocation (Claude has no
 // authentication preflight), matched like a quota envelope (Spec.AuthAdapter).
 //
@@ -29,8 +31,10 @@ import (
 //  0. A provider's stop adapter proves, in the CLI's exact words, that
 //     the attempt cannot count: the CLI overrode the requested access
 //     mode (unsupported-capability, whatever else happened, a success
-//     included) or stopped at its sign-in check before any model request
-//     (unauthenticated). Only Gemini has one (classify_gemini.go).
+//     included), stopped at its sign-in check before any model request
+//     (unauthenticated), or answered that the plan does not include the
+//     model (unavailable-model). Gemini (classify_gemini.go) and Devin
+//     (devin_upgrade.go) have one.
 //  1. A provider's quota adapter proves usage-exhausted (phase invocation,
 //     or postprocess after a clean exit). A real terminal success observed
 //     by the parser vetoes every adapter, so a later success supersedes an
@@ -211,8 +215,10 @@ func exitDescription(c Capture) string {
 
 // providerStop is an end a provider's CLI proves in its own fixed words,
 // decided before the quota adapters: the CLI refused the attempt's
-// contract (Gemini overriding the requested approval mode) or stopped at
-// its sign-in check before any model request (Gemini's exit 41).
+// contract (Gemini overriding the requested approval mode), stopped at
+// its sign-in check before any model request (Gemini's exit 41), or
+// answered that the account cannot run the model (Devin's upgrade
+// required: unavailable-model).
 type providerStop struct {
 	Status policy.ReceiptStatus
 	Code   string // the evidence block's diagnostic code
@@ -220,7 +226,7 @@ type providerStop struct {
 	Words  string // the CLI's own line, kept as evidence (a path, never an environment value)
 }
 
-// A spec's StopAdapter (Gemini's) returns nil unless the capture carries
+// A spec's StopAdapter (Gemini's, Devin's) returns nil unless the capture carries
 // one of its exact known texts. A spec's QuotaAdapter returns the
 // canonical quota code when the capture proves usage exhaustion under its
 // provider's source-backed contract, "" for everything else (unknown

@@ -57,6 +57,7 @@ func devinSpec() *Spec {
 		ModelMatch:   ModelMatchRevision,
 		Models:       ModelsProbe{Argv: []string{"models", "list", "--format", "json"}, Read: readDevinModels},
 		QuotaAdapter: devinQuota, // classify.go; no stdout protocol, so no TerminalFields
+		StopAdapter:  devinStop,  // devin_upgrade.go: upgrade-required is unavailable-model (D-26D)
 		// Its XDG config and data directories; the Codeium seat service
 		// and Devin's API.
 		StateDirs: xdgDirs("devin", "XDG_CONFIG_HOME", "XDG_DATA_HOME"),

@@ -59,6 +59,19 @@ func TestParseDevin(t *testing.T) {
 				require.True(t, *c.TerminalSuccess, "the delivered export vetoes the stderr diagnostic")
 			}},
 		{name: "prose", exit: 1, status: policy.StatusChildFailed, protocol: "did not write"},
+		// The upgrade-required answer (wording modelled on Devin's Display
+		// templates, not captured) is unavailable-model, never
+		// child-failed; anything less than the one exact frame is not.
+		{name: "upgrade-required", exit: 1, status: policy.StatusUnavailableModel, protocol: "did not write",
+			check: func(t *testing.T, _ Parsed, c Classification) {
+				require.Equal(t, policy.PhaseInvocation, c.Phase)
+				require.False(t, *c.TerminalSuccess)
+				require.Contains(t, c.Error.Evidence, "diagnostic: "+devinUpgradeCode)
+				require.Contains(t, c.Error.Message, "no other model is substituted")
+			}},
+		{name: "upgrade-required at a clean exit", fixture: "upgrade-required", status: policy.StatusMalformedOutput, protocol: "did not write"},
+		notQuota("upgrade-required-no-detail"),
+		notQuota("upgrade-required-two-frames"),
 	}
 	runParseCases(t, policy.Devin, "swe-2", parseDevin, rows)
 }

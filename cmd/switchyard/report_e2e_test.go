@@ -42,7 +42,9 @@ func TestReportPrintsTheRunReportAgain(t *testing.T) {
 	require.Equal(t, 0, rep.code, rep.stderr)
 	require.Equal(t, runReport, rep.stdout, "report prints what run printed")
 	require.Contains(t, rep.stdout, "    1. codex:gpt-5.6-sol@high: usage-exhausted: codex reported usage exhaustion")
-	require.Regexp(t, `\n       (\d+ms|\d+\.\d+s), no token usage reported, no output, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n    2\. grok:grok-4\.7@xhigh: complete\n`, rep.stdout)
+	require.Regexp(t, `\n       (\d+ms|\d+\.\d+s), no token usage reported, no output, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n       fidelity: model not verified \(no model evidence\); containment verified by the kernel \(Landlock ABI \d+\); no token usage reported; the harness's own reasoning and tool loop are not traced\n    2\. grok:grok-4\.7@xhigh: complete\n`, rep.stdout)
+	require.Contains(t, rep.stdout, "       fidelity: model verified by the provider's report; containment verified by the kernel", "grok's report verifies its model")
+	require.Contains(t, rep.stdout, "       fidelity: model pinned by argv only (the provider reports none that verifies it)", "devin's model is pinned by argv only")
 	require.Regexp(t, `\n       (\d+ms|\d+\.\d+s), tokens 10601 in / 8704 cached in / 0 cache write / 79 out / 312 reasoning / 10992 total, output `+s.data+`/runs/again/L0/[0-9a-f-]+/output\.md, containment READ_ONLY_NO_NETWORK verified by the kernel \(Landlock ABI \d+\)\n`, rep.stdout)
 
 	rep = s.run(t, 30*time.Second, "report", "--data-dir", s.data, "--run", "again", "--json")

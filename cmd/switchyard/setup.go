@@ -101,8 +101,11 @@ propose a model sheet for them:
                 stop at three attempts; Why and Reflect rows keep the
                 parent's aliases; a recommended "# fallback:" line is added
                 and shown
-  an existing   keeps every line as it is; only missing access facts and
-  sheet         missing role rows are added
+  an existing   keeps every line as it is; only missing role rows and
+  sheet         missing access facts are added, built from the providers
+                the sheet already uses: setup never adds a provider you
+                did not choose (installed CLIs the sheet does not use are
+                listed in the notes only)
 
 Optional providers (devin, cursor, antigravity, opencode) get access facts
 and their discovered descriptors are listed in the notes: they never change
@@ -340,10 +343,27 @@ func proposeSheet(in proposal) (proposed, error) {
 		sheet = s
 	}
 
-	// The chain pool: first-run families whose CLI is installed, in matrix
-	// order, at their proposed effort.
+	// The chain pool. For an existing sheet: the families it already
+	// uses, as it writes them, never a provider the user did not choose
+	// (the seed: later runs derive the active family set from the sheet's
+	// non-alias descriptors). For a new sheet: first-run families whose
+	// CLI is installed, in matrix order, at their proposed effort.
 	var pool []string
+	if sheet != nil {
+		pool = sheetFamilies(sheet)
+		for _, d := range pool {
+			p, _, _ := strings.Cut(d, ":")
+			for i := range out.states {
+				if out.states[i].Provider == policy.Provider(p) {
+					out.states[i].Proposed = append(out.states[i].Proposed, d)
+				}
+			}
+		}
+	}
 	for _, fam := range policy.FirstRunFamilies() {
+		if sheet != nil {
+			break
+		}
 		if !installed[fam.Provider] {
 			continue
 		}
@@ -369,7 +389,12 @@ func proposeSheet(in proposal) (proposed, error) {
 			}
 		}
 	}
-	if len(pool) == 0 {
+	switch {
+	case sheet != nil && len(pool) == 0:
+		out.notes = append(out.notes, "the sheet uses no provider descriptor: missing rows use the parent's own model (inherit-parent)")
+	case sheet != nil:
+		out.notes = append(out.notes, "the sheet exists: missing rows and access facts come only from the providers it already uses ("+strings.Join(pool, ", ")+")")
+	case len(pool) == 0:
 		out.notes = append(out.notes, "no first-run family's CLI (codex, grok, claude) is installed: rows use the parent's own model (inherit-parent)")
 	}
 
@@ -399,7 +424,9 @@ func proposeSheet(in proposal) (proposed, error) {
 		if !p.Installed || p.Provider == policy.Gemini || (p.Provider == policy.Grok && in.spend == policy.APISpendDeny) {
 			continue
 		}
-		addAccess(p.Provider)
+		if sheet == nil {
+			addAccess(p.Provider)
+		}
 		if slices.Contains([]policy.Provider{policy.Devin, policy.Cursor, policy.Antigravity, policy.OpenCode}, p.Provider) && len(p.Models) > 0 {
 			var ds []string
 			for _, m := range p.Models {
@@ -477,6 +504,28 @@ func proposeSheet(in proposal) (proposed, error) {
 		return out, failf("the proposed sheet does not pass policy validate: %v", err)
 	}
 	return out, nil
+}
+
+// sheetFamilies is the chain pool of an existing sheet: the first
+// non-alias descriptor of each provider its rows use, normalized, in the
+// order the sheet writes them (one per provider, so a proposed chain never
+// repeats a provider).
+func sheetFamilies(s *policy.Sheet) []string {
+	var pool []string
+	seen := map[policy.Provider]bool{}
+	for _, r := range s.Rows {
+		for _, seat := range r.Seats {
+			for _, a := range seat.Attempts {
+				a = policy.NormalizeAttempt(a)
+				if a.Kind != policy.KindDescriptor || seen[a.Provider] {
+					continue
+				}
+				seen[a.Provider] = true
+				pool = append(pool, a.String())
+			}
+		}
+	}
+	return pool
 }
 
 // proposeRow is one catalog row's right-hand side from the pool.
