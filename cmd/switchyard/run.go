@@ -476,10 +476,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		},
 		Back: func() { fmt.Fprintln(stderr, "switchyard run: reconnected; following the run again") },
 	}
-	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, onWait: func(msg string) {
+	// A detached run needs a server that outlives it: it never starts the
+	// embedded one, so a refused --detach creates nothing (no data
+	// directory, no store).
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, noEmbed: rf.detach, onWait: func(msg string) {
 		fmt.Fprintf(stderr, "switchyard run: %s\n", msg)
 	}})
 	if err != nil {
+		if rf.detach && f.nats == "" && (errors.Is(err, engineconn.ErrUnavailable) || errors.Is(err, engineconn.ErrNoData)) {
+			return usagef("--detach needs a running `switchyard serve%s` (or --nats): without one the run would stop with this process; start serve, then run again",
+				detachDataDirFlag(f))
+		}
 		return err
 	}
 	defer conn.Close()
@@ -726,4 +733,14 @@ func apiSpendWord(s policy.APISpend) string {
 		return "none"
 	}
 	return string(s)
+}
+
+// detachDataDirFlag is the --data-dir the refusal of --detach repeats
+// ("" for the default data directory), without creating anything.
+func detachDataDirFlag(f engineFlags) string {
+	dir, err := engineconn.LocateDataDir(f.dataDir)
+	if err != nil {
+		return ""
+	}
+	return engineconn.DataDirFlag(dir)
 }
