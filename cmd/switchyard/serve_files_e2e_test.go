@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStatusFailsFastOnBrokenServeFiles (issue 28, finding 9): with the
+// running serve's serve.json corrupt, or its serve.auth deleted, status
+// fails at once (not after the 30 s wait for a holder that does not
+// listen) and says what is wrong and how to fix it, without calling the
+// serve a process "which does not serve it"; put back, status works.
+func TestStatusFailsFastOnBrokenServeFiles(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	info := waitServeInfo(t, s.data, serve)
+	infoPath, authPath := filepath.Join(s.data, "serve.json"), filepath.Join(s.data, "serve.auth")
+	good, err := os.ReadFile(infoPath)
+	require.NoError(t, err)
+
+	require.NoError(t, os.WriteFile(infoPath, []byte("{garbage"), 0o600))
+	start := time.Now()
+	r := s.run(t, 10*time.Second, "status", "--data-dir", s.data)
+	t.Logf("corrupt serve.json: status failed in %s", time.Since(start).Round(time.Millisecond))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "serve.json: not a valid serve.json")
+	require.Contains(t, r.stderr, "restart that process (stop pid "+strconv.Itoa(info.PID)+", then `switchyard serve --data-dir "+s.data+"`)")
+	require.NotContains(t, r.stderr, "which does not serve it")
+	require.NoError(t, os.WriteFile(infoPath, good, 0o600))
+
+	auth, err := os.ReadFile(authPath)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(authPath))
+	start = time.Now()
+	r = s.run(t, 10*time.Second, "status", "--data-dir", s.data)
+	t.Logf("deleted serve.auth: status failed in %s", time.Since(start).Round(time.Millisecond))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "its credentials file "+authPath+" is gone")
+	require.Contains(t, r.stderr, "restart it (stop pid "+strconv.Itoa(info.PID)+", then `switchyard serve --data-dir "+s.data+"`)")
+	require.NoError(t, os.WriteFile(authPath, auth, 0o600))
+
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, serve.stop(t))
+}
