@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,4 +51,31 @@ func TestStatusFailsFastOnBrokenServeFiles(t *testing.T) {
 	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, 0, serve.stop(t))
+}
+
+// TestServeBusyPortCreatesNothing (issue 28, finding 22): a busy --http
+// port fails before the banner with the fix, exit 1, and leaves no data
+// directory; so does a busy --listen port, whose failure comes after the
+// data directory was made: the serve removes what it created.
+func TestServeBusyPortCreatesNothing(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	addr := busy.Addr().String()
+
+	r := s.run(t, 30*time.Second, "serve", "--data-dir", s.data, "--http", addr)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Empty(t, r.stdout, "no banner before the port is known to be free")
+	require.Contains(t, r.stderr, "--http "+addr+": the address is already in use")
+	require.Contains(t, r.stderr, "pick another port, for example --http 127.0.0.1:0")
+	_, err = os.Lstat(s.data)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "a failed serve leaves no data directory: %v", err)
+
+	r = s.run(t, 30*time.Second, "serve", "--data-dir", s.data, "--listen", addr)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "address already in use")
+	_, err = os.Lstat(s.data)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "a failed serve leaves no data directory: %v", err)
 }
