@@ -79,3 +79,31 @@ func TestServeBusyPortCreatesNothing(t *testing.T) {
 	_, err = os.Lstat(s.data)
 	require.True(t, errors.Is(err, fs.ErrNotExist), "a failed serve leaves no data directory: %v", err)
 }
+
+// TestRunAgainstServeRefusesSelfContainedOptions (issue 28, finding 19):
+// against a serve, --fsync and --quota-refresh are refused like --cap
+// (exit 64, naming the serve's or worker's option to use instead), and
+// nothing is submitted.
+func TestRunAgainstServeRefusesSelfContainedOptions(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, serve)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fsync", "interval"}, "--fsync applies to a self-contained run; this run goes to"},
+		{[]string{"--quota-refresh", "1m"}, "--quota-refresh applies to a self-contained run's own workers; this run goes to"},
+		{[]string{"--cap", "grok=1"}, "--cap applies to a self-contained run"},
+	} {
+		r := s.run(t, 30*time.Second, s.runArgs("hillclimb", append([]string{"--detach"}, tc.args...)...)...)
+		require.Equal(t, exitUsage, r.code, "%q: %s", tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want)
+		require.Empty(t, r.stdout, "no run id: nothing submitted")
+	}
+	r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stdout, `"run":`, "no run was submitted")
+	require.Equal(t, 0, serve.stop(t))
+}
