@@ -110,7 +110,13 @@ func (h *httpFlags) validate(cmd *cobra.Command) error {
 		loopback = true
 	}
 	if !loopback && h.token == "" {
-		return usagef("--http %q is not a loopback address, and anyone who reaches it could answer lanes: add --http-token-file FILE (or set %s), or listen on 127.0.0.1", h.addr, httpTokenEnv)
+		// serve's port carries the console, which answers lanes; a
+		// worker's only its metrics and health.
+		exposed := "anyone who reaches it could answer lanes"
+		if cmd.Name() == "worker" {
+			exposed = "anyone who reaches it could read the worker's /metrics"
+		}
+		return usagef("--http %q is not a loopback address, and %s: add --http-token-file FILE (or set %s), or listen on 127.0.0.1", h.addr, exposed, httpTokenEnv)
 	}
 	return nil
 }
