@@ -246,6 +246,14 @@ type Worker struct {
 	// trace, when set (tests), observes the worker's decisions.
 	trace func(workerEvent)
 
+	// draining is closed by Drain: the slots take no new job, the running
+	// attempts go on.
+	draining  chan struct{}
+	drainOnce sync.Once
+	// inFlight counts the executions this worker has claimed and not yet
+	// settled (Drain's log says how many it waits for).
+	inFlight atomic.Int64
+
 	// healthSeq numbers the stall health observations this worker reports
 	// (events.Stall.HealthObservationSeq): a Worker reports over the one
 	// connection its Queue holds for its whole life, so the sequence is
@@ -274,6 +282,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		active:      map[string]bool{},
 		unconfirmed: map[string]bool{},
 		lookup:      providers.Lookup,
+		draining:    make(chan struct{}),
 	}
 	if cfg.Capacity != nil {
 		w.capacity = newCapacityLoop(w)
@@ -284,7 +293,32 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 // ID is the worker id used in claims and reports.
 func (w *Worker) ID() string { return w.cfg.WorkerID }
 
-// Run consumes jobs until ctx is done, running up to Concurrency jobs per
+// Drain makes the worker take no new job: its slots stop pulling, a job
+// taken but not yet claimed goes back to the queue, and every attempt
+// already claimed runs to its end and is reported as usual. Run returns
+// once they have. Cancelling Run's context still stops the running
+// attempts at once. Drain may be called before or during Run, more than
+// once; it returns the number of attempts running when it was called.
+func (w *Worker) Drain() int {
+	w.drainOnce.Do(func() { close(w.draining) })
+	return int(w.inFlight.Load())
+}
+
+// Draining reports whether Drain was called.
+func (w *Worker) Draining() bool {
+	select {
+	case <-w.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// Running is the number of attempts this worker has claimed and not yet
+// settled.
+func (w *Worker) Running() int { return int(w.inFlight.Load()) }
+
+// Run consumes jobs until ctx is done or Drain is called, running up to Concurrency jobs per
 // provider at once. When ctx is done it stops taking jobs, signals every
 // running child (the runner forwards SIGTERM to the child's process group
 // and records a cancelled receipt), waits for them, and publishes their
@@ -352,9 +386,20 @@ func (w *Worker) Run(ctx context.Context) error {
 			<-done
 		}()
 	}
+	// The slots take jobs under takeCtx, which Drain ends too; what they
+	// have claimed runs under ctx.
+	takeCtx, stopTaking := context.WithCancel(ctx)
+	defer stopTaking()
+	go func() {
+		select {
+		case <-w.draining:
+			stopTaking()
+		case <-takeCtx.Done():
+		}
+	}()
 	for i, p := range w.cfg.Providers {
 		for range w.cfg.Concurrency {
-			wg.Go(func() { w.pull(ctx, p, consumers[i]) })
+			wg.Go(func() { w.pull(ctx, takeCtx, p, consumers[i]) })
 		}
 	}
 	wg.Wait()
@@ -362,15 +407,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull is one of a provider's slots: it takes one job at a time and
-// handles it to the end before taking the next.
-func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsumer) {
+// pull is one of a provider's slots: it takes one job at a time under
+// takeCtx and handles it to the end under ctx before taking the next.
+func (w *Worker) pull(ctx, takeCtx context.Context, p policy.Provider, c events.JobConsumer) {
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
-		d, err := c.Next(ctx)
-		if ctx.Err() != nil {
+		d, err := c.Next(takeCtx)
+		if takeCtx.Err() != nil {
 			if d != nil {
-				// Taken as the context ended: give it straight back.
+				// Taken as the worker stopped taking jobs: give it
+				// straight back.
 				w.nak(ctx, w.log, d, 0)
 			}
 			return
@@ -381,7 +427,7 @@ func (w *Worker) pull(ctx context.Context, p policy.Provider, c events.JobConsum
 				continue
 			}
 			w.retrying(w.log, "cannot take the next job; retrying", "provider", p, "err", err, "in", bo.Current())
-			if !bo.Wait(ctx) {
+			if !bo.Wait(takeCtx) {
 				return
 			}
 			continue

@@ -72,9 +72,19 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 		w.refuse(ctx, log, d, why, detail)
 		return
 	}
+	if w.Draining() {
+		// Not claimed yet: nothing started, and a draining worker takes
+		// no new attempt. Another worker takes it.
+		log.Info("worker draining: job returned unclaimed")
+		w.nak(ctx, log, d, 0)
+		w.emit(evReturned, id)
+		return
+	}
 	lease, err := w.claim(ctx, log, id)
 	switch {
 	case err == nil:
+		w.inFlight.Add(1)
+		defer w.inFlight.Add(-1)
 		w.execute(ctx, log, d, lease)
 	case errors.Is(err, events.ErrClaimed):
 		w.claimedBefore(ctx, log, d)

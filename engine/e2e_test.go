@@ -171,7 +171,8 @@ func TestE2ERouteUnavailableNeedsFallbackPolicy(t *testing.T) {
 
 	rep, _ = h.wait(quota)
 	require.Equal(t, machines.StateStopped, rep.Lanes[0].State)
-	require.Equal(t, string(policy.StopNotEligible), rep.Lanes[0].Reason)
+	require.Equal(t, "not-eligible: attempt 0 codex:gpt-5.6-sol@high ended route-unavailable, which # fallback does not move on from (on: usage-exhausted)",
+		rep.Lanes[0].Reason, "the stop names its cause (issue 28, finding 12)")
 	require.Len(t, rep.Lanes[0].Attempts, 1, "no fallback without the policy")
 	h.verifyReplay(broad)
 	h.verifyReplay(quota)

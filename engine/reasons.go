@@ -28,11 +28,22 @@ const (
 // stopped the lane; a chain-exhausted stop whose remaining attempts were excluded
 // before launch names each exclusion. excl are the lane's exclude events
 // in log order.
-func laneReason(l machines.LaneRecord, excl []events.Exclude) string {
+//
+// A not-eligible stop says which of its causes it was ("not-eligible:
+// <cause>"): the attempt was stopped while it ran (a cancelled receipt:
+// its run was interrupted or its worker stopped), it was abandoned, it
+// failed, its outcome is not in # fallback, or the parent's operation
+// failed. fin is the lane's last finish (nil if none is known); the
+// decision's own reason, the POLICY-CLI contract's, stays "not-eligible".
+func laneReason(l machines.LaneRecord, excl []events.Exclude, fin *events.Finish) string {
 	if l.State != machines.StateStopped {
 		return l.Reason
 	}
 	switch l.Reason {
+	case string(policy.StopNotEligible):
+		if c := notEligibleCause(l, fin); c != "" {
+			return l.Reason + ": " + c
+		}
 	case string(policy.StopUnauthorized):
 		if k, ok := blockedAttempt(l); ok {
 			ap := l.Policy.Attempts[k]
@@ -57,6 +68,54 @@ func laneReason(l machines.LaneRecord, excl []events.Exclude) string {
 		}
 	}
 	return l.Reason
+}
+
+// notEligibleCause says why policy.Next stopped lane l not-eligible, from
+// its history's anchor and the lane's last finish fin (nil if none is
+// known); "" when the history does not say.
+func notEligibleCause(l machines.LaneRecord, fin *events.Finish) string {
+	a := policy.Anchor(l.History)
+	if a < 0 {
+		return ""
+	}
+	last := l.History[a]
+	if last.AttemptIndex < 0 || last.AttemptIndex >= len(l.Policy.Attempts) {
+		return ""
+	}
+	d := fmt.Sprintf("attempt %d %s", last.AttemptIndex, l.Policy.Attempts[last.AttemptIndex].Descriptor)
+	if fin != nil && fin.Event.AttemptIndex != last.AttemptIndex {
+		fin = nil // not the anchor's finish
+	}
+	switch {
+	case last.Status == policy.OutcomeNeedsParentOp:
+		for _, e := range l.History[a+1:] {
+			if op := e.ParentOperation; op != nil && e.Status != policy.OutcomeComplete {
+				return fmt.Sprintf("the parent's %s operation for %s did not succeed; a failed handoff is not retried", op.Kind, d)
+			}
+		}
+		return ""
+	case last.Status == policy.OutcomeFailed && fin != nil && fin.Receipt != nil && fin.Receipt.Status == policy.StatusCancelled:
+		return d + " was stopped while it ran (receipt cancelled: its run was interrupted, or the worker running it was stopped); it may have done work, so it is not run again and the lane does not fall back"
+	case last.Status == policy.OutcomeFailed && fin != nil && fin.Abandoned:
+		return d + " was abandoned (its worker went away without a usable receipt); it may have started, so it is not run again and the lane does not fall back"
+	case last.Status == policy.OutcomeFailed:
+		what := "failed"
+		if fin != nil && fin.Receipt != nil {
+			what = "failed (" + string(fin.Receipt.Status) + ")"
+		}
+		return d + " " + what + "; a failure is not an outcome # fallback moves on from"
+	case !l.Policy.Fallback.Allows(last.Status):
+		on := make([]string, len(l.Policy.Fallback.On))
+		for i, o := range l.Policy.Fallback.On {
+			on[i] = string(o)
+		}
+		list := strings.Join(on, ", ")
+		if list == "" {
+			list = "nothing"
+		}
+		return fmt.Sprintf("%s ended %s, which # fallback does not move on from (on: %s)", d, last.Status, list)
+	}
+	return ""
 }
 
 // authorizationReason is why the saved policy blocks ap.
@@ -112,11 +171,14 @@ func HistoryNotes(envs []events.Envelope) map[uint64]string {
 	notes := map[uint64]string{}
 	r := &machines.Run{}
 	excl := map[int][]events.Exclude{}
+	fins := map[int]*events.Finish{}
 	for _, env := range envs {
 		if err := r.Apply(env); err != nil {
 			return notes
 		}
 		switch p := env.Payload.(type) {
+		case events.Finish:
+			fins[env.Lane] = &p
 		case events.Exclude:
 			excl[env.Lane] = append(excl[env.Lane], p)
 			note := fmt.Sprintf("attempt %d %s excluded before launch: %s; %s quota, %s capacity",
@@ -128,7 +190,7 @@ func HistoryNotes(envs []events.Envelope) map[uint64]string {
 			}
 			notes[env.Seq] = note + "; " + exclusionRuleText(p, r.Lanes[env.Lane].Policy.Fallback)
 		case events.Stop:
-			notes[env.Seq] = fmt.Sprintf("lane stopped: %s %s", p.Decision.Kind, laneReason(r.Lanes[env.Lane], excl[env.Lane]))
+			notes[env.Seq] = fmt.Sprintf("lane stopped: %s %s", p.Decision.Kind, laneReason(r.Lanes[env.Lane], excl[env.Lane], fins[env.Lane]))
 		}
 	}
 	return notes

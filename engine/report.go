@@ -220,6 +220,7 @@ type reportBuilder struct {
 	cleared   map[int]bool                              // lanes whose latest verdict since their latest launch is clear
 	started   map[string]time.Time                      // launch, then claim, time of each execution
 	excl      map[int][]events.Exclude                  // each lane's exclusions, in order
+	fins      map[int]*events.Finish                    // each lane's last finish
 	override  map[int]string                            // an override audit awaiting its lane's launch
 }
 
@@ -230,7 +231,7 @@ func newReportBuilder(r *machines.Run) *reportBuilder {
 			Final: r.Closed != nil, Cancelled: r.Closed != nil && r.Cancel != nil, Lanes: make([]LaneReport, len(r.Lanes)),
 			StallWatchdog: events.StallWatchdogOn},
 		next: make([]int, len(r.Lanes)), exhausted: map[policy.Provider]events.GroupExhausted{},
-		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, override: map[int]string{}}
+		claimed: map[string]bool{}, cleared: map[int]bool{}, started: map[string]time.Time{}, excl: map[int][]events.Exclude{}, fins: map[int]*events.Finish{}, override: map[int]string{}}
 	if !c.Options.StallWatchdog.Watched() {
 		b.rep.StallWatchdog = events.StallWatchdogOff
 	}
@@ -257,6 +258,7 @@ func (b *reportBuilder) apply(env events.Envelope) {
 	case events.Continue:
 		b.launch(i, events.Launch(p), env.Time)
 	case events.Finish:
+		b.fins[i] = &p
 		b.finished(i, p, env.Time)
 	case events.Verdict:
 		b.verdict(i, p)
@@ -454,7 +456,7 @@ func (b *reportBuilder) finish() RunReport {
 			lr.WaitingFor = WaitRecovery
 		}
 		if l.State.Final() {
-			lr.Reason = laneReason(l, b.excl[i])
+			lr.Reason = laneReason(l, b.excl[i], b.fins[i])
 		}
 		if l.State == machines.StateComplete && l.Dispatch != nil {
 			lr.Success = l.Dispatch.Descriptor

@@ -210,3 +210,48 @@ func TestUnusableReceiptFinishesFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestNotEligibleStopSaysWhy (issue 28, finding 12): a not-eligible stop
+// names its cause in status, the report and the run's lane changes,
+// where the policy decision keeps its contract reason: an abandoned
+// attempt and a plain failure read differently.
+func TestNotEligibleStopSaysWhy(t *testing.T) {
+	t.Parallel()
+	row := "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"
+	for _, tc := range []struct {
+		name string
+		end  func(h *harness, job events.Job)
+		want string
+	}{
+		{"abandoned", func(h *harness, job events.Job) {
+			h.report(job, events.ReportClaimed)
+			h.report(job, events.ReportAbandoned)
+		}, "not-eligible: attempt 0 codex:gpt-5.6-sol@high was abandoned (its worker went away without a usable receipt); it may have started, so it is not run again and the lane does not fall back"},
+		{"failed", func(h *harness, job events.Job) { h.finishWith(job, "malformed") },
+			"not-eligible: attempt 0 codex:gpt-5.6-sol@high failed (malformed-output); a failure is not an outcome # fallback moves on from"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, memory)
+			h.run()
+			run := h.submit(sheet(`# fallback: {"on":["usage-exhausted","route-unavailable","terminal-failure"]}`, row), "bug-fix", policy.ReadOnly)
+			tc.end(h, h.nextJob(events.JobSubject("codex")))
+			rep, changes := h.wait(run)
+			require.Equal(t, machines.StateStopped, rep.Lanes[0].State)
+			require.Equal(t, tc.want, rep.Lanes[0].Reason, "report")
+			st, err := h.eng.Status(context.Background(), run)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, st.Lanes[0].Reason, "status")
+			last := changes[len(changes)-1]
+			require.Equal(t, tc.want, last.Reason, "lane change")
+			envs, err := h.store.LoadRun(context.Background(), run)
+			require.NoError(t, err)
+			notes := engine.HistoryNotes(envs)
+			found := false
+			for _, n := range notes {
+				found = found || n == "lane stopped: stop "+tc.want
+			}
+			require.True(t, found, "history note among %q", notes)
+		})
+	}
+}

@@ -181,13 +181,19 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 		st.Summary = r.Closed.Summary
 	}
 	excl := laneExclusions(envs)
+	fins := map[int]*events.Finish{}
+	for _, env := range envs {
+		if f, ok := env.Payload.(events.Finish); ok {
+			fins[env.Lane] = &f
+		}
+	}
 	for i, l := range r.Lanes {
 		st.Lanes[i] = laneStatus(r, l)
 		if awaitsRecovery(r, i) {
 			st.Lanes[i].WaitingFor = WaitRecovery
 		}
 		if l.State.Final() {
-			st.Lanes[i].Reason = laneReason(l, excl[i])
+			st.Lanes[i].Reason = laneReason(l, excl[i], fins[i])
 		}
 		for _, x := range excl[i] {
 			st.Lanes[i].Exclusions = append(st.Lanes[i].Exclusions, exclusionOfEvent(x))

@@ -132,7 +132,7 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 		ch.Descriptor, ch.ExecutionID = l.Dispatch.Descriptor, l.Dispatch.ExecutionID
 	}
 	if l.State.Final() {
-		ch.Reason = laneReason(l, excl)
+		ch.Reason = laneReason(l, excl, fin)
 	}
 	switch p := env.Payload.(type) {
 	case events.Finish:

@@ -130,11 +130,11 @@ func connError(err error) error {
 	}
 	switch {
 	case ce.Interrupted:
-		return &cliError{code: exitInterrupted, msg: ce.Error()}
+		return &cliError{code: exitInterrupted, msg: ce.Error(), cause: ce}
 	case ce.Usage:
-		return usagef("%s", ce.Error())
+		return &cliError{code: exitUsage, msg: ce.Error(), cause: ce}
 	}
-	return failf("%s", ce.Error())
+	return &cliError{code: exitGeneric, msg: ce.Error(), cause: ce}
 }
 
 // Close shuts down what the connection opened.

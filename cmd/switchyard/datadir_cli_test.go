@@ -221,6 +221,8 @@ hillclimb: grok:grok-4.7@xhigh -> devin:swe-2@high
 	require.Equal(t, machines.StateStopped, st.Lanes[0].State)
 	require.Equal(t, "grok:grok-4.7@xhigh", st.Lanes[0].Descriptor, "no fallback to devin")
 	require.Equal(t, policy.OutcomeFailed, st.Lanes[0].Outcome)
+	require.Equal(t, "not-eligible: attempt 0 grok:grok-4.7@xhigh was stopped while it ran (receipt cancelled: its run was interrupted, or the worker running it was stopped); it may have done work, so it is not run again and the lane does not fall back",
+		st.Lanes[0].Reason, "the stop says why in its own words (issue 28, finding 12)")
 	require.NotNil(t, st.Lanes[0].Paths)
 	b, err := os.ReadFile(st.Lanes[0].Paths.Receipt)
 	require.NoError(t, err)

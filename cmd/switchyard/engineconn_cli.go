@@ -22,9 +22,14 @@ import (
 type cliError struct {
 	code int
 	msg  string
+	// cause, when set, is the error it reports (errors.Is reaches a
+	// connection error's class through it).
+	cause error
 }
 
 func (e *cliError) Error() string { return e.msg }
+
+func (e *cliError) Unwrap() error { return e.cause }
 
 // usagef is a usage error (exit 64): a bad or missing option, an unreadable
 // input file.

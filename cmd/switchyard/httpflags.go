@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,22 @@ type httpFlags struct {
 	argvToken string
 	// token is the token read from tokenFile or httpTokenEnv ("": none).
 	token string
+	// ln, when set, is the --http listener already bound (serve binds it
+	// before anything else, so a busy port fails first and creates
+	// nothing); startHTTP serves on it instead of listening again.
+	ln net.Listener
+}
+
+// listenHTTP binds --http now, or says why not with the fix.
+func listenHTTP(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, failf("--http %s: the address is already in use (another process listens there: an earlier serve still running? `ss -ltnp` names it); stop it, or pick another port, for example --http 127.0.0.1:0 for any free one", addr)
+	}
+	return nil, failf("--http %s: %v", addr, err)
 }
 
 // maxTokenBytes caps a token file.
@@ -93,7 +110,13 @@ func (h *httpFlags) validate(cmd *cobra.Command) error {
 		loopback = true
 	}
 	if !loopback && h.token == "" {
-		return usagef("--http %q is not a loopback address, and anyone who reaches it could answer lanes: add --http-token-file FILE (or set %s), or listen on 127.0.0.1", h.addr, httpTokenEnv)
+		// serve's port carries the console, which answers lanes; a
+		// worker's only its metrics and health.
+		exposed := "anyone who reaches it could answer lanes"
+		if cmd.Name() == "worker" {
+			exposed = "anyone who reaches it could read the worker's /metrics"
+		}
+		return usagef("--http %q is not a loopback address, and %s: add --http-token-file FILE (or set %s), or listen on 127.0.0.1", h.addr, exposed, httpTokenEnv)
 	}
 	return nil
 }
@@ -141,9 +164,12 @@ type httpServer struct {
 
 // startHTTP listens on h.addr and serves handler until ctx ends or stop.
 func startHTTP(ctx context.Context, stdout, stderr io.Writer, name string, h httpFlags, handler http.Handler, logger *slog.Logger) (*httpServer, error) {
-	ln, err := net.Listen("tcp", h.addr)
-	if err != nil {
-		return nil, failf("--http %s: %v", h.addr, err)
+	ln := h.ln
+	if ln == nil {
+		var err error
+		if ln, err = listenHTTP(h.addr); err != nil {
+			return nil, err
+		}
 	}
 	// Connections, header and body reads, writes and idle keep-alives are
 	// bounded; the event streams stay open while their client reads.

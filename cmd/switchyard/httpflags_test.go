@@ -30,6 +30,9 @@ func TestHTTPFlagUsage(t *testing.T) {
 	emptyFile := filepath.Join(s.dir, "empty-token")
 	require.NoError(t, os.WriteFile(emptyFile, []byte("\n"), 0o600))
 	argvRefusal := "error: --http-token puts the token on the command line, where ps shows it to every user of this host: put it in a file only you can read and pass --http-token-file FILE, or set SWITCHYARD_HTTP_TOKEN\n"
+	// The worker's port serves only /metrics, /healthz and /readyz (issue
+	// 28, finding 25); serve's carries the console.
+	exposed := map[string]string{"serve": "anyone who reaches it could answer lanes", "worker": "anyone who reaches it could read the worker's /metrics"}
 	for _, cmd := range [][]string{{"serve"}, {"worker", "--provider", "grok"}} {
 		for _, tc := range []struct {
 			name string
@@ -37,7 +40,7 @@ func TestHTTPFlagUsage(t *testing.T) {
 			args []string
 			want string
 		}{
-			{"public without token", nil, []string{"--http", "0.0.0.0:8233"}, `error: --http "0.0.0.0:8233" is not a loopback address, and anyone who reaches it could answer lanes: add --http-token-file FILE (or set SWITCHYARD_HTTP_TOKEN), or listen on 127.0.0.1` + "\n"},
+			{"public without token", nil, []string{"--http", "0.0.0.0:8233"}, `error: --http "0.0.0.0:8233" is not a loopback address, and ` + exposed[cmd[0]] + `: add --http-token-file FILE (or set SWITCHYARD_HTTP_TOKEN), or listen on 127.0.0.1` + "\n"},
 			{"not host:port", nil, []string{"--http", "8233"}, `error: --http "8233" is not HOST:PORT; for example --http 127.0.0.1:8233` + "\n"},
 			{"token on argv", nil, []string{"--http", "127.0.0.1:0", "--http-token", "s3cret"}, argvRefusal},
 			{"token on argv alone", nil, []string{"--http-token", "s3cret"}, argvRefusal},

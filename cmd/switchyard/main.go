@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/internal/termsafe"
@@ -35,7 +33,7 @@ func main() {
 	// A re-exec carrying a sandbox policy applies it and execs the
 	// provider CLI; it never returns (activities/sandbox).
 	sandbox.Enter()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	stopProfile := startCPUProfile(os.Args[1:])
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -40,6 +40,9 @@ type runFlags struct {
 	// comma lists allowed).
 	allowUnknownQuota []string
 	quotaRefresh      time.Duration
+	// fsyncSet, quotaRefreshSet: --fsync and --quota-refresh were given
+	// (both apply only to a self-contained run).
+	fsyncSet, quotaRefreshSet bool
 	// caps: --cap, as given (a self-contained run's provider caps).
 	caps []string
 	// stallTimeout: --stall-timeout (0: the default); stallTimeoutFor:
@@ -114,7 +117,8 @@ the gate sees.
 A self-contained run applies the same deployment-wide provider caps as
 "switchyard serve --cap" (default 2 concurrent attempts per provider;
 --cap P=N changes one). A run submitted to a serve uses the serve's caps,
-so --cap is refused there.
+so --cap is refused there, and so are --fsync (the serve's own) and
+--quota-refresh (its workers' own).
 
 Every attempt is watched for a stall: when its provider's stream shows no
 progress for --stall-timeout (default 5m; --stall-timeout-for P=D sets one
@@ -211,6 +215,7 @@ print its report with "switchyard report --run ID" once it is final.
 				return err
 			}
 			rf.stallTimeoutSet = cmd.Flags().Changed("stall-timeout")
+			rf.fsyncSet, rf.quotaRefreshSet = cmd.Flags().Changed("fsync"), cmd.Flags().Changed("quota-refresh")
 			if rf.detach && rf.failIfUndelivered {
 				return usagef("--detach and --fail-if-undelivered: a detached run exits before the run is final; drop one (check delivery later with `switchyard report --run ID --json`)")
 			}
@@ -476,10 +481,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		},
 		Back: func() { fmt.Fprintln(stderr, "switchyard run: reconnected; following the run again") },
 	}
-	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, onWait: func(msg string) {
+	// A detached run needs a server that outlives it: it never starts the
+	// embedded one, so a refused --detach creates nothing (no data
+	// directory, no store).
+	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "run", link: link, noEmbed: rf.detach, onWait: func(msg string) {
 		fmt.Fprintf(stderr, "switchyard run: %s\n", msg)
 	}})
 	if err != nil {
+		if rf.detach && f.nats == "" && (errors.Is(err, engineconn.ErrUnavailable) || errors.Is(err, engineconn.ErrNoData)) {
+			return usagef("--detach needs a running `switchyard serve%s` (or --nats): without one the run would stop with this process; start serve, then run again",
+				detachDataDirFlag(f))
+		}
 		return err
 	}
 	defer conn.Close()
@@ -514,6 +526,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	}()
 	if len(rf.caps) > 0 && conn.mode != connEmbedded {
 		return usagef("--cap applies to a self-contained run; this run goes to %s, whose caps `switchyard serve --cap` sets: drop --cap", conn.describe())
+	}
+	if rf.fsyncSet && conn.mode != connEmbedded {
+		return usagef("--fsync applies to a self-contained run; this run goes to %s, whose durability its own `switchyard serve --fsync` sets: drop --fsync", conn.describe())
+	}
+	if rf.quotaRefreshSet && conn.mode != connEmbedded {
+		return usagef("--quota-refresh applies to a self-contained run's own workers; this run goes to %s, whose workers measure quota as their `switchyard worker --quota-refresh` says: drop --quota-refresh", conn.describe())
 	}
 	if rf.detach && conn.mode == connEmbedded {
 		return usagef("--detach needs a running `switchyard serve%s` (or --nats): without one the run would stop with this process; start serve, then run again", conn.connFlags(f))
@@ -726,4 +744,14 @@ func apiSpendWord(s policy.APISpend) string {
 		return "none"
 	}
 	return string(s)
+}
+
+// detachDataDirFlag is the --data-dir the refusal of --detach repeats
+// ("" for the default data directory), without creating anything.
+func detachDataDirFlag(f engineFlags) string {
+	dir, err := engineconn.LocateDataDir(f.dataDir)
+	if err != nil {
+		return ""
+	}
+	return engineconn.DataDirFlag(dir)
 }

@@ -2,6 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,8 +68,43 @@ func TestRunDetachRefusals(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "--detach needs a running `switchyard serve --data-dir "+s.data+"`")
 	require.Empty(t, strings.TrimSpace(r.stdout))
+	_, err := os.Lstat(s.data)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "a refused --detach creates no data directory (issue 28, finding 3): %v", err)
+
+	// With a store there and no serve, it is refused the same way and the
+	// store is left as it was.
+	self := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "first")...)
+	require.Equal(t, 0, self.code, self.stderr)
+	before := dirListing(t, s.data)
+	r = s.run(t, 30*time.Second, s.runArgs("hillclimb", "--detach")...)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--detach needs a running `switchyard serve --data-dir "+s.data+"`")
+	require.Equal(t, before, dirListing(t, s.data), "a refused --detach changes nothing in the data directory")
 
 	r = s.run(t, 30*time.Second, s.runArgs("hillclimb", "--detach", "--fail-if-undelivered")...)
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "--detach and --fail-if-undelivered")
+}
+
+// dirListing is every path under dir with its size and mode, for
+// comparing a directory before and after a command.
+func dirListing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size := info.Size()
+		if d.IsDir() {
+			size = 0
+		}
+		out = append(out, fmt.Sprintf("%s %s %d", path, info.Mode(), size))
+		return nil
+	}))
+	return out
 }

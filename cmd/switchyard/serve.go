@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchyard-dev/switchyard/internal/engineconn"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -172,11 +174,37 @@ func checkLoopback(listen string) error {
 // runServe serves until ctx ends.
 // The caps are set before the engine starts, so no job of this serve's
 // runs is handed out under older caps.
-func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, hf httpFlags, ids serveWorkerIdentities, logger *slog.Logger) error {
+func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, listen string, caps map[policy.Provider]int, hf httpFlags, ids serveWorkerIdentities, logger *slog.Logger) (retErr error) {
 	refused := func(peer string) {
 		logger.Warn("refused a connection without this start's credentials; only processes of the user that started serve can connect",
 			"peer", peer, "credentials", authFileName)
 	}
+	// --http is bound first: a busy port fails before anything is
+	// created or printed.
+	if hf.addr != "" {
+		ln, err := listenHTTP(hf.addr)
+		if err != nil {
+			return err
+		}
+		hf.ln = ln
+		defer ln.Close() // closed by the server once it serves; this covers a failed start
+	}
+	// A serve that creates the data directory and then fails to start
+	// removes it again: a failed start leaves nothing new behind.
+	fresh := ""
+	if f.nats == "" {
+		if dir, err := resolveDataDirNoCreate(f.dataDir); err == nil {
+			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+				fresh = dir
+			}
+		}
+	}
+	started := false
+	defer func() { // after conn.Close, deferred below
+		if retErr != nil && !started && fresh != "" {
+			os.RemoveAll(fresh)
+		}
+	}()
 	conn, err := openEngineConn(ctx, f, connectOptions{serveKind: "serve", listen: listen, exclusive: true, refused: refused, workers: ids.workers})
 	if err != nil {
 		return err
@@ -214,10 +242,17 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 		return err
 	}
 	defer web.stop()
+	started = true
 	err = eng.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("engine stopped: %v", err)
 	}
 	fmt.Fprintln(stdout, "switchyard serve: stopped")
 	return nil
+}
+
+// resolveDataDirNoCreate is the absolute data directory --data-dir (or
+// its default) names, without creating it.
+func resolveDataDirNoCreate(flag string) (string, error) {
+	return engineconn.LocateDataDir(flag)
 }

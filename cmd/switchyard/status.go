@@ -31,7 +31,7 @@ func newStatusCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Show runs and their lanes",
 		Long: `Without --run, list the runs in the store, newest first: role, state, lanes
 by state, last change. --limit caps the list (default 20; 0 lists every
-run) and --state keeps the runs in one state: running, waiting-for-parent,
+run; a cut list says how many more there are, with --json on stderr) and --state keeps the runs in one state: running, waiting-for-parent,
 final or cancelled (comma-separate several). With --run, show that run's
 lanes: state, current attempt, what each waits for, and the command that
 answers a lane waiting for the parent. With --run --json the status also
@@ -83,7 +83,7 @@ anything else.`,
 				return err
 			}
 			show := func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				s := statusPrinter{w: stdout, json: asJSON, conn: conn.connFlags(f), limit: limit, states: states}
+				s := statusPrinter{w: stdout, errW: stderr, json: asJSON, conn: conn.connFlags(f), limit: limit, states: states}
 				if watch && conn.mode == connEmbedded {
 					// This process holds the data directory, so nothing can
 					// change it while we watch: show it once instead.
@@ -208,7 +208,10 @@ func selectRuns(runs []engine.RunStatus, states map[string]bool, limit int) ([]e
 
 // statusPrinter renders statuses as text or JSON.
 type statusPrinter struct {
-	w    io.Writer
+	w io.Writer
+	// errW, when set, is told that --json's list was cut by --limit (the
+	// JSON array on w stays the runs alone).
+	errW io.Writer
 	json bool
 	conn string
 	// limit and states select the run list (see selectRuns).
@@ -236,6 +239,9 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 	if s.json {
 		if runs == nil {
 			runs = []engine.RunStatus{}
+		}
+		if matched > len(runs) && s.errW != nil {
+			fmt.Fprintf(s.errW, "switchyard status: listed the newest %d of %d runs (--limit %d); --limit 0 lists every run\n", len(runs), matched, s.limit)
 		}
 		return writeJSON(s.w, runs)
 	}

@@ -55,6 +55,15 @@ func TestStatusListNewestFirstLimitState(t *testing.T) {
 	require.Equal(t, []string{"c-third", "a-second"}, rows(r.stdout), r.stdout)
 	require.Contains(t, r.stdout, "(1 more; --limit 0 lists every run)\n")
 
+	// --json says so too, on stderr: stdout stays the JSON array (issue
+	// 28, finding 23).
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--limit", "2", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var cut []engine.RunStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cut), r.stdout)
+	require.Len(t, cut, 2)
+	require.Equal(t, "switchyard status: listed the newest 2 of 3 runs (--limit 2); --limit 0 lists every run\n", r.stderr)
+
 	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--state", "final", "--limit", "0", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var runs []engine.RunStatus

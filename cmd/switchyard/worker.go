@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,12 +96,19 @@ failures per provider, live workers, JetStream reachability), /healthz and
 SWITCHYARD_HTTP_TOKEN; never on the command line, where ps shows it), and
 then /metrics needs it as Authorization: Bearer.
 
-Exit codes: 0 stopped cleanly by SIGINT or SIGTERM; 64 usage error (an
-unknown --provider, a bad --bin, --concurrency or --quota-refresh, an
---identity-seed that is not a private seed file or whose identity the
-data directory's worker identities file does not list for every
---provider); 1 anything else (nothing serves the data directory, the
-connection was refused, the worker stopped with an error).`,
+The first SIGINT or SIGTERM drains the worker: it takes no new job, lets
+every attempt it is running finish and be reported, says how many it waits
+for, and exits once they are done. A second signal stops them now (each
+CLI is sent SIGTERM; its attempt is recorded cancelled and its lane stops
+without falling back). See docs/OPERATIONS.md, "Stopping a worker".
+
+Exit codes: 0 stopped cleanly by SIGINT or SIGTERM (drained, or stopped
+by a second signal); 64 usage error (an unknown --provider, a bad --bin,
+--concurrency or --quota-refresh, an --identity-seed that is not a
+private seed file or whose identity the data directory's worker
+identities file does not list for every --provider); 1 anything else
+(nothing serves the data directory, the connection was refused, the
+worker stopped with an error).`,
 		Example: `  # Beside a "switchyard serve" on the default data directory:
   switchyard worker --provider codex,grok
 
@@ -354,10 +362,74 @@ func runWorker(ctx context.Context, stdout, stderr io.Writer, f engineFlags, pro
 		strings.Join(names, ","), o.concurrency, conn.describe())
 	fmt.Fprintf(stdout, "switchyard worker: %s\n", o.identity.describe())
 	reportMissingCLIs(stdout, logger, provs, o.noCLI, why)
-	err = w.Run(ctx)
-	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+	// The first SIGINT or SIGTERM drains: no new job, the running attempts
+	// finish and are reported. A second one stops them now (each CLI is
+	// sent SIGTERM and its attempt recorded cancelled). A context
+	// cancelled otherwise (an embedding caller) stops at once.
+	hard, stopNow := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNow()
+	ran := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		drainOnSignal(ctx, hard, ran, stdout, w, stopNow)
+	}()
+	err = w.Run(hard)
+	close(ran)
+	<-watched
+	if err != nil && !errors.Is(err, context.Canceled) && hard.Err() == nil {
 		return failf("worker stopped: %v", err)
 	}
 	fmt.Fprintln(stdout, "switchyard worker: stopped")
 	return nil
+}
+
+// drainOnSignal waits for ctx's end while the worker runs (until ran is
+// closed). Ended by a signal, it drains the worker and prints what it
+// waits for, then a later signal calls stopNow; ended otherwise, it calls
+// stopNow at once.
+func drainOnSignal(ctx, hard context.Context, ran <-chan struct{}, stdout io.Writer, w *activities.Worker, stopNow func()) {
+	select {
+	case <-ctx.Done():
+	case <-ran:
+		return
+	}
+	sig, ok := stoppedBySignal(ctx)
+	if !ok {
+		stopNow()
+		return
+	}
+	n := w.Drain()
+	if n == 0 {
+		fmt.Fprintf(stdout, "switchyard worker: %s: draining: taking no new jobs; no attempt is running\n", signalName(sig))
+	} else {
+		fmt.Fprintf(stdout, "switchyard worker: %s: draining: taking no new jobs, waiting for %s to finish; send SIGINT or SIGTERM again (Ctrl-C) to stop %s now\n",
+			signalName(sig), plural(n, "running attempt"), itThem(n))
+	}
+	select {
+	case sig := <-laterSignals(ctx):
+		fmt.Fprintf(stdout, "switchyard worker: %s again: stopping %s now (each CLI is sent SIGTERM; its attempt is recorded cancelled)\n",
+			signalName(sig), plural(w.Running(), "running attempt"))
+		stopNow()
+	case <-ran:
+	case <-hard.Done():
+	}
+}
+
+// signalName is SIGINT or SIGTERM as a user reads it.
+func signalName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "SIGINT"
+	}
+	if s, ok := sig.(syscall.Signal); ok && s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

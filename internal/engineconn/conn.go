@@ -262,8 +262,15 @@ func dataDirConn(ctx context.Context, dir string, o Options) (*Conn, error) {
 		}
 		facts.lockFree, facts.info, facts.alive = err == nil, nil, false
 		if !facts.lockFree {
-			if info, err := ReadServeInfo(dir); err == nil {
+			info, err := ReadServeInfo(dir)
+			switch {
+			case err == nil:
 				facts.info, facts.alive = &info, info.Live() == nil
+			case errors.Is(err, errCorruptServeInfo):
+				// Waiting cannot help: its holder wrote it at start and
+				// will not again.
+				return nil, failf("data directory %s is held by pid %d, but %v, so this command cannot find where it listens; restart that process (stop pid %d, then `switchyard serve%s`), which writes serve.json again",
+					dir, lockHolder(dir), err, lockHolder(dir), DataDirFlag(dir))
 			}
 		}
 		facts.expired = time.Now().After(deadline)
@@ -286,7 +293,7 @@ func dataDirConn(ctx context.Context, dir string, o Options) (*Conn, error) {
 				c.defaultDir, c.opts = IsBuiltinDataDir(dir), o
 				return c, nil
 			}
-			if d.lastTry {
+			if d.lastTry || credentialsGone(dir, *facts.info, err) {
 				return nil, err
 			}
 		case holdWait:
@@ -300,6 +307,18 @@ func dataDirConn(ctx context.Context, dir string, o Options) (*Conn, error) {
 			return nil, &Error{Interrupted: true, msg: "interrupted while waiting for data directory " + dir}
 		}
 	}
+}
+
+// credentialsGone reports whether err says the holder's credentials file
+// is missing while serve.json still names the same live holder: no retry
+// can sign in until that holder restarts.
+func credentialsGone(dir string, info ServeInfo, err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) || !ce.credentialsGone {
+		return false
+	}
+	now, rerr := ReadServeInfo(dir)
+	return rerr == nil && now.PID == info.PID && now.Started.Equal(info.Started)
 }
 
 // holdRefusal is the error of a refusal decideHold gave for dir (info: the
@@ -471,7 +490,10 @@ func connectHolder(ctx context.Context, dir string, info ServeInfo, o Options) (
 	nc, err := events.Connect([]string{info.URL}, opts...)
 	if err != nil {
 		if errors.Is(err, nats.ErrAuthorization) {
-			if _, rerr := events.ReadCredentials(authPath); rerr != nil {
+			if _, rerr := events.ReadCredentials(authPath); errors.Is(rerr, events.ErrNoCredentials) {
+				return nil, &Error{Class: ErrDenied, credentialsGone: true, msg: fmt.Sprintf("the %s of data directory %s (pid %d) is running, but its credentials file %s is gone (deleted after it started), so no client can sign in to it; restart it (stop pid %d, then `switchyard serve%s`), which writes fresh credentials",
+					info.Kind, dir, info.PID, authPath, info.PID, DataDirFlag(dir))}
+			} else if rerr != nil {
 				return nil, deniedf("the %s of data directory %s (pid %d) refused this connection: %v; it writes its credentials there at start, readable only by the user that started it: run switchyard as that user",
 					info.Kind, dir, info.PID, rerr)
 			}

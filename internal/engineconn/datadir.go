@@ -267,13 +267,17 @@ func ReadServeInfo(dir string) (ServeInfo, error) {
 		return info, unwrapPath(err)
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
-		return info, fmt.Errorf("%s: %v", filepath.Join(dir, ServeInfoName), err)
+		return info, fmt.Errorf("%s: %w: %v", filepath.Join(dir, ServeInfoName), errCorruptServeInfo, err)
 	}
 	if info.URL == "" || info.PID <= 0 {
-		return info, fmt.Errorf("%s: no url or pid", filepath.Join(dir, ServeInfoName))
+		return info, fmt.Errorf("%s: %w: no url or pid", filepath.Join(dir, ServeInfoName), errCorruptServeInfo)
 	}
 	return info, nil
 }
+
+// errCorruptServeInfo marks a serve.json that exists but does not parse
+// (it is written whole, by rename, so a reader never sees half of one).
+var errCorruptServeInfo = errors.New("not a valid serve.json")
 
 // removeServeInfo removes dir/serve.json if it still names pid.
 func removeServeInfo(dir string, pid int) {

@@ -16,6 +16,8 @@ type Error struct {
 	Interrupted bool
 	Class       error
 	msg         string
+	// credentialsGone: the holder's credentials file is missing.
+	credentialsGone bool
 }
 
 func (e *Error) Error() string { return e.msg }
