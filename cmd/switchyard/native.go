@@ -65,6 +65,7 @@ anything else (the store cannot be reached).`,
 				return usagef("--parent %q: want claude or codex", parent)
 			}
 			return withEngine(cmd.Context(), stderr, f, func(ctx context.Context, conn *engineConn, eng engineAPI) error {
+				waitHint := !wait
 				if wait && conn.mode == connEmbedded {
 					// This process holds the data directory: no engine can
 					// queue a job while it waits.
@@ -78,7 +79,7 @@ anything else (the store cannot be reached).`,
 					}
 					return failf("native next for parent %s: %v", p, err)
 				}
-				return printNativeJob(stdout, job, p, asJSON, conn.connFlags(f))
+				return printNativeJob(stdout, job, p, asJSON, waitHint, conn.connFlags(f))
 			})
 		},
 	}

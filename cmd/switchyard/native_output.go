@@ -14,13 +14,18 @@ import (
 )
 
 // printNativeJob prints what native next found: the job (text or JSON),
-// or that none is queued.
-func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, asJSON bool, conn string) error {
+// or that none is queued. waitHint adds that --wait would block; it is
+// false when --wait was given and could not wait, so the two lines agree.
+func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, asJSON, waitHint bool, conn string) error {
 	if job == nil {
 		if asJSON {
 			return writeJSON(w, map[string]string{"status": "none", "parent": string(parent)})
 		}
-		fmt.Fprintf(w, "no native job queued for parent %s (--wait blocks until one is)\n", parent)
+		if waitHint {
+			fmt.Fprintf(w, "no native job queued for parent %s (--wait blocks until one is)\n", parent)
+		} else {
+			fmt.Fprintf(w, "no native job queued for parent %s\n", parent)
+		}
 		return nil
 	}
 	if asJSON {

@@ -18,7 +18,12 @@ func validateSub() policySub {
 access fact, all 15 role rows with their minimum seats, single-seat non-panel
 rows, and every attempt resolved and authorized for the parent. Prints
 {"status":"valid","roles":N} (N is the number of rows), or exits 65 listing
-every issue. A missing sheet is a usage error (64).`,
+every issue. A missing sheet is a usage error (64).
+
+validate is for a whole sheet. A sheet written for one task (a few rows, such
+as the demo's) fails it with a "missing role row" line per absent row; check
+such a sheet with "switchyard doctor --sheet S --role R", which checks only the
+rows and providers a run of that role uses.`,
 		example: `  $ switchyard policy validate --sheet testdata/sheets/panel.sheet --parent claude
   {"status":"valid","roles":15}
 

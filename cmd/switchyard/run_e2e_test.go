@@ -230,6 +230,14 @@ func TestRunNativeLaneAnsweredFromAnotherProcess(t *testing.T) {
 	r = s.run(t, 30*time.Second, "native", "report", "--data-dir", s.data, "--execution", other, "--status", "complete")
 	require.Equal(t, 64, r.code, r.stdout)
 	require.True(t, strings.HasPrefix(r.stderr, "error: --execution "+other+" names no native execution a run is waiting for"), r.stderr)
+
+	// --wait with nothing serving the directory answers at once, and its
+	// two lines agree: stderr says why it did not wait, stdout does not
+	// then suggest --wait (issue 28, finding 32).
+	r = s.run(t, 30*time.Second, "native", "next", "--parent", "claude", "--wait", "--data-dir", s.data)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "switchyard native next: nothing serves "+s.data+", so no native job can arrive; not waiting (start `switchyard serve` or a `switchyard run`)\n", r.stderr)
+	require.Equal(t, "no native job queued for parent claude\n", r.stdout)
 }
 
 // TestWorkerNeedsAServer: a worker never starts an embedded server or
