@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,11 +175,12 @@ func extraWritable(v string) ([]string, error) {
 	return out, nil
 }
 
-// sandboxed returns a child's argv and environment wrapped in the
-// sandbox launcher, or unchanged when the attempt runs unsandboxed.
-func (a *attempt) sandboxed(argv, env []string) ([]string, []string, error) {
+// sandboxed returns a child's environment with the containment's
+// variables and the function that starts it confined, or the environment
+// unchanged and a nil start when the attempt runs unsandboxed.
+func (a *attempt) sandboxed(env []string) ([]string, func(*exec.Cmd) (func(), error), error) {
 	if a.cont == nil || a.cont.policy == nil {
-		return argv, env, nil
+		return env, nil, nil
 	}
 	if a.cont.proxy == nil {
 		return nil, nil, errors.New("the sandbox was not prepared")
@@ -188,7 +190,10 @@ func (a *attempt) sandboxed(argv, env []string) ([]string, []string, error) {
 		return slices.ContainsFunc(a.cont.env, func(o string) bool { return strings.HasPrefix(o, name+"=") })
 	}
 	env = append(slices.DeleteFunc(slices.Clone(env), override), a.cont.env...)
-	return sandbox.Wrap(a.r.cfg.SandboxExe, *a.cont.policy, argv, env)
+	// A variable that would hand a child a policy is never passed on.
+	env = slices.DeleteFunc(env, sandbox.IsSandboxVar)
+	pol := *a.cont.policy
+	return env, func(cmd *exec.Cmd) (func(), error) { return sandbox.StartConfined(pol, cmd) }, nil
 }
 
 // closeContainment stops the proxy and records the containment and what

@@ -234,7 +234,7 @@ func (a *attempt) run(ctx context.Context) Result {
 		defer cancel()
 	}
 	a.latch = newLatch(ctx, a.progress.cancelRequested)
-	a.exec = &executor{latch: a.latch, limit: cfg.CaptureLimit, killGrace: cfg.KillGrace, progress: a.progress, wrap: a.sandboxed}
+	a.exec = &executor{latch: a.latch, limit: cfg.CaptureLimit, killGrace: cfg.KillGrace, progress: a.progress, confine: a.sandboxed}
 
 	a.execute()
 	a.closeContainment()

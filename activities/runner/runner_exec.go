@@ -171,9 +171,10 @@ type executor struct {
 	limit     int64
 	killGrace time.Duration
 	progress  *progressReporter
-	// wrap turns a child's argv and environment into their sandboxed
-	// form (attempt.sandboxed); nil starts children as given.
-	wrap func(argv, env []string) ([]string, []string, error)
+	// confine gives a child's environment its sandboxed form and the
+	// function that starts it confined (attempt.sandboxed); nil, or a nil
+	// start, starts children as given.
+	confine func(env []string) ([]string, func(*exec.Cmd) (func(), error), error)
 }
 
 // stream is one captured output pipe.
@@ -233,19 +234,20 @@ func (x *executor) run(cs childSpec) (*childResult, error) {
 	if len(cs.argv) == 0 || !filepath.IsAbs(cs.argv[0]) {
 		return nil, fmt.Errorf("command %q is not an absolute executable path", cs.argv)
 	}
-	if x.wrap != nil {
-		argv, env, err := x.wrap(cs.argv, cs.env)
+	var startCmd func(*exec.Cmd) (func(), error)
+	if x.confine != nil {
+		env, start, err := x.confine(cs.env)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		cs.argv, cs.env = argv, env
+		cs.env, startCmd = env, start
 	}
 	// The child's parent-death signal (Linux) fires when the thread that
 	// started it exits; this goroutine keeps that thread until the child
 	// is reaped, so only the death of the whole process fires it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p, err := x.start(cs)
+	p, err := x.start(cs, startCmd)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +281,9 @@ type child struct {
 
 // start starts cs with its pipes and the goroutines around it. On error
 // nothing is left open.
-func (x *executor) start(cs childSpec) (*child, error) {
+// startCmd, when non-nil, starts the command confined (the sandbox) and
+// returns what to call once the child is reaped.
+func (x *executor) start(cs childSpec, startCmd func(*exec.Cmd) (func(), error)) (*child, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -314,7 +318,17 @@ func (x *executor) start(cs childSpec) (*child, error) {
 		}
 		cmd.Stdin = inR
 	}
-	err = cmd.Start()
+	release := func() {}
+	if startCmd != nil {
+		var r func()
+		if r, err = startCmd(cmd); err == nil {
+			release = r
+		} else {
+			err = fmt.Errorf("sandbox: %w", err)
+		}
+	} else {
+		err = cmd.Start()
+	}
 	outW.Close()
 	errW.Close()
 	if inR != nil {
@@ -360,6 +374,7 @@ func (x *executor) start(cs childSpec) (*child, error) {
 	}()
 	go func() {
 		cmd.Wait()
+		release() // the confined thread that started it may go now
 		close(c.waited)
 	}()
 	return c, nil

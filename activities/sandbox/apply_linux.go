@@ -35,11 +35,25 @@ var handled = landlock.Config{
 // It fails closed: a writable path that does not exist, or a kernel that
 // cannot enforce every handled right, is an error and nothing may run.
 func Apply(p Policy) error {
-	if err := p.validate(); err != nil {
+	rules, err := rulesFor(p)
+	if err != nil {
 		return err
 	}
+	if err := handled.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return limitSockets()
+}
+
+// rulesFor validates p against this kernel and turns it into Landlock
+// rules: the whole filesystem readable, the device files a CLI needs,
+// p's writable paths, and TCP connect to p's port only.
+func rulesFor(p Policy) ([]landlock.Rule, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	if abi := KernelABI(); abi < MinABI {
-		return fmt.Errorf("Landlock ABI %d is below the %d the sandbox needs", abi, MinABI)
+		return nil, fmt.Errorf("Landlock ABI %d is below the %d the sandbox needs", abi, MinABI)
 	}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
@@ -50,7 +64,7 @@ func Apply(p Policy) error {
 	for _, w := range p.Writable {
 		st, err := os.Stat(w)
 		if err != nil {
-			return fmt.Errorf("writable path: %w", err)
+			return nil, fmt.Errorf("writable path: %w", err)
 		}
 		if st.IsDir() {
 			rules = append(rules, landlock.RWDirs(w).WithRefer())
@@ -61,10 +75,7 @@ func Apply(p Policy) error {
 	if p.ConnectPort != 0 {
 		rules = append(rules, landlock.ConnectTCP(p.ConnectPort))
 	}
-	if err := handled.Restrict(rules...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	return limitSockets()
+	return rules, nil
 }
 
 // available says whether this platform has a sandbox implementation.

@@ -1,11 +1,14 @@
 // Package sandbox applies and verifies an attempt's containment.
 //
-// The runner never starts a provider CLI directly: it starts the
-// switchyard binary again (Wrap) with the attempt's Policy in the
-// environment; that process (Enter, dispatched at the top of main and of
-// every test binary's TestMain) restricts itself with the kernel's
-// Landlock LSM and then execs the CLI, so the CLI and every tool it spawns
-// inherit the rules. A Policy allows reading and executing everything,
+// The runner never starts a provider CLI unconfined: StartConfined locks
+// a fresh OS thread, restricts that thread alone with the kernel's
+// Landlock LSM and a seccomp socket filter (both are per thread and pass
+// to the children a thread forks), and starts the CLI from it, so the CLI
+// and every tool it spawns inherit the rules from their first instruction
+// without a launcher process in between; the thread is never returned to
+// the Go runtime. Wrap and Enter are the re-exec form of the same
+// confinement (the switchyard binary applies the Policy to itself, then
+// execs the command), kept for the tests that drive the launcher. A Policy allows reading and executing everything,
 // writing only its Writable paths, and TCP connect only to one port, the
 // attempt's loopback egress proxy (Proxy), which forwards only to the
 // provider's own API hosts.

@@ -17,9 +17,17 @@ import (
 // probes and prints their results) and never returns. When the policy
 // cannot be applied or the command cannot be exec'd it prints why on
 // stderr and exits ExitSandboxFailed: the command never runs unconfined.
+//
+// With EnvProbe and no EnvPolicy it runs the probes as it is: the
+// self-test starts it with StartConfined, so the probes test the
+// confinement the runner gives every CLI, inherited from the thread that
+// started it (an unconfined start fails the self-test, never passes it).
 func Enter() {
 	raw, ok := os.LookupEnv(EnvPolicy)
 	if !ok {
+		if probes, isProbe := os.LookupEnv(EnvProbe); isProbe {
+			os.Exit(runProbes(probes, os.Stdout, os.Stderr))
+		}
 		return
 	}
 	os.Exit(enter(raw, os.Args[1:], os.Stdout, os.Stderr))

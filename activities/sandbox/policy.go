@@ -99,6 +99,10 @@ func Wrap(exe string, p Policy, argv, env []string) ([]string, []string, error) 
 	return append([]string{exe}, argv...), out, nil
 }
 
+// IsSandboxVar reports whether kv (NAME=value) is one of the sandbox's
+// own variables, which no child may be handed.
+func IsSandboxVar(kv string) bool { return isSandboxVar(kv) }
+
 func isSandboxVar(kv string) bool {
 	return strings.HasPrefix(kv, EnvPolicy+"=") || strings.HasPrefix(kv, EnvProbe+"=")
 }

@@ -19,6 +19,16 @@ import (
 // socket, and every system call of a foreign ABI (x32, or 32-bit x86 and
 // its socketcall), fails with EACCES.
 func limitSockets() error {
+	// no_new_privs is already set on every thread by the Landlock
+	// restriction; TSYNC puts the filter on every thread.
+	return socketFilter(unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// limitThreadSockets puts the same filter on the calling thread only
+// (its no_new_privs must be set), for StartConfined's locked thread.
+func limitThreadSockets() error { return socketFilter(0) }
+
+func socketFilter(flags uintptr) error {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -73,9 +83,7 @@ func limitSockets() error {
 		/* 24 */ ret(deny),
 	}
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	// no_new_privs is already set on every thread by the Landlock
-	// restriction; TSYNC puts the filter on every thread.
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fp))); errno != 0 {
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fp))); errno != 0 {
 		return fmt.Errorf("seccomp: %w", errno)
 	}
 	runtime.KeepAlive(prog)

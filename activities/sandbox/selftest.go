@@ -260,14 +260,9 @@ func runSelfTestChild(ctx context.Context, exe string, timeout time.Duration, po
 	if err != nil {
 		return nil, err
 	}
-	if err := pol.validate(); err != nil {
-		return nil, err
-	}
-	policyJSON, err := json.Marshal(pol)
-	if err != nil {
-		return nil, err
-	}
-	env := []string{EnvPolicy + "=" + string(policyJSON), EnvProbe + "=" + string(pb)}
+	// The child gets no policy: it is confined the way the runner
+	// confines a CLI (StartConfined), and its probes test exactly that.
+	env := []string{EnvProbe + "=" + string(pb)}
 	// A launcher whose main does not call Enter (a test binary without
 	// the dispatch) must not run its tests again: the flag makes it run
 	// none, and its output then fails the self-test.
@@ -278,7 +273,13 @@ func runSelfTestChild(ctx context.Context, exe string, timeout time.Duration, po
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	release, err := StartConfined(pol, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxed child: %v", err)
+	}
+	err = cmd.Wait()
+	release()
+	if err != nil {
 		return nil, fmt.Errorf("sandboxed child: %v: %s", err, strings.TrimSpace(errb.String()))
 	}
 	var got []ProbeResult
