@@ -110,7 +110,8 @@ func TestOperationDoneAnswersHandoff(t *testing.T) {
 
 // TestCancelRunningLaneWaitsForItsReceipt proves a lane cancelled while its
 // attempt runs is final at once, that the run waits for the attempt's
-// cancelled receipt, records it as a late report, and only then closes.
+// cancelled receipt, records it as the report a cancel leads to
+// (report-after-cancel, not late-report), and only then closes.
 func TestCancelRunningLaneWaitsForItsReceipt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -132,7 +133,7 @@ func TestCancelRunningLaneWaitsForItsReceipt(t *testing.T) {
 	audits := ofType(envs, events.TypeAudit)
 	require.Len(t, audits, 1)
 	a := audits[0].Payload.(events.Audit)
-	require.Equal(t, events.AuditLateReport, a.Reason)
+	require.Equal(t, events.AuditReportAfterCancel, a.Reason, "the cancelled attempt's own report is expected, not late")
 	require.Contains(t, a.Detail, "receipt cancelled")
 	rep, err := h.eng.Report(ctx, run)
 	require.NoError(t, err)
@@ -140,6 +141,90 @@ func TestCancelRunningLaneWaitsForItsReceipt(t *testing.T) {
 	require.Contains(t, rep.Lanes[0].Attempts[0].Cause, "cancelled by the parent")
 	require.Contains(t, rep.Lanes[0].Attempts[0].Cause, "receipt cancelled")
 	h.noJob(run, events.JobSubject("cursor"))
+	st, err := h.eng.Status(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, map[events.AuditReason]int{events.AuditReportAfterCancel: 1}, st.Audits)
+	h.verifyReplay(run)
+}
+
+// TestReportAfterCancelNamesOnlyTheCancelledExecution proves that only the
+// report of the execution a cancel stopped is report-after-cancel: on a
+// lane cancelled while its fallback ran, a report for the earlier
+// (finished) execution is still late-report, and the fallback's own
+// cancelled receipt is report-after-cancel; the run then closes and
+// replay verifies.
+func TestReportAfterCancelNamesOnlyTheCancelledExecution(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submit(sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default"), "bug-fix", policy.ReadOnly)
+	primary := h.nextJob(events.JobSubject("codex"))
+	h.execute(primary, "usage-exhausted")
+	h.report(primary, events.ReportClaimed)
+	h.report(primary, events.ReportFinished)
+	fallback := h.nextJob(events.JobSubject("cursor"))
+	h.report(fallback, events.ReportClaimed)
+	h.waitLane(run, 0, machines.StateRunning)
+	require.NoError(t, h.eng.Cancel(ctx, run, 0, "user changed plans"))
+	h.waitLane(run, 0, machines.StateCancelled)
+
+	older := h.report(primary, events.ReportFinished, func(r *events.Report) { r.WorkerID = "second-worker" })
+	envs := h.waitType(run, events.TypeAudit, 1)
+	a := ofType(envs, events.TypeAudit)[0].Payload.(events.Audit)
+	require.Equal(t, events.AuditLateReport, a.Reason, "a report for the execution before the cancelled one is late")
+	require.Equal(t, older, a.ReportSeq)
+	require.Equal(t, primary.ExecutionID, a.ExecutionID)
+
+	executeCancelled(t, fallback)
+	own := h.report(fallback, events.ReportFinished)
+	_, envs = h.waitFinal(run)
+	audits := ofType(envs, events.TypeAudit)
+	require.Len(t, audits, 2)
+	a = audits[1].Payload.(events.Audit)
+	require.Equal(t, events.AuditReportAfterCancel, a.Reason)
+	require.Equal(t, own, a.ReportSeq)
+	require.Equal(t, fallback.ExecutionID, a.ExecutionID)
+	st, err := h.eng.Status(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, map[events.AuditReason]int{events.AuditLateReport: 1, events.AuditReportAfterCancel: 1}, st.Audits)
+	h.verifyReplay(run)
+}
+
+// TestReportAfterCancelNeedsAnExecutionTheCancelStopped proves a lane
+// cancelled after its execution ended (awaiting the parent's operation)
+// records a repeated report of that execution as late-report: the cancel
+// stopped nothing, so no report is expected after it.
+func TestReportAfterCancelNeedsAnExecutionTheCancelStopped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, memory)
+	h.run()
+	run := h.submit(sheet("", "arena runners: claude:sonnet@low, codex:gpt-5.6-sol@high"), "arena runners", policy.ReadOnly)
+	ended := h.nextJob(events.JobSubject("claude"))
+	running := h.nextJob(events.JobSubject("codex"))
+	h.execute(ended, "handoff")
+	h.report(ended, events.ReportClaimed)
+	h.report(ended, events.ReportFinished)
+	h.waitLane(run, ended.Lane, machines.StateAwaitingOperation)
+	h.report(running, events.ReportClaimed)
+	h.waitLane(run, running.Lane, machines.StateRunning)
+	require.NoError(t, h.eng.Cancel(ctx, run, ended.Lane, "parent moved on"))
+	h.waitLane(run, ended.Lane, machines.StateCancelled)
+
+	h.report(ended, events.ReportFinished, func(r *events.Report) { r.WorkerID = "second-worker" })
+	envs := h.waitType(run, events.TypeAudit, 1)
+	a := ofType(envs, events.TypeAudit)[0].Payload.(events.Audit)
+	require.Equal(t, events.AuditLateReport, a.Reason, "the cancel stopped no execution of this lane")
+	require.Equal(t, ended.ExecutionID, a.ExecutionID)
+
+	require.NoError(t, h.eng.Cancel(ctx, run, running.Lane, "parent moved on"))
+	executeCancelled(t, running)
+	h.report(running, events.ReportFinished)
+	_, envs = h.waitFinal(run)
+	audits := ofType(envs, events.TypeAudit)
+	require.Len(t, audits, 2)
+	require.Equal(t, events.AuditReportAfterCancel, audits[1].Payload.(events.Audit).Reason)
 	h.verifyReplay(run)
 }
 

@@ -164,7 +164,8 @@
 // harmless. A lane cancelled while its attempt runs is final at once; the
 // worker sees the cancel event and signals its child, and the run waits up
 // to Config.CancelGrace for that attempt's report (its cancelled receipt,
-// recorded as a late-report audit) before run-final.
+// recorded as a report-after-cancel audit; any other report for a final
+// lane is a late-report audit) before run-final.
 //
 // # Native lanes
 //

@@ -43,6 +43,8 @@ type driver struct {
 	cancelledAt map[int]time.Time
 	// launched holds every execution a launch or continue recorded.
 	launched map[string]bool
+	// finished holds every execution a finish recorded.
+	finished map[string]bool
 	// reviewed holds each lane's latest clear verdict since its latest
 	// launch: the reviewed state its next writer starts from.
 	reviewed map[int]*events.Verdict
@@ -214,6 +216,7 @@ func (d *driver) reload(ctx context.Context) error {
 	d.r, d.reportAfter, d.handled = r, 0, 0
 	d.envs = envs
 	d.published, d.settled, d.cancelledAt, d.launched = map[string]bool{}, map[string]bool{}, map[int]time.Time{}, map[string]bool{}
+	d.finished = map[string]bool{}
 	d.reviewed, d.staleReported = map[int]*events.Verdict{}, false
 	for _, env := range envs {
 		d.note(env)
@@ -231,6 +234,8 @@ func (d *driver) note(env events.Envelope) {
 	case events.Continue:
 		d.launched[p.ExecutionID] = true
 		delete(d.reviewed, env.Lane)
+	case events.Finish:
+		d.finished[p.ExecutionID] = true
 	case events.Verdict:
 		if p.State == events.VerdictClear {
 			v := p

@@ -440,7 +440,7 @@ func (b *reportBuilder) audit(i int, p events.Audit) {
 		b.override[i] = p.Detail
 		return
 	}
-	if a := b.current(i); a != nil && p.Reason == events.AuditLateReport &&
+	if a := b.current(i); a != nil && (p.Reason == events.AuditLateReport || p.Reason == events.AuditReportAfterCancel) &&
 		p.Report != nil && p.Report.ExecutionID == a.ExecutionID && p.Report.Kind != events.ReportClaimed && p.Detail != "" {
 		a.Cause += "; then " + p.Detail
 	}

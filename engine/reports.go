@@ -39,7 +39,11 @@ func (d *driver) handle(ctx context.Context, rd events.ReportDelivery) error {
 		return d.audit(ctx, i, reportAudit(events.AuditRefusedJob, rd,
 			fmt.Sprintf("worker %s refused a job for execution %s (%s): it does not match what the engine prepared and recorded; nothing ran", rep.WorkerID, rep.ExecutionID, rep.Refusal)))
 	case l.State.Final():
-		return d.audit(ctx, i, reportAudit(events.AuditLateReport, rd, d.lateDetail(l, rep)))
+		reason := events.AuditLateReport
+		if d.afterCancel(l, rd) {
+			reason = events.AuditReportAfterCancel
+		}
+		return d.audit(ctx, i, reportAudit(reason, rd, d.lateDetail(l, rep)))
 	case l.Dispatch == nil || l.Dispatch.ExecutionID != rep.ExecutionID:
 		return d.audit(ctx, i, reportAudit(events.AuditStaleReport, rd, "the lane is not running this execution"))
 	}
@@ -371,6 +375,18 @@ func (d *driver) lateDetail(l machines.LaneRecord, rep events.Report) string {
 	return "the worker reported receipt " + receiptCause(rc)
 }
 
+// afterCancel reports whether rd is the report a cancel leads to: lane l
+// was cancelled while its current execution had not ended (no finish is
+// recorded for it), rd names that execution, and it comes from a
+// connection that may report it. Any other report for a final lane is
+// late.
+func (d *driver) afterCancel(l machines.LaneRecord, rd events.ReportDelivery) bool {
+	if l.State != machines.StateCancelled || l.Dispatch == nil || l.Dispatch.ExecutionID != rd.Report.ExecutionID {
+		return false
+	}
+	return !d.finished[l.Dispatch.ExecutionID] && foreignReport(l.Dispatch.Route, l.Claim, rd) == ""
+}
+
 // abandoned is the finish of an execution whose worker lease went stale. It
 // has no receipt and no settled child, so under the seed's mapping it is
 // failed ("a started failure with no settled child evidence"), with
@@ -404,7 +420,7 @@ func reportAudit(reason events.AuditReason, rd events.ReportDelivery, detail str
 // role-holder can produce at will (a hostile worker flooding a run).
 var junkReasons = map[events.AuditReason]bool{
 	events.AuditMalformedReport: true, events.AuditStaleReport: true, events.AuditDuplicateReport: true,
-	events.AuditLateReport: true, events.AuditForeignReport: true,
+	events.AuditLateReport: true, events.AuditReportAfterCancel: true, events.AuditForeignReport: true,
 }
 
 // junkRecorded is how many junk reports of one reason a run's session

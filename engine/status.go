@@ -122,7 +122,8 @@ type RunStatus struct {
 	// Summary is run-final's one-line summary, once final.
 	Summary string `json:"summary,omitempty"`
 	// Audits counts the recorded deliveries that changed nothing (late,
-	// duplicate, stale or malformed reports, redelivered jobs), by reason,
+	// duplicate, stale or malformed reports, redelivered jobs, a cancelled
+	// attempt's report after its cancel), by reason,
 	// including those recorded after run-final. (An unknown-quota
 	// override, recorded as an audit too, is no delivery: the run report
 	// names it on its attempt.)

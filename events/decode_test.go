@@ -195,3 +195,22 @@ func TestDecodeUnverifiedContainmentAllowance(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []policy.Provider{policy.Grok, policy.Codex}, env.Payload.(events.RunCreated).Options.AllowUnverifiedContainment)
 }
+
+// TestAuditReasonsAfterACancel: the report a cancel leads to is recorded
+// as report-after-cancel, and a log written before that reason existed,
+// which recorded it as late-report, still decodes; a reason outside the
+// vocabulary is refused.
+func TestAuditReasonsAfterACancel(t *testing.T) {
+	rep := events.Report{ExecutionID: "x1", Run: "R", Kind: events.ReportFinished, WorkerID: "w1", Time: eventstest.T0,
+		ReceiptPath: "/r/receipt.json", ReceiptDigest: events.Digest([]byte("{}"))}
+	for _, reason := range []events.AuditReason{events.AuditReportAfterCancel, events.AuditLateReport} {
+		env := events.NewEnvelope("R", 0, eventstest.T0, events.Audit{Reason: reason, ExecutionID: "x1", ReportSeq: 4, Report: &rep, Detail: "lane is cancelled"})
+		b, err := events.Encode(env)
+		require.NoError(t, err, reason)
+		got, err := events.Decode(b)
+		require.NoError(t, err, reason)
+		require.Equal(t, env, got, reason)
+	}
+	_, err := events.Encode(events.NewEnvelope("R", 0, eventstest.T0, events.Audit{Reason: "report-after-cancellation"}))
+	require.ErrorIs(t, err, events.ErrInvalid)
+}

@@ -8,8 +8,15 @@ const (
 	// AuditDuplicateReport: the report repeats one already recorded.
 	AuditDuplicateReport AuditReason = "duplicate-report"
 	// AuditLateReport: the report arrived after its lane became final or
-	// moved past the execution (for example after a cancel).
+	// moved past the execution, and it is not the report a cancel leads
+	// to (AuditReportAfterCancel). Logs written before that reason
+	// existed record the cancelled attempt's report as late-report too.
 	AuditLateReport AuditReason = "late-report"
+	// AuditReportAfterCancel: the report is for the execution a cancel
+	// stopped (the cancelled lane's own current execution), arriving after
+	// the cancel as expected: the worker stops the attempt and reports how
+	// it ended; nothing changed.
+	AuditReportAfterCancel AuditReason = "report-after-cancel"
 	// AuditStaleReport: the report names an execution the lane is not
 	// running (an older attempt, or a claim after an abandon).
 	AuditStaleReport AuditReason = "stale-report"
@@ -59,7 +66,7 @@ func (Audit) EventType() Type { return TypeAudit }
 
 func (p Audit) validate() error {
 	switch p.Reason {
-	case AuditDuplicateReport, AuditLateReport, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet, AuditForeignReport:
+	case AuditDuplicateReport, AuditLateReport, AuditReportAfterCancel, AuditStaleReport, AuditRedeliveredJob, AuditRefusedJob, AuditMalformedReport, AuditUnknownQuotaOverride, AuditStaleSheet, AuditForeignReport:
 	default:
 		return invalidf("reason %q is not an audit reason", p.Reason)
 	}

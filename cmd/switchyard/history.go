@@ -218,6 +218,15 @@ func eventDetail(p events.Payload) string {
 			}
 			d += ")"
 		}
+		if p.Reason == events.AuditReportAfterCancel {
+			// Expected after every cancel of a running attempt: say so
+			// plainly, so it does not read as an anomaly.
+			d += ": the cancelled attempt's report arrived; nothing changed"
+			if p.Detail != "" {
+				d += " (" + p.Detail + ")"
+			}
+			return d
+		}
 		if p.Detail != "" {
 			d += ": " + p.Detail
 		}

@@ -292,12 +292,21 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 	if st.StaleSheet != "" {
 		fmt.Fprintf(s.w, "  notice: %s\n", st.StaleSheet)
 	}
-	if len(st.Audits) > 0 {
-		var counts []string
-		for _, r := range slices.Sorted(maps.Keys(st.Audits)) {
+	var counts []string
+	for _, r := range slices.Sorted(maps.Keys(st.Audits)) {
+		if r != events.AuditReportAfterCancel {
 			counts = append(counts, fmt.Sprintf("%d %s", st.Audits[r], r))
 		}
+	}
+	if len(counts) > 0 {
 		fmt.Fprintf(s.w, "  audited deliveries (changed nothing): %s\n", strings.Join(counts, ", "))
+	}
+	// The report a cancel leads to is expected, not an anomaly.
+	switch n := st.Audits[events.AuditReportAfterCancel]; {
+	case n == 1:
+		fmt.Fprintf(s.w, "  the cancelled attempt's report arrived; nothing changed\n")
+	case n > 1:
+		fmt.Fprintf(s.w, "  %d reports of cancelled attempts arrived; nothing changed\n", n)
 	}
 	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LANE\tID\tSTATE\tATTEMPT\tWAITING FOR\tOUTCOME")

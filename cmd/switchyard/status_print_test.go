@@ -33,6 +33,32 @@ func TestStatusPrintsAudits(t *testing.T) {
 	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
 	require.Equal(t, map[string]int{"late-report": 12, "redelivered-job": 1}, back.Audits)
 
+	// The report a cancel leads to is expected: said in plain words,
+	// apart from the anomalies, and kept by its reason in JSON.
+	for _, tc := range []struct {
+		name   string
+		audits map[events.AuditReason]int
+		want   string
+	}{
+		{"one, alone", map[events.AuditReason]int{events.AuditReportAfterCancel: 1},
+			"  the cancelled attempt's report arrived; nothing changed\n"},
+		{"two, beside a late report", map[events.AuditReason]int{events.AuditReportAfterCancel: 2, events.AuditLateReport: 1},
+			"  audited deliveries (changed nothing): 1 late-report\n  2 reports of cancelled attempts arrived; nothing changed\n"},
+	} {
+		st.Audits = tc.audits
+		text.Reset()
+		require.NoError(t, statusPrinter{w: &text}.run(st), tc.name)
+		require.Contains(t, text.String(), tc.want, tc.name)
+		require.NotContains(t, text.String(), "report-after-cancel", tc.name)
+		js.Reset()
+		require.NoError(t, statusPrinter{w: &js, json: true}.run(st), tc.name)
+		require.Contains(t, js.String(), `"report-after-cancel":`, tc.name)
+	}
+	st.Audits = map[events.AuditReason]int{events.AuditReportAfterCancel: 1}
+	text.Reset()
+	require.NoError(t, statusPrinter{w: &text}.run(st))
+	require.NotContains(t, text.String(), "audited", "no anomaly line for an expected report")
+
 	st.Audits = nil
 	text.Reset()
 	require.NoError(t, statusPrinter{w: &text}.run(st))
@@ -53,6 +79,9 @@ func TestHistoryDetail(t *testing.T) {
 		{events.Audit{Reason: events.AuditRedeliveredJob, ReportSeq: 41, Report: redo, Detail: "delivery 2"},
 			"redelivered-job (report 41: redelivered from w2): delivery 2"},
 		{events.Audit{Reason: events.AuditMalformedReport, ReportSeq: 7, Detail: "not JSON"}, "malformed-report (report 7): not JSON"},
+		{events.Audit{Reason: events.AuditReportAfterCancel, ReportSeq: 9, Report: &events.Report{Kind: events.ReportFinished, WorkerID: "w1"},
+			Detail: "the worker reported receipt cancelled"},
+			"report-after-cancel (report 9: finished from w1): the cancelled attempt's report arrived; nothing changed (the worker reported receipt cancelled)"},
 		{events.Finish{ExecutionID: "x1", Abandoned: true, Event: policy.Event{Status: policy.OutcomeFailed}},
 			"execution x1 ended failed, process start unknown, abandoned (its worker's lease went stale)"},
 		{events.Stop{Decision: policy.Decision{Kind: policy.DecidePolicyDenied, Reason: "missing-readiness"}}, "lane stopped: policy-denied missing-readiness"},
