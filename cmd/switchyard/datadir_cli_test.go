@@ -9,17 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/engine"
-	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
-	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
 )
 
 // queryCommands are the commands that read or answer stored runs: none of
@@ -159,8 +155,7 @@ func TestInterruptedRunSaysWhetherFinal(t *testing.T) {
 	interrupted, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stderr bytes.Buffer
-	var bg sync.WaitGroup
-	rep, final, err := interruptedRun(interrupted, &stderr, conn, f, eng, "done", func() {}, &bg)
+	rep, final, err := interruptedRun(interrupted, &stderr, conn, f, eng, "done", newSelfDrive(context.Background()))
 	require.NoError(t, err)
 	require.True(t, final)
 	require.True(t, rep.Final)
@@ -174,61 +169,11 @@ func TestInterruptedRunSaysWhetherFinal(t *testing.T) {
 		Parent: policy.ParentClaude, Mode: policy.ReadOnly, PromptPath: s.prompt, Cwd: s.checkout})
 	require.NoError(t, err)
 	stderr.Reset()
-	_, final, err = interruptedRun(interrupted, &stderr, conn, f, eng, "open", func() {}, &bg)
+	_, final, err = interruptedRun(interrupted, &stderr, conn, f, eng, "open", newSelfDrive(context.Background()))
 	require.False(t, final)
 	var ee *exitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, exitInterrupted, ee.code)
-	require.Contains(t, stderr.String(), "switchyard run: interrupted; run open is not final and stays stored in "+s.data+"\n")
+	require.Contains(t, stderr.String(), "switchyard run: run open is not final and stays stored in "+s.data+"\n")
 	require.Contains(t, stderr.String(), "resume it with `switchyard serve --data-dir "+s.data+"`")
-}
-
-// TestSelfContainedRunInterruptStopsAttempts: Ctrl-C of a self-contained
-// run says which lanes' attempts it stopped and how to resume, and that is
-// what happens: resumed by a serve, the stopped attempt is recorded with a
-// cancelled receipt and its lane stops without falling back.
-func TestSelfContainedRunInterruptStopsAttempts(t *testing.T) {
-	t.Parallel()
-	s := newEngineSandboxConfig(t, simenv.Scenarios(map[string]string{"grok": "long-running"}), `# access: {"provider":"grok","funding":"included","capacity":"standard","apiSpend":"approved","provenance":"user"}
-# access: {"provider":"devin","funding":"included","capacity":"standard","apiSpend":"deny","provenance":"user"}
-# fallback: {"on":["usage-exhausted","route-unavailable","terminal-failure"]}
-hillclimb: grok:grok-4.7@xhigh -> devin:swe-2@high
-`)
-	p := s.start(t, s.runArgs("hillclimb", "--run-id", "stopme")...)
-	waitOutput(t, p, "hillclimb#1 (lane 0): running grok:grok-4.7@xhigh\n")
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case <-p.done:
-	case <-time.After(45 * time.Second):
-		t.Fatal("run did not stop after SIGINT")
-	}
-	out, errOut := p.output()
-	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
-	require.Contains(t, errOut, "switchyard run: interrupted; run stopme is not final and stays stored in "+s.data+"\n")
-	require.Contains(t, errOut, "  stopped: lane 0 grok:grok-4.7@xhigh: each CLI was sent SIGTERM;")
-	require.Contains(t, errOut, "  resume it with `switchyard serve --data-dir "+s.data+"`")
-
-	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
-	waitServeInfo(t, s.data, serve)
-	worker := s.start(t, "worker", "--data-dir", s.data, "--provider", "grok,devin")
-	r := s.run(t, 60*time.Second, "status", "--data-dir", s.data, "--run", "stopme", "--watch", "--json")
-	require.Equal(t, 0, r.code, r.stderr)
-	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "stopme", "--json")
-	require.Equal(t, 0, r.code, r.stderr)
-	var st engine.RunStatus
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
-	require.True(t, st.Final)
-	require.Equal(t, machines.StateStopped, st.Lanes[0].State)
-	require.Equal(t, "grok:grok-4.7@xhigh", st.Lanes[0].Descriptor, "no fallback to devin")
-	require.Equal(t, policy.OutcomeFailed, st.Lanes[0].Outcome)
-	require.Equal(t, "not-eligible: attempt 0 grok:grok-4.7@xhigh was stopped while it ran (receipt cancelled: its run was interrupted, or the worker running it was stopped); it may have done work, so it is not run again and the lane does not fall back",
-		st.Lanes[0].Reason, "the stop says why in its own words (issue 28, finding 12)")
-	require.NotNil(t, st.Lanes[0].Paths)
-	b, err := os.ReadFile(st.Lanes[0].Paths.Receipt)
-	require.NoError(t, err)
-	var rc policy.Receipt
-	require.NoError(t, json.Unmarshal(b, &rc), string(b))
-	require.Equal(t, policy.StatusCancelled, rc.Status, "the stopped attempt's receipt")
-	require.Equal(t, 0, worker.stop(t))
-	require.Equal(t, 0, serve.stop(t))
 }

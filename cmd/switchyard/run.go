@@ -18,7 +18,6 @@ import (
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/internal/engineconn"
-	"github.com/switchyard-dev/switchyard/machines"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -153,10 +152,13 @@ on every reconnect, so it finds a serve that came back on another port.
 
 Interrupted (Ctrl-C) after its run is final, run prints the report. Before,
 it says what it leaves: waiting on a serve, the run goes on there; a
-self-contained run stops its workers, whose running attempts get SIGTERM
-(each is recorded with a cancelled receipt, an outcome of failed, so that
-lane stops without falling back) while launched-but-unstarted attempts and
-lanes waiting for the parent stay as they are until a serve resumes the run.
+self-contained run stops its workers first, whose running attempts get
+SIGTERM, then lets its own engine record how they ended (up to 10s; a
+second Ctrl-C stops at once) before it stops too: each stopped attempt is
+recorded with a cancelled receipt, an outcome of failed, so its lane is
+stopped, never run again and without fallback. Launched-but-unstarted
+attempts stay queued and lanes waiting for the parent keep waiting until a
+serve resumes the run.
 
 Exit codes: 0 when the run is final, whatever each lane's outcome (the report
 says); 3 with --fail-if-undelivered when the run is final and no lane
@@ -510,7 +512,6 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	// when the run is final (or run is interrupted).
 	waitCtx, stopWait := context.WithCancel(ctx)
 	defer stopWait()
-	var bg sync.WaitGroup
 	var bgErr error
 	var bgOnce sync.Once
 	bgFail := func(what string, err error) {
@@ -519,11 +520,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 			stopWait()
 		}
 	}
-	driveCtx, stopDrive := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() {
-		stopDrive()
-		bg.Wait()
-	}()
+	drive := newSelfDrive(ctx)
+	defer drive.stop()
 	if len(rf.caps) > 0 && conn.mode != connEmbedded {
 		return usagef("--cap applies to a self-contained run; this run goes to %s, whose caps `switchyard serve --cap` sets: drop --cap", conn.describe())
 	}
@@ -541,21 +539,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		if err := applyCaps(ctx, conn, in.caps); err != nil {
 			return err
 		}
-		bg.Add(1)
-		go func() {
-			defer bg.Done()
-			bgFail("the engine", eng.Run(driveCtx))
-		}()
+		drive.engines.Go(func() { bgFail("the engine", eng.Run(drive.engineCtx)) })
 		if len(in.providers) > 0 {
 			w, err := newWorker(conn, in.providers, workerOptions{concurrency: maxCap(in.caps, in.providers), quotaRefresh: rf.quotaRefresh, dataDir: conn.dataDir}, logger)
 			if err != nil {
 				return err
 			}
-			bg.Add(1)
-			go func() {
-				defer bg.Done()
-				bgFail("the worker", w.Run(driveCtx))
-			}()
+			drive.workers.Go(func() { bgFail("the worker", w.Run(drive.workerCtx)) })
 		}
 	}
 
@@ -615,7 +605,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		// final just now, or while the connection was down): then say so
 		// and print its report rather than call it unfinished.
 		var final bool
-		report, final, err = interruptedRun(ctx, stderr, conn, f, eng, runID, stopDrive, &bg)
+		report, final, err = interruptedRun(ctx, stderr, conn, f, eng, runID, drive)
 		if !final {
 			return err
 		}
@@ -635,10 +625,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 
 // interruptedRun tells what an interrupt left: the report when the run is
 // final after all (final true), else what happened to its attempts and how
-// to follow or resume it (an exit 130 error). stopDrive and bg stop a
-// self-contained run's engine and workers.
+// to follow or resume it (an exit 130 error). drive is a self-contained
+// run's own engine and workers, which it stops (interruptSelfContained).
 func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f engineFlags, eng *engine.Engine,
-	runID string, stopDrive func(), bg *sync.WaitGroup) (engine.RunReport, bool, error) {
+	runID string, drive *selfDrive) (engine.RunReport, bool, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	flags := conn.connFlags(f)
@@ -661,41 +651,7 @@ func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f e
 			runID, conn.describe(), runID, flags)
 		return engine.RunReport{}, false, interrupted
 	}
-	// Self-contained: this process's engine and workers stop now. An
-	// attempt its workers run gets SIGTERM (its CLI's process group), and
-	// the finished report (receipt status cancelled, normalized to failed)
-	// is stored before the server stops; the next engine records it and
-	// that lane stops there, without falling back.
-	var running, launched, parent []string
-	for _, l := range st.Lanes {
-		desc := fmt.Sprintf("lane %d", l.Lane)
-		if l.Descriptor != "" {
-			desc += " " + l.Descriptor
-		}
-		switch {
-		case l.State == machines.StateRunning && l.Route == policy.RouteExternal:
-			running = append(running, desc)
-		case l.State == machines.StateLaunching && l.Route == policy.RouteExternal:
-			launched = append(launched, desc)
-		case l.WaitingFor != engine.WaitNone && l.WaitingFor != engine.WaitWorker && l.WaitingFor != engine.WaitEngine:
-			parent = append(parent, desc)
-		}
-	}
-	stopDrive()
-	bg.Wait()
-	fmt.Fprintf(stderr, "switchyard run: interrupted; run %s is not final and stays stored in %s\n", runID, conn.dataDir)
-	if len(running) > 0 {
-		fmt.Fprintf(stderr, "  stopped: %s: each CLI was sent SIGTERM; the attempt is recorded as cancelled (an outcome of failed), so that lane stops there, without fallback, when the run resumes\n",
-			strings.Join(running, ", "))
-	}
-	if len(launched) > 0 {
-		fmt.Fprintf(stderr, "  not started: %s: the job stays queued and a worker starts it when the run resumes\n", strings.Join(launched, ", "))
-	}
-	if len(parent) > 0 {
-		fmt.Fprintf(stderr, "  waiting for the parent: %s: they keep waiting; the answer is applied when the run resumes\n", strings.Join(parent, ", "))
-	}
-	fmt.Fprintf(stderr, "  resume it with `switchyard serve%s` (it drives every unfinished run; workers: `switchyard worker --provider P%s`), then follow it with `switchyard status --run %s --watch%s`\n",
-		flags, flags, runID, flags)
+	interruptSelfContained(ctx, stderr, conn, flags, eng, runID, st, drive)
 	return engine.RunReport{}, false, interrupted
 }
 

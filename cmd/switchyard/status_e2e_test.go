@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -139,16 +138,13 @@ func TestStatusWatchAndWorkerPresence(t *testing.T) {
 }
 
 // TestStatusSaysNothingServesAnInterruptedRun: a self-contained run
-// interrupted mid-attempt leaves its lane waiting for a worker; status
-// says nothing serves the data directory and prints the commands that
-// resume it, and those commands do.
+// interrupted while one lane's job is still queued leaves that lane
+// waiting for a worker; status says nothing serves the data directory and
+// prints the commands that resume it, and those commands do.
 func TestStatusSaysNothingServesAnInterruptedRun(t *testing.T) {
 	t.Parallel()
-	s := newEngineSandbox(t, map[string]string{"grok": "long-running"}, singleLaneSheet)
-	p := s.start(t, s.runArgs("hillclimb", "--run-id", "cut")...)
-	waitOutput(t, p, "hillclimb#1 (lane 0): running grok:grok-4.7@xhigh\n")
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	require.Equal(t, 130, waitExit(t, p, 60*time.Second))
+	s := newEngineSandbox(t, map[string]string{"grok": "long-running"}, interruptSheet)
+	interruptRun(t, s, "cut")
 
 	r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "cut")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -162,8 +158,8 @@ func TestStatusSaysNothingServesAnInterruptedRun(t *testing.T) {
 	// The printed commands resume it.
 	srv := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
 	waitServeInfo(t, s.data, srv)
-	s.start(t, "worker", "--provider", "grok", "--data-dir", s.data)
+	withScenarios(t, s, map[string]string{"grok": "success"}).start(t, "worker", "--provider", "grok", "--data-dir", s.data)
 	r = s.run(t, 90*time.Second, "status", "--data-dir", s.data, "--run", "cut", "--watch")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Contains(t, r.stdout, "run cut: role \"hillclimb\", parent claude, read-only, final\n")
+	require.Contains(t, r.stdout, "run cut: role \"swarm workers\", parent claude, read-only, final\n")
 }
