@@ -592,7 +592,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	if rf.detach {
 		// The serve drives the run; nothing here waits for it.
 		if rf.json {
-			return writeJSON(stdout, struct {
+			return writeDoc(stdout, struct {
 				Run string `json:"run"`
 			}{runID})
 		}
@@ -617,6 +617,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		var final bool
 		report, final, err = interruptedRun(ctx, stderr, conn, f, eng, runID, stopDrive, &bg)
 		if !final {
+			// run --json still prints a document: the run is not final.
+			var ie *interruptedError
+			if rf.json && errors.As(err, &ie) {
+				// A failed write does not hide the exit code 130.
+				_ = writeDoc(stdout, interruptedDoc(ie, conn, conn.connFlags(f)))
+			}
 			return err
 		}
 	}
@@ -650,7 +656,7 @@ func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f e
 			return report, true, nil
 		}
 	}
-	interrupted := &exitError{code: exitInterrupted}
+	interrupted := &interruptedError{exit: &exitError{code: exitInterrupted}, run: runID, status: st, statusErr: err}
 	if err != nil {
 		fmt.Fprintf(stderr, "switchyard run: interrupted; cannot tell whether run %s is final (%s: %v); it stays stored: check it with `switchyard status --run %s%s`\n",
 			runID, conn.describe(), err, runID, flags)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -114,7 +113,7 @@ anything else.`,
 						if err != nil {
 							return err
 						}
-						return writeJSON(s.w, doc)
+						return writeDoc(s.w, doc)
 					}
 					if err := s.run(st); err != nil {
 						return err
@@ -243,7 +242,7 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 		if matched > len(runs) && s.errW != nil {
 			fmt.Fprintf(s.errW, "switchyard status: listed the newest %d of %d runs (--limit %d); --limit 0 lists every run\n", len(runs), matched, s.limit)
 		}
-		return writeJSON(s.w, runs)
+		return writeDoc(s.w, runs)
 	}
 	if len(runs) == 0 {
 		if l.Total > 0 {
@@ -269,7 +268,7 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 // run prints one run's status.
 func (s statusPrinter) run(st engine.RunStatus) error {
 	if s.json {
-		return writeJSON(s.w, st)
+		return writeDoc(s.w, st)
 	}
 	fmt.Fprintf(s.w, "run %s: role %q, parent %s, %s, %s\n", st.Run, st.Role, st.Parent, st.Access, runState(st))
 	if st.Summary != "" {
@@ -367,8 +366,7 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 	}
 	onChange := func(ch engine.LaneChange) {
 		if s.json {
-			b, _ := json.Marshal(ch)
-			fmt.Fprintf(s.w, "%s\n", b)
+			_ = s.jsonLine(ch)
 			return
 		}
 		fmt.Fprintln(s.w, laneChangeLine(ch))
@@ -397,9 +395,7 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 		if err != nil {
 			return err
 		}
-		b, _ := json.Marshal(doc)
-		fmt.Fprintf(s.w, "%s\n", b)
-		return nil
+		return s.jsonLine(doc)
 	}
 	return s.run(st)
 }
@@ -588,15 +584,8 @@ func changeLine(r engine.RunStatus, before, now runRow, known bool) string {
 	return head + now.state + "; " + now.lanes
 }
 
-// jsonLine prints v as one JSON line.
-func (s statusPrinter) jsonLine(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return failf("write JSON: %v", err)
-	}
-	_, err = fmt.Fprintf(s.w, "%s\n", b)
-	return err
-}
+// jsonLine prints v as one JSON line with its schemaVersion.
+func (s statusPrinter) jsonLine(v any) error { return writeDocLine(s.w, v) }
 
 // rewatch opens the store watch again after seq after, retrying while the
 // connection finds the data directory's serve again; nil once ctx ends.
