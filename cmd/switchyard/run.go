@@ -165,11 +165,20 @@ sheet or role; 130 interrupted before the run was final (the run stays
 stored; a serve resumes it); 1 anything else.
 
 With --detach, run submits the run to the serve (or --nats), prints its id
-on stdout (as {"run": ID} with --json) and exits 0 at once, without
-waiting: for a CI system that starts many runs and should not hold a
-process per run. Follow it with "switchyard status --run ID --watch" and
-print its report with "switchyard report --run ID" once it is final.
+on stdout (as {"schemaVersion": 2, "run": ID} with --json) and exits 0
+at once, without waiting: for a CI system that starts many runs and
+should not hold a process per run. Follow it with "switchyard status
+--run ID --watch" and print its report with "switchyard report --run ID"
+once it is final.
 --detach needs a serve: a self-contained run ends with its process.
+
+With --json, a submitted run prints one JSON document on stdout: the
+report once the run is final; interrupted before that (exit 130), an
+object saying so: {"schemaVersion": 2, "run": ID, "final": false,
+"interrupted": true, "driver": "serve" (it goes on there) or "none" (a
+self-contained run; a serve resumes it) or "unknown", "lanes": [each lane
+as status --run --json shows it at the interrupt], "resume": the command
+that resumes a self-contained run, "follow": the command that follows it}.
 
 "switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):

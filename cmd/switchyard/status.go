@@ -49,9 +49,12 @@ changes already recorded first) until the run is final, then its status;
 without --run it prints the list once, then one line per run that appears
 or changes (state or lane counts), until interrupted. With --json, --watch
 prints one JSON object per line: each lane change (with --run, then the
-final status), or each new or changed run's status. --watch follows a
-"switchyard serve" or a running "switchyard run"; when nothing serves the
-data directory nothing can change, so it shows the status once.
+final status), or each new or changed run's status. Each JSON object
+status prints (the --run status, each run of the list, each --watch line)
+starts with "schemaVersion": 2 (docs/OPERATIONS.md, "JSON output").
+--watch follows a "switchyard serve" or a running "switchyard run"; when
+nothing serves the data directory nothing can change, so it shows the
+status once.
 
 Exit codes: 0 the status was printed (whatever state the runs are in); 64
 usage error (an unknown --state, a negative --limit) or no such run; 1
