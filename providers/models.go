@@ -175,7 +175,7 @@ type ModelChoice struct {
 	Descriptor    string          `json:"descriptor"` // at the default effort
 	Family        string          `json:"family,omitempty"`
 	InMatrix      bool            `json:"inMatrix"` // a model-matrix or optional-family row
-	Listed        bool            `json:"listed"`    // the CLI's own listing names it
+	Listed        bool            `json:"listed"`   // the CLI's own listing names it
 	CLIModel      string          `json:"cliModel"` // what the runner passes to --model at the default effort
 }
 
