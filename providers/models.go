@@ -171,12 +171,12 @@ type ModelChoice struct {
 	Provider      policy.Provider `json:"provider"`
 	Model         string          `json:"model"`
 	Efforts       []policy.Effort `json:"efforts"`
-	DefaultEffort policy.Effort   `json:"default_effort"`
+	DefaultEffort policy.Effort   `json:"defaultEffort"`
 	Descriptor    string          `json:"descriptor"` // at the default effort
 	Family        string          `json:"family,omitempty"`
-	InMatrix      bool            `json:"in_matrix"` // a model-matrix or optional-family row
-	Listed        bool            `json:"listed"`    // the CLI's own listing names it
-	CLIModel      string          `json:"cli_model"` // what the runner passes to --model at the default effort
+	InMatrix      bool            `json:"inMatrix"` // a model-matrix or optional-family row
+	Listed        bool            `json:"listed"`   // the CLI's own listing names it
+	CLIModel      string          `json:"cliModel"` // what the runner passes to --model at the default effort
 }
 
 // Choices turns a provider's listed IDs into descriptors with the efforts

@@ -34,13 +34,12 @@ type doctorFlags struct {
 
 // doctorOutput is `switchyard doctor --json` (schema in docs/OPERATIONS.md).
 type doctorOutput struct {
-	SchemaVersion int              `json:"schema_version"`
-	Server        string           `json:"server"` // "" without one
-	Mode          policy.Access    `json:"mode"`
-	Probed        bool             `json:"probed"`
-	Sheet         string           `json:"sheet,omitempty"`
-	Role          string           `json:"role,omitempty"`
-	Providers     []doctorProvider `json:"providers"`
+	Server    string           `json:"server"` // "" without one
+	Mode      policy.Access    `json:"mode"`
+	Probed    bool             `json:"probed"`
+	Sheet     string           `json:"sheet,omitempty"`
+	Role      string           `json:"role,omitempty"`
+	Providers []doctorProvider `json:"providers"`
 	// Lanes is set with --sheet/--role: each lane and whether it can run.
 	Lanes []doctorLane `json:"lanes,omitempty"`
 	// Problems counts every provider problem; Blocking those that stop
@@ -48,14 +47,14 @@ type doctorOutput struct {
 	// run at all.
 	Problems     int `json:"problems"`
 	Blocking     int `json:"blocking"`
-	BlockedLanes int `json:"blocked_lanes"`
+	BlockedLanes int `json:"blockedLanes"`
 }
 
 // doctorLane is one lane of the checked role.
 type doctorLane struct {
 	Lane     int             `json:"lane"`
 	ID       string          `json:"id"`
-	CanRun   bool            `json:"can_run"`
+	CanRun   bool            `json:"canRun"`
 	Attempts []doctorAttempt `json:"attempts"`
 }
 
@@ -168,7 +167,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 	if err != nil {
 		return err
 	}
-	out := doctorOutput{SchemaVersion: doctorSchemaVersion, Mode: mode, Probed: df.probe}
+	out := doctorOutput{Mode: mode, Probed: df.probe}
 	targets, err := parseRoundTripFlags(df)
 	if err != nil {
 		return err
@@ -239,7 +238,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, f engineFlags, df 
 		}
 	}
 	if df.json {
-		err = writeJSON(stdout, out)
+		err = writeDoc(stdout, out)
 	} else {
 		err = printDoctor(stdout, out)
 	}

@@ -24,9 +24,6 @@ import (
 	"github.com/switchyard-dev/switchyard/providers/quota"
 )
 
-// doctorSchemaVersion is the schema of `switchyard doctor --json`.
-const doctorSchemaVersion = 1
-
 // doctorProbeTimeout bounds each probe doctor runs (--version, every
 // preflight probe). The real CLIs take 4 to 15 s for a signed-out
 // `--version` or `opencode --pure debug config` on a busy two-core host
@@ -66,7 +63,7 @@ type doctorBinary struct {
 	// Known: the version is one of the spec's known (verified) versions
 	// (evidence, not an allowlist); absent when no version was read.
 	Known         *bool    `json:"known,omitempty"`
-	KnownVersions []string `json:"known_versions"`
+	KnownVersions []string `json:"knownVersions"`
 	// Verification reads Version against KnownVersions (the verified
 	// ones): "verified" (one of them), "newer" (newer than every one:
 	// it still runs, and is not verified), "other" (older, between them,
@@ -136,7 +133,7 @@ type doctorSignIn struct {
 // doctorGuard is what the billing guard would block under api-spend deny:
 // variable names only, never values.
 type doctorGuard struct {
-	APISpend policy.APISpend `json:"api_spend"`
+	APISpend policy.APISpend `json:"apiSpend"`
 	Blocked  []string        `json:"blocked"`
 }
 
@@ -156,13 +153,13 @@ type doctorQuota struct {
 // doctorConcurrency is the provider's concurrency cap.
 type doctorConcurrency struct {
 	Cap      int    `json:"cap"`
-	InFlight int    `json:"in_flight"`
+	InFlight int    `json:"inFlight"`
 	Source   string `json:"source"`
 }
 
 // doctorWorker is one live worker of the provider and its answers.
 type doctorWorker struct {
-	WorkerID     string                  `json:"worker_id"`
+	WorkerID     string                  `json:"workerId"`
 	Host         string                  `json:"host,omitempty"`
 	Concurrency  int                     `json:"concurrency,omitempty"`
 	Capabilities *events.Capabilities    `json:"capabilities,omitempty"`
@@ -174,7 +171,7 @@ type doctorWorker struct {
 type doctorProvider struct {
 	Provider    policy.Provider           `json:"provider"`
 	Binary      doctorBinary              `json:"binary"`
-	SignIn      doctorSignIn              `json:"sign_in"`
+	SignIn      doctorSignIn              `json:"signIn"`
 	Guard       doctorGuard               `json:"guard"`
 	Containment []events.ContainmentEntry `json:"containment"`
 	Quota       doctorQuota               `json:"quota"`
@@ -183,7 +180,7 @@ type doctorProvider struct {
 	Workers  []doctorWorker  `json:"workers"`
 	Problems []doctorProblem `json:"problems"`
 	// RoundTrip is set with --round-trip only.
-	RoundTrip *doctorRoundTrip `json:"round_trip,omitempty"`
+	RoundTrip *doctorRoundTrip `json:"roundTrip,omitempty"`
 }
 
 // blocking reports whether p has a blocking problem for an attempt with

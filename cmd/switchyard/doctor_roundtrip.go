@@ -38,19 +38,19 @@ const (
 // when asked.
 type doctorRoundTrip struct {
 	Descriptor string          `json:"descriptor"`
-	APISpend   policy.APISpend `json:"api_spend"`
+	APISpend   policy.APISpend `json:"apiSpend"`
 	State      string          `json:"state"`
 	// Reason says why a round trip was skipped or refused.
 	Reason string `json:"reason,omitempty"`
 	// The ran attempt's receipt, in brief.
 	Status        policy.ReceiptStatus `json:"status,omitempty"`
-	ExitCode      int                  `json:"exit_code"`
-	ReportedModel string               `json:"reported_model,omitempty"`
-	ModelVerified bool                 `json:"model_verified"`
-	InputTokens   *int64               `json:"input_tokens"`
-	OutputTokens  *int64               `json:"output_tokens"`
-	CostUSD       *float64             `json:"cost_usd"`
-	ElapsedMs     int64                `json:"elapsed_ms"`
+	ExitCode      int                  `json:"exitCode"`
+	ReportedModel string               `json:"reportedModel,omitempty"`
+	ModelVerified bool                 `json:"modelVerified"`
+	InputTokens   *int64               `json:"inputTokens"`
+	OutputTokens  *int64               `json:"outputTokens"`
+	CostUSD       *float64             `json:"costUsd"`
+	ElapsedMs     int64                `json:"elapsedMs"`
 	// Error is the receipt's error message (capped) when it did not end
 	// complete.
 	Error string `json:"error,omitempty"`

@@ -48,7 +48,7 @@ func TestDoctorVersionVerification(t *testing.T) {
 // a banner newer than every known version (2.0.27 against 1.18.33) is
 // "not verified: newer than every verified version", an older unlisted one
 // (1.18.32) "not among the verified versions", both with the list, in the
-// text and the JSON (known stays false, known_versions stays the list).
+// text and the JSON (known stays false, knownVersions stays the list).
 // Without --sheet/--role the opencode probe is still prepared (with the
 // subscription mode's model, said in the evidence) and runs to its
 // configuration check.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -245,7 +246,13 @@ func serveHTTP(ctx context.Context, stdout, stderr io.Writer, h httpFlags, f eng
 			if err != nil {
 				return nil, err
 			}
-			return withCaps(ctx, conn, runStatusJSON{RunStatus: st, Eligibility: el})
+			doc, err := withCaps(ctx, conn, runStatusJSON{RunStatus: st, Eligibility: el})
+			if err != nil {
+				return nil, err
+			}
+			// The same document status --run --json prints, schemaVersion too.
+			b, err := versionedJSON(doc)
+			return json.RawMessage(b), err
 		},
 		Ready: func(ctx context.Context) error { return readyCheck(ctx, conn) },
 	})

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,9 +19,6 @@ import (
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
-// modelsSchemaVersion is the schema_version of models --json.
-const modelsSchemaVersion = 1
-
 // defaultModelsTimeout bounds each discovery probe.
 const defaultModelsTimeout = 20 * time.Second
 
@@ -37,8 +33,7 @@ const (
 
 // modelsOutput is `switchyard models --json`.
 type modelsOutput struct {
-	SchemaVersion int              `json:"schema_version"`
-	Providers     []modelsProvider `json:"providers"`
+	Providers []modelsProvider `json:"providers"`
 }
 
 // modelsProvider is one provider's discovery.
@@ -115,16 +110,14 @@ names is not installed; 64 on a usage error.`,
 			if err != nil {
 				return err
 			}
-			out := modelsOutput{SchemaVersion: modelsSchemaVersion}
+			out := modelsOutput{}
 			for _, p := range want {
 				out.Providers = append(out.Providers, discoverModels(cmd.Context(), p, doctorEnv(), timeout))
 			}
 			if asJSON {
-				b, err := json.MarshalIndent(out, "", "  ")
-				if err != nil {
+				if err := writeDoc(stdout, out); err != nil {
 					return err
 				}
-				fmt.Fprintln(stdout, string(b))
 			} else {
 				printModels(stdout, out)
 			}
@@ -132,7 +125,7 @@ names is not installed; 64 on a usage error.`,
 		},
 	}
 	c.Flags().StringVar(&provider, "provider", "", "only these providers, comma-separated ("+providerList()+")")
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema_version "+fmt.Sprint(modelsSchemaVersion)+", documented in docs/SHEETS.md)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schemaVersion "+fmt.Sprint(jsonSchemaVersion)+", documented in docs/SHEETS.md)")
 	c.Flags().DurationVar(&timeout, "timeout", defaultModelsTimeout, "bound on each discovery probe")
 	return wireCommand(c, stderr)
 }

@@ -19,7 +19,7 @@ import (
 func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, asJSON, waitHint bool, conn string) error {
 	if job == nil {
 		if asJSON {
-			return writeJSON(w, map[string]string{"status": "none", "parent": string(parent)})
+			return writeDoc(w, map[string]string{"status": "none", "parent": string(parent)})
 		}
 		if waitHint {
 			fmt.Fprintf(w, "no native job queued for parent %s (--wait blocks until one is)\n", parent)
@@ -32,7 +32,7 @@ func printNativeJob(w io.Writer, job *engine.NativeJob, parent policy.Parent, as
 		// The command must answer the same store when pasted as is.
 		j := *job
 		j.ReportCommand = nativeReportCommand(job.ExecutionID, conn)
-		return writeJSON(w, j)
+		return writeDoc(w, j)
 	}
 	fmt.Fprintf(w, "native job for parent %s\n", job.Parent)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -118,7 +118,7 @@ refused (malformed, out of scope, HEAD moved); 1 anything else.`,
 					return err
 				}
 				if asJSON {
-					return writeJSON(stdout, v)
+					return writeDoc(stdout, v)
 				}
 				fmt.Fprintf(stdout, "operation %s validated for run %s lane %d: digest %s at HEAD %s (%s, %s)%s\n",
 					v.Operation, run, o.lane, v.Digest, v.Head, plural(len(v.Files), "file"), plural(len(v.Checks), "check"), pendingNote(conn, o.f))

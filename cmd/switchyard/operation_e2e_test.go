@@ -50,6 +50,7 @@ func (s *engineSandbox) operateCLI(t *testing.T, run string, lane int) string {
 	r := s.run(t, 30*time.Second, "operation", "validate", "--data-dir", s.data, "--run", run, "--lane", "0",
 		"--expected-head", head, "--file", "README.md", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
+	requireJSONDoc(t, "operation validate --json", r.stdout)
 	var v struct{ Digest string }
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &v))
 	require.Len(t, v.Digest, 64)

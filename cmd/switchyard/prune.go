@@ -81,7 +81,7 @@ run is not final, or a removal failed.`,
 					return engineError(err, run, events.RunLane, f, conn)
 				}
 				if asJSON {
-					return writeJSON(stdout, out)
+					return writeDoc(stdout, out)
 				}
 				printPrune(stdout, out)
 				return nil

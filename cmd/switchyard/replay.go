@@ -66,7 +66,7 @@ read); 64 usage error or no such run.`,
 					out.Event = divergentEvent(ctx, conn.store(), run, d.Seq)
 				}
 				if asJSON {
-					if err := writeJSON(stdout, out); err != nil {
+					if err := writeDoc(stdout, out); err != nil {
 						return err
 					}
 				} else {

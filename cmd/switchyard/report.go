@@ -67,7 +67,7 @@ anything else.`,
 // end and what report prints any time.
 func printReport(w io.Writer, rep engine.RunReport, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, rep)
+		return writeDoc(w, rep)
 	}
 	_, err := fmt.Fprint(w, ensureNewline(rep.Text()))
 	return err

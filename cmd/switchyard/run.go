@@ -167,11 +167,20 @@ sheet or role; 130 interrupted before the run was final (the run stays
 stored; a serve resumes it); 1 anything else.
 
 With --detach, run submits the run to the serve (or --nats), prints its id
-on stdout (as {"run": ID} with --json) and exits 0 at once, without
-waiting: for a CI system that starts many runs and should not hold a
-process per run. Follow it with "switchyard status --run ID --watch" and
-print its report with "switchyard report --run ID" once it is final.
+on stdout (as {"schemaVersion": 2, "run": ID} with --json) and exits 0
+at once, without waiting: for a CI system that starts many runs and
+should not hold a process per run. Follow it with "switchyard status
+--run ID --watch" and print its report with "switchyard report --run ID"
+once it is final.
 --detach needs a serve: a self-contained run ends with its process.
+
+With --json, a submitted run prints one JSON document on stdout: the
+report once the run is final; interrupted before that (exit 130), an
+object saying so: {"schemaVersion": 2, "run": ID, "final": false,
+"interrupted": true, "driver": "serve" (it goes on there) or "none" (a
+self-contained run; a serve resumes it) or "unknown", "lanes": [each lane
+as status --run --json shows it at the interrupt], "resume": the command
+that resumes a self-contained run, "follow": the command that follows it}.
 
 "switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):
@@ -582,7 +591,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 	if rf.detach {
 		// The serve drives the run; nothing here waits for it.
 		if rf.json {
-			return writeJSON(stdout, struct {
+			return writeDoc(stdout, struct {
 				Run string `json:"run"`
 			}{runID})
 		}
@@ -607,6 +616,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		var final bool
 		report, final, err = interruptedRun(ctx, stderr, conn, f, eng, runID, drive)
 		if !final {
+			// run --json still prints a document: the run is not final.
+			var ie *interruptedError
+			if rf.json && errors.As(err, &ie) {
+				// A failed write does not hide the exit code 130.
+				_ = writeDoc(stdout, interruptedDoc(ie, conn, conn.connFlags(f)))
+			}
 			return err
 		}
 	}
@@ -640,7 +655,7 @@ func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f e
 			return report, true, nil
 		}
 	}
-	interrupted := &exitError{code: exitInterrupted}
+	interrupted := &interruptedError{exit: &exitError{code: exitInterrupted}, run: runID, status: st, statusErr: err}
 	if err != nil {
 		fmt.Fprintf(stderr, "switchyard run: interrupted; cannot tell whether run %s is final (%s: %v); it stays stored: check it with `switchyard status --run %s%s`\n",
 			runID, conn.describe(), err, runID, flags)

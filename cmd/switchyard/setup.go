@@ -19,9 +19,6 @@ import (
 	"github.com/switchyard-dev/switchyard/providers"
 )
 
-// setupSchemaVersion is the schema_version of setup --json.
-const setupSchemaVersion = 1
-
 // exitSetupNotWritten is setup's exit status when it proposed a change but
 // did not write it (no confirmation: a "no" answer, or no terminal and no
 // --yes).
@@ -29,16 +26,15 @@ const exitSetupNotWritten = 3
 
 // setupOutput is `switchyard setup --json`.
 type setupOutput struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Sheet         string               `json:"sheet"`
-	Exists        bool                 `json:"exists"`
-	Parent        policy.Parent        `json:"parent"`
-	Changed       bool                 `json:"changed"`
-	Written       bool                 `json:"written"`
-	Candidate     string               `json:"candidate"`
-	Diff          string               `json:"diff"`
-	Notes         []string             `json:"notes"`
-	Providers     []setupProviderState `json:"providers"`
+	Sheet     string               `json:"sheet"`
+	Exists    bool                 `json:"exists"`
+	Parent    policy.Parent        `json:"parent"`
+	Changed   bool                 `json:"changed"`
+	Written   bool                 `json:"written"`
+	Candidate string               `json:"candidate"`
+	Diff      string               `json:"diff"`
+	Notes     []string             `json:"notes"`
+	Providers []setupProviderState `json:"providers"`
 }
 
 // setupProviderState is what discovery found for one provider.
@@ -137,7 +133,7 @@ Exit codes: 0 written or nothing to change; 3 proposed but not written;
 	c.Flags().StringVar(&f.maxEffort, "max-effort", "", "an effort ceiling (low, medium, high, xhigh, max) for proposed rows")
 	c.Flags().StringSliceVar(&f.providers, "provider", nil, "only these providers (repeatable; default every known provider)")
 	c.Flags().BoolVar(&f.yes, "yes", false, "write without asking (for scripts)")
-	c.Flags().BoolVar(&f.asJSON, "json", false, "print the proposal as JSON (schema_version "+fmt.Sprint(setupSchemaVersion)+")")
+	c.Flags().BoolVar(&f.asJSON, "json", false, "print the proposal as JSON (schemaVersion "+fmt.Sprint(jsonSchemaVersion)+")")
 	c.Flags().DurationVar(&f.timeout, "timeout", defaultModelsTimeout, "bound on each discovery probe")
 	return wireCommand(c, stderr)
 }
@@ -203,7 +199,7 @@ func runSetup(cmd *cobra.Command, f setupFlags, stdout, stderr io.Writer, sio se
 	if err != nil {
 		return err
 	}
-	out := setupOutput{SchemaVersion: setupSchemaVersion, Sheet: path, Exists: exists, Parent: parent,
+	out := setupOutput{Sheet: path, Exists: exists, Parent: parent,
 		Candidate: prop.text, Notes: prop.notes, Providers: prop.states}
 	out.Changed = prop.text != string(old)
 	out.Diff = lineDiff(string(old), prop.text)
@@ -225,11 +221,9 @@ func runSetup(cmd *cobra.Command, f setupFlags, stdout, stderr io.Writer, sio se
 		}
 	}
 	if f.asJSON {
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
+		if err := writeDoc(stdout, out); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, string(b))
 	}
 	switch {
 	case !out.Changed:

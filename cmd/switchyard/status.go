@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,9 +49,12 @@ changes already recorded first) until the run is final, then its status;
 without --run it prints the list once, then one line per run that appears
 or changes (state or lane counts), until interrupted. With --json, --watch
 prints one JSON object per line: each lane change (with --run, then the
-final status), or each new or changed run's status. --watch follows a
-"switchyard serve" or a running "switchyard run"; when nothing serves the
-data directory nothing can change, so it shows the status once.
+final status), or each new or changed run's status. Each JSON object
+status prints (the --run status, each run of the list, each --watch line)
+starts with "schemaVersion": 2 (docs/OPERATIONS.md, "JSON output").
+--watch follows a "switchyard serve" or a running "switchyard run"; when
+nothing serves the data directory nothing can change, so it shows the
+status once.
 
 Exit codes: 0 the status was printed (whatever state the runs are in); 64
 usage error (an unknown --state, a negative --limit) or no such run; 1
@@ -114,7 +116,7 @@ anything else.`,
 						if err != nil {
 							return err
 						}
-						return writeJSON(s.w, doc)
+						return writeDoc(s.w, doc)
 					}
 					if err := s.run(st); err != nil {
 						return err
@@ -243,7 +245,7 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 		if matched > len(runs) && s.errW != nil {
 			fmt.Fprintf(s.errW, "switchyard status: listed the newest %d of %d runs (--limit %d); --limit 0 lists every run\n", len(runs), matched, s.limit)
 		}
-		return writeJSON(s.w, runs)
+		return writeDoc(s.w, runs)
 	}
 	if len(runs) == 0 {
 		if l.Total > 0 {
@@ -269,7 +271,7 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 // run prints one run's status.
 func (s statusPrinter) run(st engine.RunStatus) error {
 	if s.json {
-		return writeJSON(s.w, st)
+		return writeDoc(s.w, st)
 	}
 	fmt.Fprintf(s.w, "run %s: role %q, parent %s, %s, %s\n", st.Run, st.Role, st.Parent, st.Access, runState(st))
 	if st.Summary != "" {
@@ -376,8 +378,7 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 	}
 	onChange := func(ch engine.LaneChange) {
 		if s.json {
-			b, _ := json.Marshal(ch)
-			fmt.Fprintf(s.w, "%s\n", b)
+			_ = s.jsonLine(ch)
 			return
 		}
 		fmt.Fprintln(s.w, laneChangeLine(ch))
@@ -406,9 +407,7 @@ func (s statusPrinter) watchRun(ctx context.Context, eng engineAPI, run string, 
 		if err != nil {
 			return err
 		}
-		b, _ := json.Marshal(doc)
-		fmt.Fprintf(s.w, "%s\n", b)
-		return nil
+		return s.jsonLine(doc)
 	}
 	return s.run(st)
 }
@@ -597,15 +596,8 @@ func changeLine(r engine.RunStatus, before, now runRow, known bool) string {
 	return head + now.state + "; " + now.lanes
 }
 
-// jsonLine prints v as one JSON line.
-func (s statusPrinter) jsonLine(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return failf("write JSON: %v", err)
-	}
-	_, err = fmt.Fprintf(s.w, "%s\n", b)
-	return err
-}
+// jsonLine prints v as one JSON line with its schemaVersion.
+func (s statusPrinter) jsonLine(v any) error { return writeDocLine(s.w, v) }
 
 // rewatch opens the store watch again after seq after, retrying while the
 // connection finds the data directory's serve again; nil once ctx ends.

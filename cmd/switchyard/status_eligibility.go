@@ -23,7 +23,7 @@ type statusEligibility struct {
 	Provider   policy.Provider           `json:"provider"`
 	Source     policy.QuotaSource        `json:"source"`
 	Verdict    policy.EligibilityVerdict `json:"verdict"`
-	AgeSeconds *int64                    `json:"age_seconds,omitempty"`
+	AgeSeconds *int64                    `json:"ageSeconds,omitempty"`
 }
 
 // runStatusJSON is status --run --json: the run's status with every key it

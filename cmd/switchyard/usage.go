@@ -26,9 +26,6 @@ import (
 // they show is what the gate decides.
 const capacityMaxAge = policy.DefaultCapacityMaxAge
 
-// usageSchemaVersion is the schema_version of usage --json.
-const usageSchemaVersion = 1
-
 // defaultUsageWait bounds how long usage --refresh waits for the workers'
 // newer reports: quota's own acquisition deadline and a margin.
 const defaultUsageWait = quota.DefaultTimeout + 5*time.Second
@@ -36,8 +33,7 @@ const defaultUsageWait = quota.DefaultTimeout + 5*time.Second
 // usageOutput is usage --json (documented in docs/CONCEPTS.md, "Knowing before
 // launch").
 type usageOutput struct {
-	SchemaVersion int             `json:"schema_version"`
-	Providers     []providerUsage `json:"providers"`
+	Providers []providerUsage `json:"providers"`
 }
 
 // providerUsage is one provider's capacity as the gate sees it: its quota
@@ -48,10 +44,10 @@ type providerUsage struct {
 	Provider    policy.Provider              `json:"provider"`
 	Source      policy.QuotaSource           `json:"source"`
 	Snapshot    *policy.CapacitySnapshot     `json:"snapshot,omitempty"`
-	QuotaView   quotaView                    `json:"quota_view"`
+	QuotaView   quotaView                    `json:"quotaView"`
 	Eligibility *policy.ExecutionEligibility `json:"eligibility,omitempty"`
 	Verdict     policy.EligibilityVerdict    `json:"verdict"`
-	AgeSeconds  *int64                       `json:"age_seconds,omitempty"`
+	AgeSeconds  *int64                       `json:"ageSeconds,omitempty"`
 	// Credential says when the quota source reads the CLI's credential
 	// file (quota.CredentialNote); empty for a source that reads none.
 	Credential string `json:"credential,omitempty"`
@@ -66,16 +62,16 @@ type quotaView struct {
 	Report            bool                      `json:"report"` // a current report exists
 	Stale             bool                      `json:"stale,omitempty"`
 	Windows           []windowView              `json:"windows,omitempty"`
-	LearnedExhaustion *policy.LearnedExhaustion `json:"learned_exhaustion,omitempty"`
+	LearnedExhaustion *policy.LearnedExhaustion `json:"learnedExhaustion,omitempty"`
 }
 
 // windowView is one quota window.
 type windowView struct {
 	Name             string     `json:"name"`
-	UsedPercent      *float64   `json:"used_percent,omitempty"`
-	RemainingPercent *float64   `json:"remaining_percent,omitempty"`
-	WindowMinutes    *int       `json:"window_minutes,omitempty"`
-	ResetsAt         *time.Time `json:"resets_at,omitempty"`
+	UsedPercent      *float64   `json:"usedPercent,omitempty"`
+	RemainingPercent *float64   `json:"remainingPercent,omitempty"`
+	WindowMinutes    *int       `json:"windowMinutes,omitempty"`
+	ResetsAt         *time.Time `json:"resetsAt,omitempty"`
 }
 
 // providerUsageOf is what the gate sees of provider p with report rep (nil:
@@ -255,12 +251,12 @@ func runUsage(ctx context.Context, stdout, stderr io.Writer, f engineFlags, uf u
 		return err
 	}
 	now := time.Now()
-	out := usageOutput{SchemaVersion: usageSchemaVersion}
+	out := usageOutput{}
 	for _, p := range provs {
 		out.Providers = append(out.Providers, providerUsageOf(p, reports[p], now))
 	}
 	if uf.json {
-		return writeJSON(stdout, out)
+		return writeDoc(stdout, out)
 	}
 	// Suggest --refresh only where it could help: not when it was given,
 	// nor when usage measured here (where it is implied).

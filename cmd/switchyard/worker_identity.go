@@ -219,7 +219,7 @@ else (a file could not be written).`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(stdout, res)
+				return writeDoc(stdout, res)
 			}
 			printWorkerIdentity(stdout, res, dataDir)
 			return nil

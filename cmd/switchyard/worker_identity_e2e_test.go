@@ -32,6 +32,7 @@ func (s *engineSandbox) provisionWorker(t *testing.T, providers string, extra ..
 	t.Helper()
 	r := s.run(t, 30*time.Second, append([]string{"worker", "identity", "--data-dir", s.data, "--provider", providers, "--json"}, extra...)...)
 	require.Equal(t, 0, r.code, "worker identity: %s", r.stderr)
+	requireJSONDoc(t, "worker identity --json", r.stdout)
 	var res workerIdentityResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
 	st, err := os.Stat(res.SeedFile)

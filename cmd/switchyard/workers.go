@@ -48,7 +48,7 @@ else (no serve for the data directory, the store cannot be read).`,
 					if live == nil {
 						live = []events.WorkerPresence{}
 					}
-					return writeJSON(stdout, live)
+					return writeDoc(stdout, live)
 				}
 				if len(live) == 0 {
 					fmt.Fprintf(stdout, "no live workers on %s; start one with `switchyard worker --provider P%s`\n", conn.describe(), conn.connFlags(f))

@@ -42,6 +42,7 @@ func TestWorkersCommand(t *testing.T) {
 		}
 		return len(live) == 1, nil
 	}), "stdout: %s stderr: %s", r.stdout, r.stderr)
+	requireJSONDoc(t, "workers --json", r.stdout)
 	host, _ := os.Hostname()
 	require.Equal(t, []policy.Provider{policy.Grok, policy.Devin}, live[0].Providers)
 	require.Equal(t, 3, live[0].Concurrency)

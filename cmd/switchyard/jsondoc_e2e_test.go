@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/switchyard-dev/switchyard/engine"
+	"github.com/switchyard-dev/switchyard/machines"
+	"github.com/switchyard-dev/switchyard/testdata/simcli/simenv"
+)
+
+// usageForeign are the subtrees of usage --json that are the policy
+// contract's objects (the capacity snapshot and eligibility report), kept
+// as that contract spells them.
+var usageForeign = []string{"providers[].snapshot", "providers[].eligibility"}
+
+// TestJSONOutputsAreVersionedCamelCase (issue 28, finding 23): every JSON
+// document of the CLI's own commands, printed by the real binary on a real
+// store, carries "schemaVersion": 2 (each element of a top-level array,
+// each line of a JSON-lines stream) and no snake_case key at any depth.
+func TestJSONOutputsAreVersionedCamelCase(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "done", "--json")...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	requireJSONDoc(t, "run --json", r.stdout)
+
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		foreign []string
+	}{
+		{"status --json", []string{"status", "--json"}, 0, nil},
+		{"status --run --json", []string{"status", "--run", "done", "--json"}, 0, nil},
+		{"report --json", []string{"report", "--run", "done", "--json"}, 0, nil},
+		{"replay --json", []string{"replay", "--run", "done", "--json"}, 0, nil},
+		{"prune --dry-run --json", []string{"prune", "--dry-run", "--json"}, 0, nil},
+		{"usage --json", []string{"usage", "--json"}, 0, usageForeign},
+		{"doctor --json", []string{"doctor", "--json"}, -1, nil},
+		{"native next --json", []string{"native", "next", "--parent", "claude", "--json"}, 0, nil},
+	} {
+		r := s.run(t, 90*time.Second, append(tc.args, "--data-dir", s.data)...)
+		if tc.code >= 0 {
+			require.Equal(t, tc.code, r.code, "%s\nstdout:\n%s\nstderr:\n%s", tc.name, r.stdout, r.stderr)
+		}
+		requireJSONDoc(t, tc.name, r.stdout, tc.foreign...)
+	}
+	r = s.run(t, 90*time.Second, "models", "--provider", "grok", "--json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	requireJSONDoc(t, "models --json", r.stdout)
+
+	// Against a serve: the watch's lines, and a detached run.
+	srv := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, srv)
+	r = s.run(t, 60*time.Second, "status", "--data-dir", s.data, "--run", "done", "--watch", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	requireJSONLines(t, "status --run --watch --json", r.stdout)
+	r = s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "detached", "--detach", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	doc := requireJSONDoc(t, "run --detach --json", r.stdout).(map[string]any)
+	require.Equal(t, "detached", doc["run"])
+	require.Equal(t, 0, srv.stop(t))
+}
+
+// TestRunJSONInterruptedPrintsDocument (issue 28, finding 23): SIGINT to a
+// self-contained `run --json` once its lane runs (read from status, not
+// waited for by time) exits 130 and prints on stdout one JSON document:
+// the run, final false, interrupted true, nothing drives it now, its lane
+// as it stood, and the commands that resume and follow it.
+func TestRunJSONInterruptedPrintsDocument(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandboxConfig(t, simenv.Scenarios(map[string]string{"grok": "long-running"}), singleLaneSheet)
+	p := s.start(t, s.runArgs("hillclimb", "--run-id", "cut", "--json")...)
+	require.NoError(t, waitFor(60*time.Second, "lane 0 of run cut running", func() (bool, error) {
+		select {
+		case <-p.done:
+			out, errOut := p.output()
+			return false, errors.New("run exited early\nstdout:\n" + out + "\nstderr:\n" + errOut)
+		default:
+		}
+		r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "cut", "--json")
+		if r.code != 0 {
+			return false, nil // not submitted yet
+		}
+		var st engine.RunStatus
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			return false, err
+		}
+		return len(st.Lanes) == 1 && st.Lanes[0].State == machines.StateRunning, nil
+	}))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop after SIGINT")
+	}
+	out, errOut := p.output()
+	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	doc := requireJSONDoc(t, "interrupted run --json", out).(map[string]any)
+	flags := " --data-dir " + s.data
+	require.Equal(t, "cut", doc["run"])
+	require.Equal(t, false, doc["final"])
+	require.Equal(t, true, doc["interrupted"])
+	require.Equal(t, driverNone, doc["driver"])
+	require.Equal(t, "switchyard serve"+flags, doc["resume"])
+	require.Equal(t, "switchyard status --run cut --watch"+flags, doc["follow"])
+	lanes, ok := doc["lanes"].([]any)
+	require.True(t, ok, "lanes is an array: %s", out)
+	require.Len(t, lanes, 1)
+	lane := lanes[0].(map[string]any)
+	require.Equal(t, "grok:grok-4.7@xhigh", lane["descriptor"])
+	require.NotEmpty(t, lane["state"])
+	require.Contains(t, errOut, "switchyard run: interrupted; run cut is not final", "stderr still says so for people")
+}
