@@ -45,32 +45,41 @@ func (e *Engine) Verdict(ctx context.Context, run string, lane int, state events
 // afterwards. Without it the next writer starts from the checkout's HEAD,
 // and its launch and the run report say so.
 func (e *Engine) VerdictFrom(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef, from string) error {
+	_, err := e.RecordVerdict(ctx, run, lane, state, evidenceRef, from)
+	return err
+}
+
+// RecordVerdict is VerdictFrom, and also says in words what the lane does
+// once the verdict applies (see AfterVerdict): the next writer and where
+// it starts only when the lane's next decision launches one.
+func (e *Engine) RecordVerdict(ctx context.Context, run string, lane int, state events.VerdictState, evidenceRef, from string) (string, error) {
 	if state != events.VerdictClear && state != events.VerdictUnsafe {
-		return invalidf("verdict state %q: want clear or unsafe", state)
+		return "", invalidf("verdict state %q: want clear or unsafe", state)
 	}
 	if strings.TrimSpace(evidenceRef) == "" {
-		return invalidf("a verdict needs an evidence ref")
+		return "", invalidf("a verdict needs an evidence ref")
 	}
 	if from != "" && state != events.VerdictClear {
-		return invalidf("--from %q goes with a clear verdict only: an unsafe verdict stops the lane, so no writer starts from it", from)
+		return "", invalidf("--from %q goes with a clear verdict only: an unsafe verdict stops the lane, so no writer starts from it", from)
 	}
 	l, err := e.waitingLane(ctx, run, lane, machines.StateInspecting)
 	if err != nil {
-		return err
+		return "", err
+	}
+	r, _, err := e.load(ctx, run)
+	if err != nil {
+		return "", err
 	}
 	v := &events.Verdict{State: state, EvidenceRef: evidenceRef, By: e.cfg.Actor}
 	if from != "" {
-		r, _, err := e.load(ctx, run)
-		if err != nil {
-			return err
-		}
 		commit, err := resolveCommit(ctx, r.Created.Cwd, from)
 		if err != nil {
-			return err
+			return "", err
 		}
 		v.FromRef, v.FromCommit = from, commit
 	}
-	return e.sendControl(ctx, events.Control{
+	next := AfterVerdict(r, lane, state, from)
+	return next, e.sendControl(ctx, events.Control{
 		Kind: events.ControlVerdict, Run: run, Lane: lane, ExecutionID: l.Dispatch.ExecutionID, Verdict: v,
 	})
 }

@@ -365,7 +365,7 @@ func (d *driver) settle(ctx context.Context) (time.Duration, error) {
 		return wait, nil
 	}
 	d.removeUnlaunched(ctx)
-	rf := finalSummary(d.r)
+	rf := finalSummary(d.r, d.envs)
 	rf.ReportsThrough = max(d.reportAfter, d.handled)
 	return 0, d.appendEvent(ctx, events.RunLane, rf)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/machines"
 )
 
 // PruneResult is what Prune removed from one final run (or, in a dry run,
@@ -27,6 +28,29 @@ type PruneResult struct {
 	Bytes int64 `json:"bytes"`
 	// DryRun: nothing was removed.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Kept are the worktrees left in place because they hold a commit a
+	// lane handed off that no branch or tag of the run's checkout holds
+	// (the only copy); PruneOptions.Force removes them too.
+	Kept []KeptWorktree `json:"kept,omitempty"`
+}
+
+// KeptWorktree is a worktree Prune left in place, and why.
+type KeptWorktree struct {
+	Worktree string `json:"worktree"`
+	// Handoff is the committed handoff the worktree holds.
+	Handoff Handoff `json:"handoff"`
+	// Why says it in words: no branch or tag holds the commit, or that
+	// could not be checked.
+	Why string `json:"why"`
+}
+
+// PruneOptions are Prune's choices.
+type PruneOptions struct {
+	// DryRun only says what Prune would remove.
+	DryRun bool
+	// Force also removes a worktree holding an unmerged handed-off
+	// commit, losing that commit.
+	Force bool
 }
 
 // Prune removes a final run's files from the data directory: each writer
@@ -36,8 +60,14 @@ type PruneResult struct {
 // no output (the files are gone). It refuses a run that is not final
 // (ErrNotFinal), and never touches a path outside the data directory's
 // runs/<run> and worktrees/<run>, nor one that is or holds the run's
-// checkout. With dryRun it only says what it would remove.
-func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResult, error) {
+// checkout. With DryRun it only says what it would remove.
+//
+// A worktree holding a commit a lane handed off (see Handoff) is kept
+// while no branch or tag of the run's checkout holds that commit, or
+// while that cannot be checked: it is the commit's only copy. Kept lists
+// it; Force removes it anyway.
+func (e *Engine) Prune(ctx context.Context, run string, opt PruneOptions) (PruneResult, error) {
+	dryRun := opt.DryRun
 	r, envs, err := e.load(ctx, run)
 	if err != nil {
 		return PruneResult{}, err
@@ -82,6 +112,10 @@ func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResul
 			}
 		}
 	}
+	keep := map[string]KeptWorktree{}
+	if !opt.Force {
+		keep = unmergedHandoffs(ctx, r, envs)
+	}
 	var errs []error
 	removedTree := false
 	for _, path := range trees {
@@ -91,6 +125,10 @@ func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResul
 		}
 		if _, err := os.Lstat(path); err != nil {
 			continue // already gone
+		}
+		if k, ok := keep[path]; ok {
+			res.Kept = append(res.Kept, k)
+			continue
 		}
 		res.Bytes += diskUsage(path)
 		res.Worktrees = append(res.Worktrees, path)
@@ -112,7 +150,7 @@ func (e *Engine) Prune(ctx context.Context, run string, dryRun bool) (PruneResul
 			e.log.Warn("git worktree prune failed; git forgets removed worktrees on its own later", "run", run, "err", err)
 		}
 	}
-	if !dryRun && len(errs) == 0 {
+	if !dryRun && len(errs) == 0 && len(res.Kept) == 0 {
 		if err := safe(wtRoot, filepath.Join(e.cfg.DataDir, worktreesDir)); err == nil {
 			if err := os.RemoveAll(wtRoot); err != nil {
 				errs = append(errs, fmt.Errorf("prune run %s: %v", run, err))
@@ -161,4 +199,30 @@ func diskUsage(path string) int64 {
 		return nil
 	})
 	return n
+}
+
+// unmergedHandoffs are the worktrees of run r (log envs) that hold a
+// handed-off commit no branch or tag of the checkout holds, or for which
+// that cannot be checked (fail closed), by cleaned path.
+func unmergedHandoffs(ctx context.Context, r *machines.Run, envs []events.Envelope) map[string]KeptWorktree {
+	keep := map[string]KeptWorktree{}
+	for _, hs := range laneHandoffs(r, envs) {
+		for _, h := range hs {
+			if h.Worktree == "" {
+				continue
+			}
+			path := filepath.Clean(h.Worktree)
+			if _, kept := keep[path]; kept {
+				continue
+			}
+			out, err := git(ctx, r.Created.Cwd, "for-each-ref", "--count=1", "--format=%(refname)", "--contains", h.Commit, "refs/heads", "refs/tags")
+			switch {
+			case err != nil:
+				keep[path] = KeptWorktree{Worktree: path, Handoff: h, Why: fmt.Sprintf("it holds handed-off commit %s and whether a branch or tag of %s holds it could not be checked (%v)", h.Commit, r.Created.Cwd, err)}
+			case strings.TrimSpace(out) == "":
+				keep[path] = KeptWorktree{Worktree: path, Handoff: h, Why: fmt.Sprintf("it holds handed-off commit %s, which no branch or tag of %s holds: the only copy", h.Commit, r.Created.Cwd)}
+			}
+		}
+	}
+	return keep
 }

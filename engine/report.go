@@ -58,6 +58,10 @@ type LaneReport struct {
 	// (skipped for an exhausted group, excluded before launch, or where an
 	// unauthorized stop stopped), in order.
 	Attempts []AttemptReport `json:"attempts"`
+	// Handoffs are the commits the lane handed to the parent, in order;
+	// a stopped lane with one is shown as handed off (HandedOffState),
+	// its State and Reason stay as recorded.
+	Handoffs []Handoff `json:"handoffs,omitempty"`
 }
 
 // AttemptReport is one execution of a lane, or one attempt that never ran:
@@ -206,7 +210,7 @@ func buildReport(r *machines.Run, envs []events.Envelope) RunReport {
 	for _, env := range envs {
 		b.apply(env)
 	}
-	return b.finish()
+	return b.finish(laneHandoffs(r, envs))
 }
 
 // reportBuilder folds a run's log into its report, one method per payload
@@ -446,12 +450,13 @@ func (b *reportBuilder) audit(i int, p events.Audit) {
 	}
 }
 
-// finish fills in each lane's state and the run's diversity and summary.
-func (b *reportBuilder) finish() RunReport {
+// finish fills in each lane's state and committed handoffs, and the run's
+// diversity and summary.
+func (b *reportBuilder) finish(handoffs map[int][]Handoff) RunReport {
 	rep := b.rep
 	for i, l := range b.r.Lanes {
 		lr := &rep.Lanes[i]
-		lr.State, lr.WaitingFor = l.State, waitingFor(b.r, l)
+		lr.State, lr.WaitingFor, lr.Handoffs = l.State, waitingFor(b.r, l), handoffs[i]
 		if awaitsRecovery(b.r, i) {
 			lr.WaitingFor = WaitRecovery
 		}
@@ -629,11 +634,23 @@ func diversity(rep RunReport) Diversity {
 
 func summaryLine(rep RunReport) string {
 	counts := map[machines.State]int{}
+	handed := 0
+	var commits []string
 	for _, l := range rep.Lanes {
-		counts[l.State]++
+		if handedOff(l.State, l.Handoffs) {
+			handed++
+		} else {
+			counts[l.State]++
+		}
+		for _, h := range l.Handoffs {
+			commits = append(commits, fmt.Sprintf("lane %d %s %s", l.Lane, h.Provider, shortCommit(h.Commit)))
+		}
 	}
 	var parts []string
 	for _, s := range machines.States {
+		if s == machines.StateStopped && handed > 0 {
+			parts = append(parts, fmt.Sprintf("%d handed off a commit", handed))
+		}
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
@@ -643,8 +660,15 @@ func summaryLine(rep RunReport) string {
 		names[i] = string(p)
 	}
 	div := "no provider delivered"
-	if len(names) > 0 {
+	switch {
+	case len(names) > 0:
 		div = fmt.Sprintf("%s delivered: %s", plural(len(names), "distinct provider"), strings.Join(names, ", "))
+	case len(commits) > 0:
+		div = "no lane completed"
+	}
+	if len(commits) > 0 {
+		div += fmt.Sprintf("; %s handed off (the only copy until merged; do not prune it): %s",
+			plural(len(commits), "commit"), strings.Join(commits, ", "))
 	}
 	if len(rep.Diversity.AliasReduced) > 0 {
 		div += "; an alias lane reduced provider diversity: " + strings.Join(rep.Diversity.AliasReduced, "; ")
@@ -669,8 +693,14 @@ func (rep RunReport) Text() string {
 		b.WriteString("stall watchdog off (run --stall-timeout off): no attempt was stopped for silence\n")
 	}
 	for _, l := range rep.Lanes {
-		fmt.Fprintf(&b, "lane %d %s: %s", l.Lane, l.LaneID, l.State)
+		state := string(l.State)
+		if handedOff(l.State, l.Handoffs) {
+			state = HandedOffState
+		}
+		fmt.Fprintf(&b, "lane %d %s: %s", l.Lane, l.LaneID, state)
 		switch {
+		case handedOff(l.State, l.Handoffs):
+			fmt.Fprintf(&b, " commit %s, %s", l.Handoffs[len(l.Handoffs)-1].Commit, handoffStopText(l.Reason))
 		case l.Success != "":
 			fmt.Fprintf(&b, " via %s", l.Success)
 		case l.Reason != "":
@@ -710,6 +740,9 @@ func (rep RunReport) Text() string {
 			if a.Fidelity != nil {
 				fmt.Fprintf(&b, "       fidelity: %s\n", a.Fidelity.Text)
 			}
+		}
+		for _, h := range l.Handoffs {
+			fmt.Fprintf(&b, "    handoff: %s\n", h.Text())
 		}
 	}
 	fmt.Fprintf(&b, "%s\n", rep.Summary)
@@ -775,13 +808,17 @@ func usageText(u *policy.Usage) string {
 	return "tokens " + strings.Join(parts, " / ")
 }
 
-// finalSummary is the run-final payload of a run whose lanes are all final.
-func finalSummary(r *machines.Run) events.RunFinal {
+// finalSummary is the run-final payload of a run whose lanes are all final;
+// envs is its log so far, for the commits its lanes handed off. The lane
+// results keep each lane's machine state and reason; only the summary
+// words say that a stopped lane handed off a commit.
+func finalSummary(r *machines.Run, envs []events.Envelope) events.RunFinal {
 	rf := events.RunFinal{Lanes: make([]events.LaneResult, len(r.Lanes))}
 	rep := RunReport{Lanes: make([]LaneReport, len(r.Lanes))}
+	handoffs := laneHandoffs(r, envs)
 	for i, l := range r.Lanes {
 		res := events.LaneResult{Lane: i, LaneID: l.Policy.ID, State: events.FinalState(l.State), Reason: l.Reason}
-		lr := LaneReport{State: l.State}
+		lr := LaneReport{Lane: i, State: l.State, Handoffs: handoffs[i]}
 		if l.State == machines.StateComplete && l.Dispatch != nil {
 			res.Descriptor = l.Dispatch.Descriptor
 			ap := l.Policy.Attempts[l.Dispatch.AttemptIndex]

@@ -75,6 +75,10 @@ type LaneStatus struct {
 	// Exclusions are the lane's attempts the eligibility gate kept from
 	// launching, in order.
 	Exclusions []Exclusion `json:"exclusions,omitempty"`
+	// Handoffs are the commits the lane handed to the parent (see
+	// Handoff); a stopped lane with one handed off its work, and State
+	// and Reason stay as recorded.
+	Handoffs []Handoff `json:"handoffs,omitempty"`
 }
 
 // Exclusion is one attempt the eligibility gate kept from launching, as
@@ -178,8 +182,14 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	if len(envs) > 0 {
 		st.Created, st.Updated = envs[0].Time, envs[len(envs)-1].Time
 	}
+	handoffs := laneHandoffs(r, envs)
 	if r.Closed != nil {
 		st.Summary = r.Closed.Summary
+		if len(handoffs) > 0 && r.Final() {
+			// A log recorded before handoffs were summarized says "no
+			// provider delivered"; the words come from the same fold.
+			st.Summary = finalSummary(r, envs).Summary
+		}
 	}
 	excl := laneExclusions(envs)
 	fins := map[int]*events.Finish{}
@@ -190,6 +200,7 @@ func statusOf(r *machines.Run, envs []events.Envelope) RunStatus {
 	}
 	for i, l := range r.Lanes {
 		st.Lanes[i] = laneStatus(r, l)
+		st.Lanes[i].Handoffs = handoffs[i]
 		if awaitsRecovery(r, i) {
 			st.Lanes[i].WaitingFor = WaitRecovery
 		}

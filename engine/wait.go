@@ -37,6 +37,10 @@ type LaneChange struct {
 	// lane waits for the parent): the failed descriptor, the observed
 	// cause and the next approved descriptor or action. Empty otherwise.
 	Notice string `json:"notice,omitempty"`
+	// Handoff is set when the lane stops after it handed off a commit
+	// (see Handoff): the latest one. To stays stopped; people are shown
+	// HandedOffState.
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // Wait follows run's log from its first event until run-final, calling
@@ -94,7 +98,13 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 					excl[env.Lane] = append(excl[env.Lane], p)
 				}
 				if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
-					onChange(laneChange(r, env, from, finishes[env.Lane], excl[env.Lane]))
+					ch := laneChange(r, env, from, finishes[env.Lane], excl[env.Lane])
+					if hs := laneHandoffs(r, envs)[env.Lane]; handedOff(ch.To, hs) {
+						h := hs[len(hs)-1]
+						ch.Handoff = &h
+						ch.Notice = fmt.Sprintf("lane %d: %s %s; %s", env.Lane, ch.Descriptor, h.Text(), handoffStopText(ch.Reason))
+					}
+					onChange(ch)
 				}
 				if r.Closed != nil {
 					return withOutputs(buildReport(r, envs)), nil
@@ -146,8 +156,10 @@ func laneChange(r *machines.Run, env events.Envelope, from machines.State, fin *
 			env.Lane, ch.Descriptor, causeOf(fin), r.ID, env.Lane)
 	case events.RequestOperation:
 		if op := p.Decision.Operation; op != nil {
-			ch.Notice = fmt.Sprintf("lane %d: %s handed off %s (task %s, checkpoint %s); the parent performs it and records the result: switchyard operation done --run %s --lane %d --result succeeded|failed --ref REF",
-				env.Lane, ch.Descriptor, op.Kind, op.TaskID, op.CheckpointID, r.ID, env.Lane)
+			// operation done is refused until the operation was validated
+			// and begun: the notice names the first step, as status does.
+			ch.Notice = fmt.Sprintf("lane %d: %s handed off %s (task %s, checkpoint %s); the parent validates it first: %s",
+				env.Lane, ch.Descriptor, op.Kind, op.TaskID, op.CheckpointID, OperationSteps(r.ID, env.Lane))
 		}
 	case events.Stop:
 		if fin != nil {

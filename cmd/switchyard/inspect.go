@@ -38,6 +38,11 @@ the commit it resolved to, so moving the ref later changes nothing. Without
 --from the next writer starts from the checkout's HEAD, and the run report
 says so ("the clear verdict named no reviewed state").
 
+inspect then says what the lane does next: the next writer (its attempt
+and where it starts) only when the lane launches one; for a writer that
+handed off an operation, that the operation follows and its first
+command; otherwise that the lane stops, and why.
+
 Exit codes: 0 the verdict was recorded; 64 usage error (a --state other than
 clear or unsafe, --from with unsafe, a --from that does not resolve, no such
 run or lane); 1 anything else (the lane does not wait for a verdict, the run
@@ -70,17 +75,16 @@ is final, the store cannot be reached).`,
 				if err := checkLaneOf(ctx, conn, f, run, lane); err != nil {
 					return err
 				}
-				if err := eng.VerdictFrom(ctx, run, lane, v, evidence, from); err != nil {
+				next, err := eng.RecordVerdict(ctx, run, lane, v, evidence, from)
+				if err != nil {
 					return engineError(err, run, lane, f, conn)
 				}
-				start := ""
-				switch {
-				case from != "":
-					start = "; the next writer starts from " + from
-				case v == events.VerdictClear:
-					start = "; the next writer starts from the checkout's HEAD (no --from)"
+				if next != "" {
+					// Only a lane that launches a writer next names where it
+					// starts; the commands it names carry the connection.
+					next = "; " + noticeWithConn(next, conn.connFlags(f))
 				}
-				fmt.Fprintf(stdout, "verdict %s recorded for run %s lane %d%s%s\n", v, run, lane, start, pendingNote(conn, f))
+				fmt.Fprintf(stdout, "verdict %s recorded for run %s lane %d%s%s\n", v, run, lane, next, pendingNote(conn, f))
 				return nil
 			})
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard-dev/switchyard/activities/contract"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/policy"
 )
 
 // newOperationCmd builds `switchyard operation` and its steps.
@@ -162,7 +163,13 @@ elsewhere, already pending); 1 not recorded in time, or anything else.`,
 				}
 				fmt.Fprintf(stdout, "operation %s begun for run %s lane %d: pending, digest %s at HEAD %s in %s\n",
 					step.Operation.Kind, run, o.lane, step.Digest, step.Head, step.Repo)
-				fmt.Fprintf(stdout, "perform it now, then: switchyard operation done --run %s --lane %d --result succeeded|failed [--ref COMMIT]%s\n", run, o.lane, conn.connFlags(o.f))
+				if step.Operation.Kind == policy.OpCommitCheckpoint {
+					// A succeeded commit-checkpoint is refused without the
+					// commit: the hint names it as required.
+					fmt.Fprintf(stdout, "perform it now (commit exactly the validated files), then: switchyard operation done --run %s --lane %d --result succeeded --ref COMMIT%s (or --result failed, or operation reject if you do not perform it)\n", run, o.lane, conn.connFlags(o.f))
+					return nil
+				}
+				fmt.Fprintf(stdout, "perform it now, then: switchyard operation done --run %s --lane %d --result succeeded|failed [--ref LOG]%s (or operation reject if you do not perform it)\n", run, o.lane, conn.connFlags(o.f))
 				return nil
 			})
 		},

@@ -28,9 +28,9 @@ type pruneOutput struct {
 func newPruneCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var run, olderThan string
-	var dryRun, asJSON bool
+	var dryRun, force, asJSON bool
 	c := &cobra.Command{
-		Use:   "prune [--run ID] [--older-than D] [--dry-run] [--json]",
+		Use:   "prune [--run ID] [--older-than D] [--dry-run] [--force] [--json]",
 		Short: "Remove final runs' worktrees and attempt files",
 		Long: `Remove what final runs keep in the data directory: each writer attempt's git
 worktree (git worktree remove --force, then git worktree prune in the run's
@@ -45,6 +45,12 @@ Without --run it prunes every final run; --older-than keeps runs whose last
 change is more recent than the given age (90m, 36h, 7d). --dry-run lists
 what would go and removes nothing. Take a writer's result out of its
 worktree before pruning (see docs/OPERATIONS.md, "prune").
+
+A worktree that holds a commit a lane handed off (operation done
+--result succeeded) is kept while no branch or tag of the run's checkout
+holds that commit: it is the only copy. prune says so and names the
+commit; keep it with git -C CHECKOUT branch NAME COMMIT (or merge it) and
+prune again, or pass --force to remove it anyway.
 
 Exit codes: 0 done (or nothing to do); 64 usage error or no such run; 1 the
 run is not final, or a removal failed.`,
@@ -76,7 +82,7 @@ run is not final, or a removal failed.`,
 						return err
 					}
 				}
-				out, err := prune(ctx, eng, run, age, dryRun)
+				out, err := prune(ctx, eng, run, age, engine.PruneOptions{DryRun: dryRun, Force: force})
 				if err != nil {
 					return engineError(err, run, events.RunLane, f, conn)
 				}
@@ -91,6 +97,7 @@ run is not final, or a removal failed.`,
 	c.Flags().StringVar(&run, "run", "", "prune this run only (its id or a unique prefix; it must be final)")
 	c.Flags().StringVar(&olderThan, "older-than", "", "prune only runs whose last change is older than this (90m, 36h, 7d)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed; remove nothing")
+	c.Flags().BoolVar(&force, "force", false, "also remove worktrees holding an unmerged handed-off commit (that commit is lost)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was removed as JSON")
 	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
@@ -115,8 +122,8 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 // prune prunes run, or every final run older than age (0: any age).
-func prune(ctx context.Context, eng engineAPI, run string, age time.Duration, dryRun bool) (pruneOutput, error) {
-	out := pruneOutput{DryRun: dryRun, Pruned: []engine.PruneResult{}}
+func prune(ctx context.Context, eng engineAPI, run string, age time.Duration, opt engine.PruneOptions) (pruneOutput, error) {
+	out := pruneOutput{DryRun: opt.DryRun, Pruned: []engine.PruneResult{}}
 	var runs []engine.RunStatus
 	if run != "" {
 		st, err := eng.Status(ctx, run)
@@ -143,7 +150,7 @@ func prune(ctx context.Context, eng engineAPI, run string, age time.Duration, dr
 		if age > 0 && st.Updated.After(cutoff) {
 			continue
 		}
-		res, err := eng.Prune(ctx, st.Run, dryRun)
+		res, err := eng.Prune(ctx, st.Run, opt)
 		if errors.Is(err, engine.ErrNotFinal) {
 			out.Unfinished++
 			continue
@@ -151,7 +158,7 @@ func prune(ctx context.Context, eng engineAPI, run string, age time.Duration, dr
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if len(res.Worktrees) > 0 || res.Files != "" {
+		if len(res.Worktrees) > 0 || res.Files != "" || len(res.Kept) > 0 {
 			out.Pruned = append(out.Pruned, res)
 			out.Bytes += res.Bytes
 		}
@@ -176,6 +183,10 @@ func printPrune(w io.Writer, out pruneOutput) {
 		fmt.Fprintf(w, ", %s\n", humanBytes(r.Bytes))
 		for _, t := range r.Worktrees {
 			fmt.Fprintf(w, "  worktree %s\n", t)
+		}
+		for _, k := range r.Kept {
+			fmt.Fprintf(w, "  kept worktree %s: %s; keep it with git -C %s branch NAME %s (or merge it) and prune again, or pass --force to remove it\n",
+				k.Worktree, k.Why, k.Handoff.Checkout, k.Handoff.Commit)
 		}
 	}
 	switch {

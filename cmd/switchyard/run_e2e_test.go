@@ -302,7 +302,7 @@ func TestRunWriterWaitsForVerdict(t *testing.T) {
 	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "writer", "--lane", "0", "--state", "clear",
 		"--evidence", "notes/review.md", "--from", "refs/snapshots/lane0")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "verdict clear recorded for run writer lane 0; the next writer starts from refs/snapshots/lane0\n", r.stdout)
+	require.Equal(t, "verdict clear recorded for run writer lane 0; the next writer, attempt 1 devin:swe-2@high, starts from refs/snapshots/lane0\n", r.stdout)
 
 	select {
 	case <-p.done:
@@ -413,7 +413,16 @@ bug-fix: claude:opus@high
 	require.Equal(t, 1, r.code, "no operation before the writer's verdict: %s", r.stdout)
 	r = s.run(t, 30*time.Second, "inspect", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--state", "clear", "--evidence", "notes/review.md")
 	require.Equal(t, 0, r.code, r.stderr)
+	// Issue 28 finding 16: the writer has one attempt and handed off an
+	// operation, so no next writer exists; inspect names what follows.
+	require.NotContains(t, r.stdout, "next writer")
+	require.Equal(t, "verdict clear recorded for run handoff lane 0; no writer follows: the lane goes on to the commit-checkpoint the writer handed off (task T-1, checkpoint C-1); next: switchyard operation validate --run handoff --lane 0 --expected-head SHA --file PATH --check ID --data-dir "+s.data+", then operation begin with the digest it prints, then perform the operation, then operation done\n", r.stdout)
 	waitOutput(t, p, "waiting for the parent: switchyard operation validate --run handoff --lane 0 --expected-head SHA --file PATH --check ID --data-dir "+s.data+", then operation begin and operation done\n")
+	// The live notice names the first valid step, not operation done,
+	// which is refused until the operation was validated and begun.
+	waitOutput(t, p, "  notice: lane 0: claude:opus@high handed off commit-checkpoint (task T-1, checkpoint C-1); the parent validates it first: switchyard operation validate --run handoff --lane 0 --expected-head SHA --file PATH --check ID --data-dir "+s.data+", then operation begin")
+	live, _ := p.output()
+	require.NotContains(t, live, "records the result: switchyard operation done")
 
 	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "succeeded", "--ref", "3f9e2c1")
 	require.Equal(t, 65, r.code, "done without a pending operation is refused: %s", r.stdout)
@@ -429,6 +438,11 @@ bug-fix: claude:opus@high
 	require.Equal(t, 0, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Contains(t, out, "bug-fix#1 (lane 0): awaiting-operation claude:opus@high\n")
 	require.Contains(t, out, ": succeeded ("+commit+")")
+	// Issue 28 finding 17: the committed handoff is what the lane
+	// delivered, under # continuation max 1 (exhausted-allowance).
+	require.Contains(t, out, "bug-fix#1 (lane 0): handed-off claude:opus@high (commit "+commit[:12]+", then exhausted-allowance)\n")
+	require.Contains(t, out, "lane 0 bug-fix#1: handed-off commit "+commit+", then stopped: # continuation's max executions were used (recorded reason exhausted-allowance)")
+	require.NotContains(t, out, "no provider delivered")
 
 	// The lane waits for nothing now: a second answer says so.
 	r = s.run(t, 30*time.Second, "operation", "done", "--data-dir", s.data, "--run", "handoff", "--lane", "0", "--result", "failed")

@@ -60,11 +60,17 @@ func (p *laneChangePrinter) print(ch engine.LaneChange) {
 // current attempt's descriptor, and the outcome or reason when there is
 // one.
 func laneChangeLine(ch engine.LaneChange) string {
-	line := fmt.Sprintf("%s (lane %d): %s", ch.LaneID, ch.Lane, ch.To)
+	to := string(ch.To)
+	if ch.Handoff != nil {
+		to = engine.HandedOffState
+	}
+	line := fmt.Sprintf("%s (lane %d): %s", ch.LaneID, ch.Lane, to)
 	if ch.Descriptor != "" {
 		line += " " + ch.Descriptor
 	}
 	switch {
+	case ch.Handoff != nil:
+		line += " (commit " + ch.Handoff.Short() + ", then " + ch.Reason + ")"
 	case ch.Outcome != "":
 		line += " (" + string(ch.Outcome) + ")"
 	case ch.Reason != "" && ch.Reason != string(ch.To):

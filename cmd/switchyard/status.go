@@ -332,7 +332,11 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		if outcome == "" {
 			outcome = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", l.Lane, l.LaneID, l.State, attempt, waiting, outcome)
+		state := string(l.State)
+		if engine.HandedOff(l) {
+			state, outcome = engine.HandedOffState, "commit "+l.Handoffs[len(l.Handoffs)-1].Short()+", then "+l.Reason
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", l.Lane, l.LaneID, state, attempt, waiting, outcome)
 		if cmd := parentCommand(l.WaitingFor, st.Run, l.Lane, st.Parent, s.conn); cmd != "" {
 			waits = append(waits, fmt.Sprintf("  lane %d: %s", l.Lane, cmd))
 		}
@@ -350,6 +354,9 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		}
 		if l.Stall != nil {
 			fmt.Fprintf(s.w, "  lane %d: %s stalled: %s\n", l.Lane, l.Descriptor, engine.StallCause(*l.Stall))
+		}
+		for _, h := range l.Handoffs {
+			fmt.Fprintf(s.w, "  lane %d: %s\n", l.Lane, h.Text())
 		}
 		for _, x := range l.Exclusions {
 			line := fmt.Sprintf("  lane %d: %s excluded before launch: %s", l.Lane, x.Descriptor, x.Code)
@@ -626,6 +633,10 @@ func runState(r engine.RunStatus) string { return string(r.State()) }
 func laneCounts(lanes []engine.LaneStatus) string {
 	counts := map[machines.State]int{}
 	for _, l := range lanes {
+		if engine.HandedOff(l) {
+			counts[engine.HandedOffState]++
+			continue
+		}
 		counts[l.State]++
 	}
 	var parts []string

@@ -379,18 +379,16 @@ func (s *Server) apiVerdict(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := s.o.Engine.VerdictFrom(r.Context(), id, lane, v, body.EvidenceRef, body.From); err != nil {
+	next, err := s.o.Engine.RecordVerdict(r.Context(), id, lane, v, body.EvidenceRef, body.From)
+	if err != nil {
 		s.failEngine(w, err, fmt.Sprintf("run %s lane %d", id, lane))
 		return
 	}
-	start := ""
-	switch {
-	case body.From != "":
-		start = "; the next writer starts from " + body.From
-	case v == events.VerdictClear:
-		start = "; the next writer starts from the checkout's HEAD (no from)"
+	if next != "" {
+		// The next writer and where it starts only when one launches.
+		next = "; " + strings.NewReplacer("--from", "from", "(no --from)", "(no from)").Replace(next)
 	}
-	accepted(w, id, &lane, "verdict %s recorded for run %s lane %d%s", v, id, lane, start)
+	accepted(w, id, &lane, "verdict %s recorded for run %s lane %d%s", v, id, lane, next)
 }
 
 // operationValidateRequest is the parent's own scope for a handoff
