@@ -30,7 +30,10 @@
 // request under the id fails with ErrExists. A *Run is a handle on a run
 // by id: Status and Report read it as its log stands, Watch is an
 // iterator of its lanes' state changes until it is final, Wait returns
-// its final report, Cancel cancels a lane or the whole run. Verdict,
+// its final report, Logs yields what is recorded of its attempts
+// (launches, claims, progress snapshots, finishes with their capped
+// diagnostics, outputs), once or following, and Cancel cancels a lane or
+// the whole run. Verdict,
 // OperationValidate, OperationBegin, OperationDone, OperationReject and
 // Recover answer a lane that waits for its parent; NativeNext and
 // NativeReport serve native launches. List, Replay, Usage and Workers

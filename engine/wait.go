@@ -61,67 +61,90 @@ func (e *Engine) Wait(ctx context.Context, run string, onChange func(LaneChange)
 	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); errors.Is(err, events.ErrNotFound) {
 		return RunReport{}, fmt.Errorf("run %s: %w", run, ErrUnknownRun)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	r := &machines.Run{}
 	var envs []events.Envelope
 	finishes := map[int]*events.Finish{} // latest finish per lane, for notices
 	excl := map[int][]events.Exclude{}   // exclusions per lane, for reasons and notices
+	var rep RunReport
+	err := e.followRun(ctx, run, func(env events.Envelope) (bool, error) {
+		from := machines.State("")
+		if env.Lane >= 0 && env.Lane < len(r.Lanes) {
+			from = r.Lanes[env.Lane].State
+		}
+		if err := r.Apply(env); err != nil {
+			return false, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
+		}
+		envs = append(envs, env)
+		switch p := env.Payload.(type) {
+		case events.Finish:
+			finishes[env.Lane] = &p
+		case events.Exclude:
+			excl[env.Lane] = append(excl[env.Lane], p)
+		}
+		if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
+			ch := laneChange(r, env, from, finishes[env.Lane], excl[env.Lane])
+			if hs := laneHandoffs(r, envs)[env.Lane]; handedOff(ch.To, hs) {
+				h := hs[len(hs)-1]
+				ch.Handoff = &h
+				ch.Notice = fmt.Sprintf("lane %d: %s %s; %s", env.Lane, ch.Descriptor, h.Text(), handoffStopText(ch.Reason))
+			}
+			onChange(ch)
+		}
+		if r.Closed != nil {
+			rep = withOutputs(buildReport(r, envs))
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return RunReport{}, err
+	}
+	return rep, nil
+}
+
+// followRun calls onEvent with run's events in log order, from its first,
+// until onEvent says done (true) or fails; it returns onEvent's error,
+// ctx's once ctx ends, or why the log cannot be followed. A watch that
+// ends early without ctx being done (the server went away: a serve killed
+// and restarted, a cluster failing over) is resumed after the last event
+// seen, with backoff; only a stored event that does not decode (the
+// store's ErrInvalid) ends it with an error. The one watch-and-resume loop
+// of a run's log: Wait and Logs follow runs through it.
+func (e *Engine) followRun(ctx context.Context, run string, onEvent func(events.Envelope) (bool, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var after uint64
 	retry := events.Backoff{Min: waitRetryMin, Max: waitRetryMax}
 	for {
 		ch, err := e.cfg.Store.Watch(ctx, run, after)
 		if err != nil {
 			if ctx.Err() != nil {
-				return RunReport{}, ctx.Err()
+				return ctx.Err()
 			}
 			if errors.Is(err, events.ErrInvalid) {
-				return RunReport{}, fmt.Errorf("watch run %s: %w", run, err)
+				return fmt.Errorf("watch run %s: %w", run, err)
 			}
 			e.log.Warn("cannot watch the run; retrying", "run", run, "err", err, "in", retry.Current())
 		} else {
 			for env := range ch {
 				after = env.Seq
 				retry.Reset()
-				from := machines.State("")
-				if env.Lane >= 0 && env.Lane < len(r.Lanes) {
-					from = r.Lanes[env.Lane].State
-				}
-				if err := r.Apply(env); err != nil {
-					return RunReport{}, fmt.Errorf("run %s: %w: %w", run, ErrInconsistentLog, err)
-				}
-				envs = append(envs, env)
-				switch p := env.Payload.(type) {
-				case events.Finish:
-					finishes[env.Lane] = &p
-				case events.Exclude:
-					excl[env.Lane] = append(excl[env.Lane], p)
-				}
-				if env.Lane >= 0 && onChange != nil && r.Lanes[env.Lane].State != from {
-					ch := laneChange(r, env, from, finishes[env.Lane], excl[env.Lane])
-					if hs := laneHandoffs(r, envs)[env.Lane]; handedOff(ch.To, hs) {
-						h := hs[len(hs)-1]
-						ch.Handoff = &h
-						ch.Notice = fmt.Sprintf("lane %d: %s %s; %s", env.Lane, ch.Descriptor, h.Text(), handoffStopText(ch.Reason))
-					}
-					onChange(ch)
-				}
-				if r.Closed != nil {
-					return withOutputs(buildReport(r, envs)), nil
+				if done, err := onEvent(env); err != nil || done {
+					return err
 				}
 			}
 			if ctx.Err() != nil {
-				return RunReport{}, ctx.Err()
+				return ctx.Err()
 			}
 			// The watch ended early: a lost connection, which is resumed, or
 			// an event that does not decode, which LoadRun names.
 			if _, err := e.cfg.Store.LoadRun(ctx, run); errors.Is(err, events.ErrInvalid) {
-				return RunReport{}, fmt.Errorf("watch run %s ended before run-final: %w", run, err)
+				return fmt.Errorf("watch run %s ended before run-final: %w", run, err)
 			}
 			e.log.Warn("run watch ended before run-final; watching again", "run", run, "after", after, "in", retry.Current())
 		}
 		if !retry.Wait(ctx) {
-			return RunReport{}, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }

@@ -26,7 +26,11 @@ func TestStatusPrintsExclusions(t *testing.T) {
 				{AttemptIndex: 1, Descriptor: "grok:grok-4.7@xhigh", Code: policy.ExcludeQuotaExhausted, Until: &until},
 			}}}}
 	var text bytes.Buffer
-	require.NoError(t, statusPrinter{w: &text}.run(st))
+	now := until.Add(-3*time.Hour - 10*time.Minute)
+	require.NoError(t, statusPrinter{w: &text, times: timeFormat{now: now}}.run(st))
+	require.Contains(t, text.String(), "  lane 0: grok:grok-4.7@xhigh excluded before launch: quota_exhausted (until in 3h)\n")
+	text.Reset()
+	require.NoError(t, statusPrinter{w: &text, times: timeFormat{now: now, absolute: true}}.run(st))
 	require.Contains(t, text.String(), "chain-exhausted; excluded before launch: codex:gpt-5.6-sol@high execution_policy_blocked")
 	require.Contains(t, text.String(), "  lane 0: codex:gpt-5.6-sol@high excluded before launch: execution_policy_blocked: credits present\n")
 	require.Contains(t, text.String(), "  lane 0: grok:grok-4.7@xhigh excluded before launch: quota_exhausted (until 2026-12-01T20:00:00Z)\n")
@@ -38,9 +42,9 @@ func TestHistoryPrintsNotes(t *testing.T) {
 	stop := events.Envelope{Seq: 9, Run: "r1", Lane: 0, Type: events.TypeStop,
 		Payload: events.Stop{Decision: policy.Decision{Kind: policy.DecideStop, Reason: "unauthorized"}}}
 	var b bytes.Buffer
-	require.NoError(t, printHistory(&b, []events.Envelope{stop}, map[uint64]string{9: "lane stopped: stop unauthorized: provider grok funding is unknown"}))
+	require.NoError(t, printHistory(&b, []events.Envelope{stop}, map[uint64]string{9: "lane stopped: stop unauthorized: provider grok funding is unknown"}, timeFormat{}))
 	require.Contains(t, b.String(), "lane stopped: stop unauthorized: provider grok funding is unknown")
 	b.Reset()
-	require.NoError(t, printHistory(&b, []events.Envelope{stop}, nil))
+	require.NoError(t, printHistory(&b, []events.Envelope{stop}, nil, timeFormat{}))
 	require.Contains(t, b.String(), "lane stopped: stop unauthorized")
 }

@@ -20,9 +20,9 @@ import (
 func newHistoryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var run, lane, types string
-	var asJSON bool
+	var asJSON, absolute bool
 	c := &cobra.Command{
-		Use:   "history --run ID [--lane N|run] [--type T,...] [--json]",
+		Use:   "history --run ID [--lane N|run] [--type T,...] [--json] [--absolute-times]",
 		Short: "Print a run's event log",
 		Long: `Print the events of a run as the store holds them, in the order they were
 recorded: one line each with its stream sequence, time, lane ("run" for the
@@ -33,8 +33,10 @@ deliveries that changed nothing (a duplicate or late report, a job delivered
 again after its execution ended), including those recorded after run-final.
 
 --lane keeps one lane's events (or "run" for the run-level ones) and --type
-keeps the given event types. --json prints each event in its stored wire
-form, one JSON object per line.
+keeps the given event types. The TIME column is relative to now ("12s
+ago"); --absolute-times prints each event's RFC 3339 UTC time to the
+millisecond instead. --json prints each event in its stored wire form, one
+JSON object per line.
 
 Exit codes: 0 the events were printed; 64 usage error (a bad --lane or
 --type, no such run or lane); 1 anything else (the store cannot be read).`,
@@ -84,7 +86,7 @@ Exit codes: 0 the events were printed; 64 usage error (a bad --lane or
 					}
 					return nil
 				}
-				return printHistory(stdout, envs, notes)
+				return printHistory(stdout, envs, notes, timeFormat{now: time.Now(), absolute: absolute})
 			})
 		},
 	}
@@ -92,6 +94,7 @@ Exit codes: 0 the events were printed; 64 usage error (a bad --lane or
 	c.Flags().StringVar(&lane, "lane", "", `only this zero-based lane's events, or "run" for the run-level ones`)
 	c.Flags().StringVar(&types, "type", "", "only these event types, comma-separated (run-created, launch, claim, finish, audit, ...)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print each event's stored JSON, one per line")
+	addAbsoluteTimesFlag(c, &absolute)
 	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
@@ -130,8 +133,9 @@ func historyFilter(lane, types string) (func(events.Envelope) bool, error) {
 }
 
 // printHistory prints envs as a table; notes (engine.HistoryNotes) replace
-// the detail of the events they explain.
-func printHistory(w io.Writer, envs []events.Envelope, notes map[uint64]string) error {
+// the detail of the events they explain; tf renders the TIME column (an
+// absolute time keeps its milliseconds: events of one second are common).
+func printHistory(w io.Writer, envs []events.Envelope, notes map[uint64]string, tf timeFormat) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tLANE\tTYPE\tDETAIL")
 	for _, env := range envs {
@@ -143,7 +147,7 @@ func printHistory(w io.Writer, envs []events.Envelope, notes map[uint64]string) 
 		if n, ok := notes[env.Seq]; ok {
 			detail = n
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", env.Seq, env.Time.UTC().Format("2006-01-02T15:04:05.000Z"), lane, env.Type, detail)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", env.Seq, historyTime(env.Time, tf), lane, env.Type, detail)
 	}
 	return tw.Flush()
 }
@@ -284,4 +288,12 @@ func shortHead(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// historyTime is an event's TIME cell.
+func historyTime(t time.Time, tf timeFormat) string {
+	if tf.absolute && !t.IsZero() {
+		return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return tf.at(t)
 }

@@ -29,6 +29,7 @@ var commandRoles = map[string]events.Role{
 	"report":    events.RoleReader,
 	"doctor":    events.RoleReader,
 	"workers":   events.RoleReader,
+	"logs":      events.RoleReader,
 }
 
 // commandRole is the role of the command path ("switchyard operation

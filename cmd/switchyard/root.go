@@ -40,6 +40,7 @@ Each command's --help lists its own codes.`,
 	root.AddCommand(newPruneCmd(stdout, stderr))
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newHistoryCmd(stdout, stderr))
+	root.AddCommand(newLogsCmd(stdout, stderr))
 	root.AddCommand(newInspectCmd(stdout, stderr))
 	root.AddCommand(newCancelCmd(stdout, stderr))
 	root.AddCommand(newNativeCmd(stdout, stderr))

@@ -23,10 +23,10 @@ import (
 func newStatusCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f engineFlags
 	var run, state string
-	var asJSON, watch bool
+	var asJSON, watch, absolute bool
 	var limit int
 	c := &cobra.Command{
-		Use:   "status [--run ID] [--limit N] [--state S] [--json] [--watch]",
+		Use:   "status [--run ID] [--limit N] [--state S] [--json] [--watch] [--absolute-times]",
 		Short: "Show runs and their lanes",
 		Long: `Without --run, list the runs in the store, newest first: role, state, lanes
 by state, last change. --limit caps the list (default 20; 0 lists every
@@ -37,6 +37,11 @@ answers a lane waiting for the parent. With --run --json the status also
 carries "eligibility": for each provider the run's lanes may launch, the
 verdict the eligibility gate would give it now (the same verdict object
 "switchyard usage --json" prints and an exclude event records).
+
+Times in the list and the run view are relative to now ("12s ago", "in
+3h"); --absolute-times prints them as RFC 3339 UTC instead. --watch's
+change lines start with the RFC 3339 time of the change, and --json always
+prints RFC 3339.
 
 Both views say which providers have live workers (workers announce
 themselves while they run), each provider's concurrency cap across all
@@ -85,7 +90,8 @@ anything else.`,
 				return err
 			}
 			show := func(ctx context.Context, conn *engineConn, eng engineAPI) error {
-				s := statusPrinter{w: stdout, errW: stderr, json: asJSON, conn: conn.connFlags(f), limit: limit, states: states}
+				s := statusPrinter{w: stdout, errW: stderr, json: asJSON, conn: conn.connFlags(f), limit: limit, states: states,
+					times: timeFormat{now: time.Now(), absolute: absolute}}
 				if watch && conn.mode == connEmbedded {
 					// This process holds the data directory, so nothing can
 					// change it while we watch: show it once instead.
@@ -158,6 +164,7 @@ anything else.`,
 	c.Flags().StringVar(&state, "state", "", "list only runs in these states: "+strings.Join(runStates, ", ")+" (comma-separated)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&watch, "watch", false, "keep following changes (Ctrl-C stops)")
+	addAbsoluteTimesFlag(c, &absolute)
 	addQueryEngineFlags(c, &f)
 	return wireCommand(c, stderr)
 }
@@ -219,6 +226,9 @@ type statusPrinter struct {
 	// limit and states select the run list (see selectRuns).
 	limit  int
 	states map[string]bool
+	// times renders the text output's times (relative to now unless
+	// --absolute-times).
+	times timeFormat
 }
 
 // match says whether r is in the states --state selects (every run
@@ -263,7 +273,7 @@ func (s statusPrinter) list(l engine.RunList, conn *engineConn) error {
 	tw := tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tROLE\tSTATE\tLANES\tUPDATED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Run, r.Role, runState(r), laneCounts(r.Lanes), r.Updated.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Run, r.Role, runState(r), laneCounts(r.Lanes), s.times.at(r.Updated))
 	}
 	return tw.Flush()
 }
@@ -274,6 +284,9 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 		return writeDoc(s.w, st)
 	}
 	fmt.Fprintf(s.w, "run %s: role %q, parent %s, %s, %s\n", st.Run, st.Role, st.Parent, st.Access, runState(st))
+	if !st.Created.IsZero() {
+		fmt.Fprintf(s.w, "  created %s, last event %s\n", s.times.at(st.Created), s.times.at(st.Updated))
+	}
 	if st.Summary != "" {
 		fmt.Fprintf(s.w, "  %s\n", st.Summary)
 	}
@@ -364,7 +377,7 @@ func (s statusPrinter) run(st engine.RunStatus) error {
 				line += ": " + x.Detail
 			}
 			if x.Until != nil {
-				line += " (until " + x.Until.UTC().Format(time.RFC3339) + ")"
+				line += " (until " + s.times.at(*x.Until) + ")"
 			}
 			fmt.Fprintln(s.w, line)
 		}
