@@ -224,7 +224,9 @@ func runTranscript(t *testing.T, env []string, cmds []transcriptCommand) []strin
 	const sep = "@@@ switchyard docs output %d @@@"
 	var script strings.Builder
 	for i, c := range cmds {
-		fmt.Fprintf(&script, "echo '"+sep+"'\n%s\n", i, c.command)
+		// The separator keeps the previous command's exit status for a
+		// documented `echo $?`.
+		fmt.Fprintf(&script, "sy_status=$?; echo '"+sep+"'; (exit $sy_status)\n%s\n", i, c.command)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
