@@ -1,6 +1,7 @@
 // Package docs holds the user documentation; its tests check that what the
 // documents say can be followed: every link and repository path exists,
-// nothing points outside the repository, and the README's quick start runs.
+// nothing points outside the repository, the README's quick start runs, and
+// every command output they show matches what the command prints.
 package docs
 
 import (

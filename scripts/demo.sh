@@ -4,9 +4,10 @@
 # with the simulated provider CLIs, in which the first seat's primary
 # (codex) is excluded before launch: its simulated account has purchased
 # credits present, so running it could spend them (execution_policy_blocked),
-# and the lane runs grok instead; no codex attempt runs (its simulated
-# app-server still answers the quota readings). Then `switchyard usage`
-# shows why, and the run's event log is replayed and every decision
+# and the lane runs grok instead. No codex attempt runs: codex is started
+# only as `codex app-server` for quota readings, once or twice by the run's
+# worker and once by `switchyard usage` (docs/outputs_test.go checks the
+# count in bin/sim/invocations.jsonl). `switchyard usage` shows why, and the run's event log is replayed and every decision
 # (the exclusion included) recomputed.
 #
 # Everything it writes lives in a fresh temporary directory (kept, so you can
