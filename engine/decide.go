@@ -112,11 +112,11 @@ func decision(r *machines.Run, i int, st policy.LaneState) (policy.Decision, eve
 	if _, stopped := r.StoppingExclusion(i); stopped {
 		dec = policy.Stop(policy.StopExcluded)
 	}
-	laneJSON, err := r.LaneInputJSON(i)
+	in, err := r.LaneInput(i)
 	if err != nil {
 		return dec, events.Decided{}, fmt.Errorf("lane %d: input digest: %w", i, err)
 	}
-	digest, err := events.InputDigestOf(laneJSON, st)
+	digest, err := in.Digest(st)
 	if err != nil {
 		return dec, events.Decided{}, fmt.Errorf("lane %d: input digest: %w", i, err)
 	}

@@ -127,11 +127,22 @@ func decodeStrict(b []byte) (Envelope, error) {
 }
 
 // decodeCanonical is Decode's fast path for bytes Encode wrote, which is
-// every stored event: decode with encoding/json, re-encode, and accept only
-// if the bytes are identical. Identical bytes have exactly the keys Encode
-// writes, each once, in its case, with nothing after them, so the strict
-// rules hold without the token-by-token check. Anything else (indented
-// goldens, other writers, every malformed input) takes the strict path.
+// every stored event: it accepts exactly the bytes Encode writes for the
+// envelope it decodes, and declines everything else (indented goldens,
+// other writers, every malformed input), which takes the strict path.
+// Identical bytes have exactly the keys Encode writes, each once, in its
+// case, with nothing after them, so the strict rules hold without the
+// token-by-token check.
+//
+// The envelope is checked where it was read: splitCanonical accepts only
+// the header Encode writes (ASCII fields without escapes, decimals
+// without leading zeros, no seq of 0) and the time must format back to
+// its own text; the payload, decoded once with go-json-experiment's
+// decoder, must encode back to its own bytes (encodesTo), and the
+// envelope must pass Validate, as Encode requires. Neither the envelope
+// nor the payload's encoding is built as a new slice.
+// FuzzDecodeMatchesOracle holds this equal to decoding, encoding the
+// whole envelope again and comparing.
 func decodeCanonical(b []byte) (Envelope, bool) {
 	h, ok := splitCanonical(b)
 	if !ok {
@@ -141,13 +152,17 @@ func decodeCanonical(b []byte) (Envelope, bool) {
 	if err != nil {
 		return Envelope{}, false
 	}
+	at = at.UTC()
+	var buf [64]byte
+	if string(at.AppendFormat(buf[:0], time.RFC3339Nano)) != h.time {
+		return Envelope{}, false
+	}
 	p, err := decodePayload(h.typ, h.payload, false)
 	if err != nil {
 		return Envelope{}, false
 	}
-	e := Envelope{Schema: SchemaVersion, Type: h.typ, Run: h.run, Lane: h.lane, Seq: h.seq, Time: at.UTC(), Payload: p}
-	again, err := Encode(e)
-	if err != nil || !bytes.Equal(again, b) {
+	e := Envelope{Schema: SchemaVersion, Type: h.typ, Run: h.run, Lane: h.lane, Seq: h.seq, Time: at, Payload: p}
+	if e.Validate() != nil || !encodesTo(p, h.payload) {
 		return Envelope{}, false
 	}
 	return e, true
@@ -164,9 +179,11 @@ type canonicalHeader struct {
 }
 
 // splitCanonical reads the envelope keys in the one form Encode writes
-// them and returns the payload's bytes, without decoding those. It only
-// proposes: decodeCanonical accepts nothing that does not re-encode to
-// the same bytes, and anything not in this form takes the strict path.
+// them and returns the payload's bytes, without decoding those: the
+// schema, type, run, lane and seq exactly as Encode would write the
+// values it returns. The time is only read (decodeCanonical checks it
+// formats back), the payload only delimited (decodeCanonical checks it
+// encodes back), and anything not in this form takes the strict path.
 func splitCanonical(b []byte) (canonicalHeader, bool) {
 	h := canonicalHeader{lane: RunLane}
 	r := canonicalReader{b: b}
@@ -192,7 +209,7 @@ func splitCanonical(b []byte) (canonicalHeader, bool) {
 		h.lane = int(n)
 	}
 	if r.literal(`,"seq":`) {
-		if h.seq, ok = r.uint(); !ok {
+		if h.seq, ok = r.uint(); !ok || h.seq == 0 { // Encode omits a seq of 0
 			return h, false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -40,29 +41,59 @@ func InputDigest(lane policy.LanePolicy, state policy.LaneState) (string, error)
 	return Digest(b), nil
 }
 
-// LaneInputJSON is lane's part of the canonical policy input, encoded once
-// for InputDigestOf: a lane's policy is frozen at run-created, so a caller
-// deciding the same lane many times (the engine, replay) need not encode
-// it again for each decision.
-func LaneInputJSON(lane policy.LanePolicy) ([]byte, error) {
-	return json.Marshal(lane)
+// LaneInput is one lane's part of the canonical policy input, hashed
+// once: a lane's policy is frozen at run-created, so a caller deciding the
+// same lane many times (the engine, replay) keeps the SHA-256 state after
+// {"lane":<lane policy>,"state": and, at each decision, hashes only the
+// state's encoding on a copy of it. Digest gives InputDigest's value
+// (TestInputDigestOfMatches). A LaneInput is immutable; Digest may be
+// called from several goroutines.
+type LaneInput struct {
+	prefix hash.Cloner
 }
 
-// InputDigestOf is InputDigest for a lane whose policy LaneInputJSON has
-// already encoded: the same bytes hashed ({"lane":…,"state":…}, as
-// encoding/json writes policyInput; TestInputDigestOfMatches).
-func InputDigestOf(laneJSON []byte, state policy.LaneState) (string, error) {
-	st, err := json.Marshal(state)
+// NewLaneInput encodes lane as InputDigest does and hashes it.
+func NewLaneInput(lane policy.LanePolicy) (*LaneInput, error) {
+	b, err := json.Marshal(lane)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	h := sha256.New()
 	h.Write([]byte(`{"lane":`))
-	h.Write(laneJSON)
+	h.Write(b)
 	h.Write([]byte(`,"state":`))
-	h.Write(st)
-	h.Write([]byte(`}`))
-	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	return &LaneInput{prefix: h.(hash.Cloner)}, nil
+}
+
+// Digest is InputDigest(lane, state) for the lane l was made from. The
+// state is encoded by encoding/json straight into the hash, as
+// json.Marshal would write it, with no copy of its bytes.
+func (l *LaneInput) Digest(state policy.LaneState) (string, error) {
+	c, err := l.prefix.Clone()
+	if err != nil {
+		return "", err
+	}
+	w := digestWriter{h: c}
+	if err := json.NewEncoder(&w).Encode(state); err != nil { // escapes HTML, as Marshal
+		return "", err
+	}
+	c.Write([]byte(`}`))
+	var sum [sha256.Size]byte
+	return DigestPrefix + hex.EncodeToString(c.Sum(sum[:0])), nil
+}
+
+// digestWriter hashes compact JSON, leaving out the newline
+// Encoder.Encode ends it with (compact JSON holds no other: a newline in
+// a string is escaped).
+type digestWriter struct{ h hash.Hash }
+
+func (w *digestWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if n > 0 && p[n-1] == '\n' {
+		p = p[:n-1]
+	}
+	w.h.Write(p)
+	return n, nil
 }
 
 // validDigest reports whether s is "sha256:" + 64 lowercase hex digits.

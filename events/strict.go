@@ -50,11 +50,7 @@ func unmarshalStored(data []byte, v any) error {
 }
 
 func canonicalUnmarshal(data []byte, v any) bool {
-	if json.Unmarshal(data, v) != nil {
-		return false
-	}
-	again, err := json.Marshal(v)
-	return err == nil && bytes.Equal(again, data)
+	return json.Unmarshal(data, v) == nil && encodesTo(v, data)
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

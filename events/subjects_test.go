@@ -135,14 +135,14 @@ func TestInputDigestIsPinned(t *testing.T) {
 	require.Equal(t, "sha256:56ab4a2a5cb316d814cbc6294f6af47a1e5e8901b9f14dfcd08841756b7c5806", sample, "a lane with a full attempt policy")
 }
 
-// TestInputDigestOfMatches: the digest of a lane encoded once
-// (LaneInputJSON, InputDigestOf, what the engine and replay use) is the
+// TestInputDigestOfMatches: the digest of a lane hashed once
+// (NewLaneInput, LaneInput.Digest, what the engine and replay use) is the
 // digest of the whole input encoded at once (InputDigest), for lanes and
 // states whose strings encoding/json escapes (HTML characters, control
 // characters, invalid UTF-8) as well as plain ones.
 func TestInputDigestOfMatches(t *testing.T) {
 	t.Parallel()
-	odd := []string{"review#2", "<a&b>", "line\nbreak\u2028", "bad\xffutf8", ""}
+	odd := []string{"review#2", "<a&b>", "line\nbreak\u2028", "bad\xffutf8", "", "\n", "tab\there\u0000"}
 	states := []policy.LaneState{
 		{Access: policy.ReadOnly, ExhaustedGroups: []policy.Provider{}},
 		{Events: []policy.Event{{AttemptIndex: 0, Status: policy.OutcomeUsageExhausted}}, ExhaustedGroups: []policy.Provider{policy.Codex}, Access: policy.IsolatedWrite},
@@ -153,12 +153,12 @@ func TestInputDigestOfMatches(t *testing.T) {
 		for _, base := range []policy.LanePolicy{eventstest.SampleLane, {Attempts: []policy.AttemptPolicy{}}} {
 			lane := base
 			lane.ID = id
-			laneJSON, err := events.LaneInputJSON(lane)
+			in, err := events.NewLaneInput(lane)
 			require.NoError(t, err)
 			for _, st := range append(states, policy.LaneState{Events: []policy.Event{{AttemptIndex: 1, Status: policy.Outcome(id)}}}) {
 				want, err := events.InputDigest(lane, st)
 				require.NoError(t, err)
-				got, err := events.InputDigestOf(laneJSON, st)
+				got, err := in.Digest(st)
 				require.NoError(t, err)
 				require.Equal(t, want, got, "lane %q, state %+v", id, st)
 				checked++

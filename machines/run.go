@@ -86,23 +86,23 @@ type Run struct {
 	applied int // envelopes applied, audit included.
 
 	// laneInputs caches each lane's policy as the policy-input digest
-	// encodes it (LaneInputJSON): a lane's policy never changes after
+	// hashes it (LaneInput): a lane's policy never changes after
 	// run-created.
-	laneInputs [][]byte
+	laneInputs []*events.LaneInput
 }
 
-// LaneInputJSON is lane i's policy as events.InputDigestOf takes it,
-// encoded on first use and kept: the engine and replay digest the same
-// lane's policy at every decision.
-func (r *Run) LaneInputJSON(i int) ([]byte, error) {
+// LaneInput is lane i's policy as the policy-input digest hashes it
+// (events.NewLaneInput), made on first use and kept: the engine and
+// replay digest the same lane's policy at every decision.
+func (r *Run) LaneInput(i int) (*events.LaneInput, error) {
 	if i < 0 || i >= len(r.Lanes) {
 		return nil, fmt.Errorf("lane %d: the run has %d lanes", i, len(r.Lanes))
 	}
 	if len(r.laneInputs) != len(r.Lanes) {
-		r.laneInputs = make([][]byte, len(r.Lanes))
+		r.laneInputs = make([]*events.LaneInput, len(r.Lanes))
 	}
 	if r.laneInputs[i] == nil {
-		b, err := events.LaneInputJSON(r.Lanes[i].Policy)
+		b, err := events.NewLaneInput(r.Lanes[i].Policy)
 		if err != nil {
 			return nil, err
 		}
