@@ -71,8 +71,8 @@ func TestJSONOutputsAreVersionedCamelCase(t *testing.T) {
 // TestRunJSONInterruptedPrintsDocument (issue 28, finding 23): SIGINT to a
 // self-contained `run --json` once its lane runs (read from status, not
 // waited for by time) exits 130 and prints on stdout one JSON document:
-// the run, final false, interrupted true, nothing drives it now, its lane
-// as it stood, and the commands that resume and follow it.
+// the run, interrupted true, nothing drives it now, its lane as the stopped
+// drive left it (stopped, so the run is final), and the report command.
 func TestRunJSONInterruptedPrintsDocument(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandboxConfig(t, simenv.Scenarios(map[string]string{"grok": "long-running"}), singleLaneSheet)
@@ -104,17 +104,21 @@ func TestRunJSONInterruptedPrintsDocument(t *testing.T) {
 	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
 	doc := requireJSONDoc(t, "interrupted run --json", out).(map[string]any)
 	flags := " --data-dir " + s.data
+	// Its only lane was running: the self-contained run stops its worker,
+	// its engine records the cancelled attempt (finding 15), and the run is
+	// final now, which the document says, with the lane as recorded and
+	// the command that prints the report rather than one that resumes.
 	require.Equal(t, "cut", doc["run"])
-	require.Equal(t, false, doc["final"])
+	require.Equal(t, true, doc["final"], out)
 	require.Equal(t, true, doc["interrupted"])
 	require.Equal(t, driverNone, doc["driver"])
-	require.Equal(t, "switchyard serve"+flags, doc["resume"])
-	require.Equal(t, "switchyard status --run cut --watch"+flags, doc["follow"])
+	require.NotContains(t, doc, "resume", "a final run has nothing to resume")
+	require.Equal(t, "switchyard report --run cut"+flags, doc["follow"])
 	lanes, ok := doc["lanes"].([]any)
 	require.True(t, ok, "lanes is an array: %s", out)
 	require.Len(t, lanes, 1)
 	lane := lanes[0].(map[string]any)
 	require.Equal(t, "grok:grok-4.7@xhigh", lane["descriptor"])
-	require.NotEmpty(t, lane["state"])
-	require.Contains(t, errOut, "switchyard run: interrupted; run cut is not final", "stderr still says so for people")
+	require.Equal(t, string(machines.StateStopped), lane["state"], "the lane as the stopped drive left it, not as it stood at the interrupt")
+	require.Contains(t, errOut, "switchyard run: run cut is final now", "stderr still says so for people")
 }

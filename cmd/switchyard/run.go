@@ -179,8 +179,11 @@ report once the run is final; interrupted before that (exit 130), an
 object saying so: {"schemaVersion": 2, "run": ID, "final": false,
 "interrupted": true, "driver": "serve" (it goes on there) or "none" (a
 self-contained run; a serve resumes it) or "unknown", "lanes": [each lane
-as status --run --json shows it at the interrupt], "resume": the command
-that resumes a self-contained run, "follow": the command that follows it}.
+as status --run --json shows it: after a self-contained run's stop, else
+at the interrupt], "resume": the command that resumes a self-contained
+run, "follow": the command that follows it}. When the stop made a
+self-contained run final, "final" is true, "resume" is left out and
+"follow" prints its report.
 
 "switchyard report --run R" prints the report again at any time.`,
 		Example: `  # Run the sample sheet's bug-fix role read-only (codex, then Claude natively):
@@ -666,7 +669,11 @@ func interruptedRun(ctx context.Context, stderr io.Writer, conn *engineConn, f e
 			runID, conn.describe(), runID, flags)
 		return engine.RunReport{}, false, interrupted
 	}
-	interruptSelfContained(ctx, stderr, conn, flags, eng, runID, st, drive)
+	if after, ok := interruptSelfContained(ctx, stderr, conn, flags, eng, runID, st, drive); ok {
+		// run --json shows the lanes as the stopped drive left them (the
+		// run may even be final now: its last running lanes stopped).
+		interrupted.status = after
+	}
 	return engine.RunReport{}, false, interrupted
 }
 

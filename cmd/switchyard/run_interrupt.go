@@ -57,9 +57,11 @@ func (d *selfDrive) stop() {
 // is stored), then, once its engine has recorded those reports and the
 // decisions they lead to (engine.WaitSettled, up to settleWait), the
 // engine. It then says, from the run's log, what each lane that was not
-// final became. before is the run's status when the interrupt came.
+// final became. before is the run's status when the interrupt came. It
+// returns the run's status once the drive stopped (ok false when it could
+// not be read), which run --json prints.
 func interruptSelfContained(ctx context.Context, stderr io.Writer, conn *engineConn, flags string, eng *engine.Engine,
-	runID string, before engine.RunStatus, drive *selfDrive) {
+	runID string, before engine.RunStatus, drive *selfDrive) (after engine.RunStatus, ok bool) {
 	fmt.Fprintf(stderr, "switchyard run: interrupted; stopping this run's workers, then its engine once it has recorded how their attempts ended (up to %v; interrupt again to stop at once)\n", settleWait)
 	drive.haltWorkers()
 	sctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), settleWait, fmt.Errorf("not within %v", settleWait))
@@ -88,7 +90,7 @@ func interruptSelfContained(ctx context.Context, stderr io.Writer, conn *engineC
 		fmt.Fprintf(stderr, "switchyard run: stopped this run's workers and engine, but cannot read run %s afterwards (%v); it stays stored in %s: check it with `switchyard status --run %s%s`\n",
 			runID, err, conn.dataDir, runID, flags)
 		fmt.Fprint(stderr, resume)
-		return
+		return engine.RunStatus{}, false
 	}
 	lines := interruptLines(before, after)
 	if after.Final {
@@ -123,6 +125,7 @@ func interruptSelfContained(ctx context.Context, stderr io.Writer, conn *engineC
 	if !after.Final {
 		fmt.Fprint(stderr, resume)
 	}
+	return after, true
 }
 
 // interruptLanes sorts the lanes that were not final when a run was

@@ -32,19 +32,23 @@ const (
 )
 
 // interruptedRunDoc is what run --json prints on stdout when it is
-// interrupted before the run is final (exit 130): the run is not final,
-// what drives it now, its lanes as they stood at the interrupt, and the
-// commands that follow it and, for a self-contained run, resume it.
+// interrupted before the run is final (exit 130): whether the run is final
+// now, what drives it, its lanes, and the commands that follow it and, for
+// a self-contained run that is not final, resume it.
 type interruptedRunDoc struct {
-	Run         string `json:"run"`
-	Final       bool   `json:"final"`       // always false: a final run prints its report
+	Run string `json:"run"`
+	// Final is false unless a self-contained run became final while it
+	// stopped (its last running lanes stopped, recorded by its engine);
+	// Follow then prints its report.
+	Final       bool   `json:"final"`
 	Interrupted bool   `json:"interrupted"` // always true
 	Driver      string `json:"driver"`      // serve, none or unknown (see driverServe)
-	// Lanes are the run's lanes as status read them at the interrupt (the
-	// objects of status --run --json); empty when Driver is unknown.
+	// Lanes are the run's lanes (the objects of status --run --json): as
+	// a self-contained run's stopped drive left them, else as status read
+	// them at the interrupt; empty when Driver is unknown.
 	Lanes []engine.LaneStatus `json:"lanes"`
 	// Resume is the command that resumes a self-contained run ("" when
-	// a serve drives it); Follow the one that follows it.
+	// a serve drives it or it is final); Follow the one that follows it.
 	Resume string `json:"resume,omitempty"`
 	Follow string `json:"follow"`
 	// Error says why the status could not be read (Driver unknown).
@@ -70,6 +74,11 @@ func interruptedDoc(ie *interruptedError, conn *engineConn, flags string) interr
 	}
 	if ie.status.Lanes != nil {
 		doc.Lanes = ie.status.Lanes
+	}
+	if ie.status.Final {
+		doc.Final = true
+		doc.Resume = ""
+		doc.Follow = fmt.Sprintf("switchyard report --run %s%s", ie.run, flags)
 	}
 	return doc
 }
