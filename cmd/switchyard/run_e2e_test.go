@@ -149,7 +149,7 @@ func TestRunExhaustionFallsBack(t *testing.T) {
 	require.Nil(t, res.Divergence)
 
 	// history prints the log replay just verified: every event, in order.
-	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel")
+	r = s.run(t, 30*time.Second, "history", "--data-dir", s.data, "--run", "panel", "--absolute-times")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	require.Len(t, lines, 1+res.Events, r.stdout)
