@@ -67,15 +67,12 @@ func (c *Client) Submit(ctx context.Context, req RunRequest) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.RunID != "" {
-		if r, err := c.sameRun(ctx, req); !errors.Is(err, ErrNotFound) {
-			return r, err
-		}
-	}
 	id, err := c.eng.Submit(ctx, ereq)
 	if err != nil {
 		if errors.Is(err, engine.ErrRunExists) && req.RunID != "" {
-			// Submitted meanwhile (a retry racing the first try).
+			// Submitted before (a retry) or meanwhile (a retry racing
+			// the first try): the same request is that run's handle.
+			// Only then is the run read: a new run costs no lookup.
 			return c.sameRun(ctx, req)
 		}
 		return nil, mapError(err, "")

@@ -52,11 +52,12 @@ func (e *Engine) worktreeDir(run string, lane int, id string) string {
 }
 
 // freezePrompt writes the run's prompt once, exclusively, to
-// <DataDir>/runs/<run>/prompt and returns its path.
-func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
+// <DataDir>/runs/<run>/prompt and returns its path, and whether this call
+// created it (false: the same prompt was there already).
+func (e *Engine) freezePrompt(run string, prompt []byte) (string, bool, error) {
 	dir := e.runDir(run)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create run directory: %w", err)
+		return "", false, fmt.Errorf("create run directory: %w", err)
 	}
 	path := filepath.Join(dir, frozenPrompt)
 	err := writeExclusive(path, prompt)
@@ -64,13 +65,32 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, error) {
 		// A Submit of the same run id that died before recording
 		// run-created: the same prompt may be reused, never replaced.
 		if prev, rerr := readLimited(path, maxPromptBytes, promptLimit); rerr == nil && bytes.Equal(prev, prompt) {
-			return path, nil
+			return path, false, nil
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("freeze prompt: %w", err)
+		return "", false, fmt.Errorf("freeze prompt: %w", err)
 	}
-	return path, nil
+	return path, true, nil
+}
+
+// unfreezeStray removes the prompt Submit froze at path for run when the
+// run turned out to be recorded already with another prompt (its files
+// pruned, so nothing stopped the write): left there, it would sit beside
+// that run's log as if it were its prompt. A recorded run whose prompt is
+// this one keeps it (a racing Submit of the same prompt may have recorded
+// it), and so does a run that cannot be read now.
+func (e *Engine) unfreezeStray(ctx context.Context, run, path, digest string) {
+	first, err := e.cfg.Store.Load(ctx, run, events.RunLane)
+	if err != nil || len(first) == 0 {
+		return
+	}
+	if c, ok := first[0].Payload.(events.RunCreated); !ok || c.PromptDigest == digest {
+		return
+	}
+	if err := os.Remove(path); err == nil {
+		_ = os.Remove(filepath.Dir(path)) // only when empty: the pruned run's own directory
+	}
 }
 
 // launchSpec is what prepare needs to know about the attempt beyond the

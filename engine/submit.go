@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -105,7 +106,15 @@ func (e *Engine) Submit(ctx context.Context, req RunRequest) (string, error) {
 	if len(prompt) == 0 {
 		return "", invalidf("the prompt is empty")
 	}
-	if created.PromptPath, err = e.freezePrompt(run, prompt); err != nil {
+	var froze bool
+	if created.PromptPath, froze, err = e.freezePrompt(run, prompt); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Another prompt is frozen under the id: a run recorded with
+			// it, or a Submit that died before recording one.
+			if _, lerr := e.cfg.Store.Last(ctx, run, events.RunLane); lerr == nil {
+				return "", fmt.Errorf("run %s: %w", run, ErrRunExists)
+			}
+		}
 		return "", fmt.Errorf("%w (run %s)", err, run)
 	}
 	created.PromptDigest = events.Digest(prompt)
@@ -117,6 +126,9 @@ func (e *Engine) Submit(ctx context.Context, req RunRequest) (string, error) {
 	if err := record(ctx, env); err != nil {
 		switch {
 		case errors.Is(err, events.ErrRunExists):
+			if froze {
+				e.unfreezeStray(ctx, run, created.PromptPath, created.PromptDigest)
+			}
 			return "", fmt.Errorf("run %s: %w", run, ErrRunExists)
 		case errors.Is(err, events.ErrInvalid):
 			return "", invalidf("%v", err)
@@ -183,17 +195,14 @@ func (e *Engine) checkSubmitted(run string, c events.RunCreated) error {
 }
 
 // prepareRun checks everything about req that does not touch the data
-// directory, and that its run id is new, and returns run-created without
-// its prompt fields.
+// directory and returns run-created without its prompt fields.
+//
+// It does not look the run id up: the frozen prompt is created
+// exclusively (an existing run's is never replaced) and the recording
+// appends only to an empty run, so an id in use ends as ErrRunExists
+// there, and a new run's submission costs no store read.
 func (e *Engine) prepareRun(ctx context.Context, req RunRequest) (events.RunCreated, string, error) {
-	c, run, err := e.resolveRun(ctx, req)
-	if err != nil {
-		return c, "", err
-	}
-	if _, err := e.cfg.Store.Last(ctx, run, events.RunLane); err == nil {
-		return events.RunCreated{}, "", fmt.Errorf("run %s: %w", run, ErrRunExists)
-	}
-	return c, run, nil
+	return e.resolveRun(ctx, req)
 }
 
 // resolveRun is prepareRun without the check that the run id is new.

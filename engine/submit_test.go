@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -103,4 +105,69 @@ func TestSubmitRefusesBadRequests(t *testing.T) {
 	runs, err := h.store.Runs(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, []string{existing}, runs, "no refused request was recorded")
+}
+
+// TestSubmitExistingRunIDWritesNothing: a new run's Submit looks nothing
+// up, so an id already in use is found by the frozen prompt (created
+// exclusively) and by the recording (an append to an empty run only).
+// Whatever the request, it ends as ErrRunExists with the run's log and
+// prompt as they were, and after the run's files were pruned no stray
+// prompt is left where the run's was.
+func TestSubmitExistingRunIDWritesNothing(t *testing.T) {
+	t.Parallel()
+	for _, b := range []backend{memory, jetstream} {
+		t.Run(string(b), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, b)
+			good := sheet("", "bug-fix: codex:gpt-5.6-sol@high -> cursor:composer-2.5@default")
+			other := sheet("", "hillclimb: codex:gpt-5.6-sol@high")
+			existing := h.submit(good, "bug-fix", policy.ReadOnly)
+			ctx := context.Background()
+			created := func() []events.Envelope {
+				t.Helper()
+				envs, err := h.store.Load(ctx, existing, events.RunLane)
+				require.NoError(t, err)
+				var out []events.Envelope
+				for _, env := range envs {
+					if env.Type == events.TypeRunCreated {
+						out = append(out, env)
+					}
+				}
+				return out
+			}
+			before := created()
+			require.Len(t, before, 1)
+			promptPath := filepath.Join(h.data, "runs", existing, "prompt")
+			prompt, err := os.ReadFile(promptPath)
+			require.NoError(t, err)
+
+			same := engine.RunRequest{RunID: existing, Sheet: good, Role: "bug-fix", Parent: policy.ParentClaude,
+				Prompt: prompt, Cwd: h.repo, Timeout: time.Minute}
+			otherPrompt, otherSheet := same, same
+			otherPrompt.Prompt = []byte("another task\n")
+			otherSheet.Sheet, otherSheet.Role = other, "hillclimb"
+			check := func(what string, req engine.RunRequest) {
+				t.Helper()
+				_, err := h.eng.Submit(ctx, req)
+				require.ErrorIs(t, err, engine.ErrRunExists, what)
+				require.Equal(t, before, created(), "%s: no other run-created", what)
+			}
+			check("the same request again", same)
+			check("another prompt", otherPrompt)
+			check("another sheet and role, the same prompt", otherSheet)
+			got, err := os.ReadFile(promptPath)
+			require.NoError(t, err)
+			require.Equal(t, prompt, got, "the run's frozen prompt is unchanged")
+
+			// Pruned: the run's files are gone, its log stays.
+			require.NoError(t, os.RemoveAll(filepath.Dir(promptPath)))
+			check("another prompt after the prune", otherPrompt)
+			_, err = os.Stat(filepath.Dir(promptPath))
+			require.ErrorIs(t, err, fs.ErrNotExist, "no stray prompt (nor its directory) is left for the pruned run")
+			check("its own prompt after the prune", otherSheet)
+			got, err = os.ReadFile(promptPath)
+			require.NoError(t, err, "its own prompt may stand where it stood")
+			require.Equal(t, prompt, got)
+		})
+	}
 }
