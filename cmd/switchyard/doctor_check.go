@@ -279,15 +279,26 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	req := providers.Request{Provider: p, Mode: c.mode, APISpend: policy.APISpendDeny, Home: c.env["HOME"],
 		Executable: exe, ParentEnv: c.env}
 	d.Guard.Blocked = append(d.Guard.Blocked, providers.GuardNames(spec, c.env, req)...)
-	if a, ok := c.attempts[p]; ok {
+	a, fromSheet := c.attempts[p]
+	if fromSheet {
 		// The probes check the role's own model and spending policy.
 		req.Model, req.Effort, req.APISpend = a.Attempt.Model, a.Attempt.Effort, a.APISpend
 		req.CLIModel, _ = spec.CLIModel(a.Attempt.Model, a.Attempt.Effort)
 	}
 	if len(d.Guard.Blocked) > 0 {
-		add(problemBillingGuard, true,
-			fmt.Sprintf("under api-spend deny the billing guard blocks %s: set here: %s", p, strings.Join(d.Guard.Blocked, ", ")),
-			guardFix(p, d.Guard.Blocked))
+		msg := fmt.Sprintf("under api-spend deny the billing guard blocks %s: set here: %s", p, strings.Join(d.Guard.Blocked, ", "))
+		// The guard applies under deny only: a role whose sheet approves
+		// API spend for p runs its attempts with these set (and they may
+		// bill that key), so nothing of the role is blocked by it.
+		approved := fromSheet && a.APISpend == policy.APISpendApproved
+		if approved {
+			msg += fmt.Sprintf("; the sheet approves API spend for %s, so the role's %s attempts run with them and may bill them", p, p)
+		}
+		fix := guardFix(p, d.Guard.Blocked)
+		if approved {
+			fix = fmt.Sprintf("none for this role, which approves API spend for %s; for a role that denies it: %s", p, fix)
+		}
+		add(problemBillingGuard, !approved, msg, fix)
 	}
 
 	for _, ce := range d.Containment {

@@ -166,6 +166,24 @@ func TestDoctorRoleExitCode(t *testing.T) {
 	require.False(t, out.Lanes[0].Attempts[1].Blocked)
 	require.Zero(t, out.BlockedLanes)
 
+	// The sheet approves API spend for grok: with its API key set, the
+	// guard that would block grok under deny blocks nothing of this role,
+	// and doctor says so rather than counting a blocking problem.
+	out = s.doctorJSON(t, 0, []string{"XAI_API_KEY=" + doctorSentinel}, append([]string{"--sheet", s.sheetPath(), "--role", "hillclimb", "--probe"}, allow...)...)
+	require.True(t, out.Lanes[0].CanRun)
+	require.False(t, out.Lanes[0].Attempts[1].Blocked)
+	grokOut := doctorOf(t, out, policy.Grok)
+	require.Equal(t, []string{"XAI_API_KEY"}, grokOut.Guard.Blocked, "the guard's finding is still reported")
+	pr := problemCodes(grokOut)[problemBillingGuard]
+	require.False(t, pr.Blocking, "approved API spend: the guard blocks nothing of the role")
+	require.Contains(t, pr.Message, "the sheet approves API spend for grok")
+	require.True(t, strings.HasPrefix(pr.Fix, "none for this role"), pr.Fix)
+	for _, p := range out.Providers {
+		for _, pr := range p.Problems {
+			require.False(t, pr.Code == problemBillingGuard && pr.Blocking, "%s: %s", p.Provider, pr.Message)
+		}
+	}
+
 	// Read-only containment is required (issue 24): verified by the
 	// kernel here, grok has no containment problem; on a host whose
 	// sandbox is unverified (simulated by turning it off) the problem
