@@ -348,5 +348,10 @@ func (w *Worker) runnerConfig(job events.Job) runner.Config {
 	if c.Now == nil {
 		c.Now = w.cfg.Now
 	}
+	// A worker's snapshots are telemetry for logs and the console; the
+	// claim and the receipt, not the snapshot, decide what happens to
+	// the attempt. So the facts that only say a child is done wait for
+	// the next write (runner.Config.LazySettledFacts).
+	c.LazySettledFacts = true
 	return c
 }

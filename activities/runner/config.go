@@ -62,6 +62,18 @@ type Config struct {
 	// ActivityFlush bounds how often byte activity rewrites the progress
 	// snapshot. Default DefaultActivityFlush.
 	ActivityFlush time.Duration
+	// LazySettledFacts writes a child's exit, its drained output and its
+	// settling into the progress snapshot with the next write (at most
+	// ActivityFlush later, and always before the terminal snapshot)
+	// instead of at once. Each snapshot is a new file renamed into place,
+	// which costs more CPU than the rest of a quick attempt's bookkeeping;
+	// these three facts only ever move a snapshot toward "done", so a
+	// snapshot that lags behind them after a crash says the child may
+	// still run, the cautious reading. A child's start, a cancellation
+	// request, a retry wait and the end are written at once either way.
+	// The worker sets it; the runner command does not (RUNNER.md: every
+	// fact at once).
+	LazySettledFacts bool
 	// Containment returns the host's verified containment (the sandbox
 	// self-test's report). Every attempt requires its mode's class:
 	// verified by the kernel, the attempt runs inside the sandbox; else a

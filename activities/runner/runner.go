@@ -225,6 +225,7 @@ func (a *attempt) run(ctx context.Context) Result {
 	cfg := a.r.cfg
 	a.initReceipt()
 	a.progress = openProgress(a.res.progress, a.o.Provider, a.start, a.res.receipt, cfg.Now, cfg.ActivityFlush)
+	a.progress.setLazy(cfg.LazySettledFacts)
 	if a.res.progress != nil {
 		a.res.progress.close() // the reporter replaces the file by rename
 	}

@@ -151,6 +151,19 @@ type progressReporter struct {
 	timer      *time.Timer
 	disabled   bool
 	closed     bool
+	// lazy: settled facts wait for the next write (Config.LazySettledFacts).
+	lazy bool
+}
+
+// setLazy makes the child's exit, drain and settling wait for the next
+// write (Config.LazySettledFacts).
+func (r *progressReporter) setLazy(on bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.lazy = on
+	r.mu.Unlock()
 }
 
 // openProgress starts reporting into the reserved progress file and writes
@@ -186,6 +199,17 @@ func openProgress(res *reservation, provider policy.Provider, startedAt time.Tim
 // record applies one fact under the lock and flushes it at once (byte
 // activity is coalesced instead, see bytes).
 func (r *progressReporter) record(apply func(s *snapshot, at string) bool) {
+	r.recordFact(false, apply)
+}
+
+// recordSettled is record for a fact that only moves the snapshot toward
+// done (an exit, a drain, a settling): with lazy set it waits for the
+// next write, as byte activity does.
+func (r *progressReporter) recordSettled(apply func(s *snapshot, at string) bool) {
+	r.recordFact(true, apply)
+}
+
+func (r *progressReporter) recordFact(settled bool, apply func(s *snapshot, at string) bool) {
 	if r == nil {
 		return
 	}
@@ -194,7 +218,12 @@ func (r *progressReporter) record(apply func(s *snapshot, at string) bool) {
 	if r.disabled || r.closed || r.state.Terminal != nil {
 		return
 	}
-	if !apply(&r.state, iso(r.now())) {
+	now := r.now()
+	if !apply(&r.state, iso(now)) {
+		return
+	}
+	if settled && r.lazy {
+		r.later(now)
 		return
 	}
 	r.stopTimer()
@@ -215,7 +244,7 @@ func (r *progressReporter) spawned(role childRole, pid int) {
 }
 
 func (r *progressReporter) exited(role childRole, code *int) {
-	r.record(func(s *snapshot, _ string) bool {
+	r.recordSettled(func(s *snapshot, _ string) bool {
 		if s.Child == nil || s.Child.Role != role || !s.Child.Running {
 			return false
 		}
@@ -227,7 +256,7 @@ func (r *progressReporter) exited(role childRole, code *int) {
 }
 
 func (r *progressReporter) drained(role childRole) {
-	r.record(func(s *snapshot, _ string) bool {
+	r.recordSettled(func(s *snapshot, _ string) bool {
 		if s.Child == nil || s.Child.Role != role || s.Child.Running {
 			return false
 		}
@@ -256,7 +285,7 @@ func (r *progressReporter) cancelRequested(signal string) {
 }
 
 func (r *progressReporter) childSettled(outcome, cause string) {
-	r.record(func(s *snapshot, at string) bool {
+	r.recordSettled(func(s *snapshot, at string) bool {
 		s.ChildSettled = &snapSettled{Outcome: outcome, Cause: cause, At: at}
 		return true
 	})
@@ -288,6 +317,13 @@ func (r *progressReporter) bytes(stream, n int) {
 	now := r.now()
 	at := iso(now)
 	r.state.Activity.LastActivityAt = &at
+	r.later(now)
+}
+
+// later marks the snapshot as changed and writes it once flushEvery has
+// passed since the last write: now when it has, else from a timer.
+// Callers hold r.mu.
+func (r *progressReporter) later(now time.Time) {
 	r.pending = true
 	wait := r.flushEvery - now.Sub(r.lastWrite)
 	if wait <= 0 {

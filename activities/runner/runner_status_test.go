@@ -285,3 +285,41 @@ func TestStatusUsageErrors(t *testing.T) {
 		require.Contains(t, errb.String(), "Usage: switchyard runner status", name)
 	}
 }
+
+// TestProgressLazySettledFacts: with LazySettledFacts a quick attempt
+// writes fewer snapshots (a child's exit and drain wait for the next
+// write), and the final one still says everything: terminal, the
+// workload exited and drained. Without it every fact is its own write,
+// as the runner command's contract reads.
+func TestProgressLazySettledFacts(t *testing.T) {
+	t.Parallel()
+	seq := func(lazy bool) (int64, *snapshot) {
+		l := newLane(t, "ok")
+		require.Equal(t, 0, l.run(func(c *Config) {
+			c.LazySettledFacts = lazy
+			// A long flush interval: however slow the machine, lazy facts wait for the terminal write.
+			c.ActivityFlush = time.Hour
+		}, "--progress", l.prg))
+		s, why := readSnapshot(l.prg)
+		require.Empty(t, why)
+		require.Equal(t, phaseTerminal, s.Phase)
+		require.True(t, s.Terminal.ReceiptWritten)
+		require.Equal(t, roleWorkload, s.Child.Role)
+		require.False(t, s.Child.Running, "the final snapshot has the workload's exit")
+		require.True(t, s.Child.Drained, "and its drain")
+		require.NotNil(t, s.Child.ExitCode)
+		require.Equal(t, 0, *s.Child.ExitCode)
+		entries, err := os.ReadDir(l.dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.False(t, strings.HasSuffix(e.Name(), ".tmp"), "no temporary snapshot left: %s", e.Name())
+		}
+		return s.Seq, s
+	}
+	eager, _ := seq(false)
+	lazy, _ := seq(true)
+	// The test lane has no preflight child. Eager: setup, workload
+	// started, exited, drained, terminal. Lazy: the exit and the drain
+	// ride on the terminal write.
+	require.Equal(t, int64(2), eager-lazy, "eager wrote %d snapshots, lazy %d", eager, lazy)
+}
