@@ -227,8 +227,26 @@ func boundedCtx(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// streamLeader is the name of the server leading stream.
+// streamLeader is the name of the server leading stream. Right after a
+// node's kill the cluster may still be electing (a stream's leader, or
+// the meta leader that answers the info request), and a request then goes
+// unanswered for the client's 5 s API timeout: it asks again until ctx
+// ends, and returns the last error then.
 func streamLeader(ctx context.Context, js jetstream.JetStream, stream string) (string, error) {
+	for {
+		leader, err := streamLeaderOnce(ctx, js, stream)
+		if err == nil {
+			return leader, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func streamLeaderOnce(ctx context.Context, js jetstream.JetStream, stream string) (string, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return "", err
