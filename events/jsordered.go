@@ -41,11 +41,21 @@ type orderedReader struct {
 type orderedPump struct {
 	out  chan orderedResult
 	done chan struct{}
+	// nextCtx bounds the pump's Next calls; abandon cancels it, so a Next
+	// that is only waiting returns and the pump stops its own iterator.
+	nextCtx    context.Context
+	cancelNext context.CancelFunc
+	exited     chan struct{} // closed when the pump goroutine returns
 
 	mu        sync.Mutex
 	it        jetstream.MessagesContext // nil until created
 	abandoned bool
+	stopped   bool // the pump stopped it itself
 }
+
+// pumpStopGrace is how long abandon lets the pump stop its own iterator
+// before it stops it from outside (see abandon).
+const pumpStopGrace = 2 * time.Second
 
 type orderedResult struct {
 	m   jetstream.Msg
@@ -54,8 +64,10 @@ type orderedResult struct {
 
 // startPump runs create, then reads its iterator.
 func startPump(create func() (jetstream.MessagesContext, error)) *orderedPump {
-	p := &orderedPump{out: make(chan orderedResult), done: make(chan struct{})}
+	p := &orderedPump{out: make(chan orderedResult), done: make(chan struct{}), exited: make(chan struct{})}
+	p.nextCtx, p.cancelNext = context.WithCancel(context.Background())
 	go func() {
+		defer close(p.exited)
 		it, err := create()
 		if err != nil {
 			p.send(orderedResult{err: err})
@@ -63,6 +75,7 @@ func startPump(create func() (jetstream.MessagesContext, error)) *orderedPump {
 		}
 		p.mu.Lock()
 		if p.abandoned {
+			p.stopped = true
 			p.mu.Unlock()
 			it.Stop()
 			return
@@ -70,7 +83,16 @@ func startPump(create func() (jetstream.MessagesContext, error)) *orderedPump {
 		p.it = it
 		p.mu.Unlock()
 		for {
-			m, err := it.Next()
+			m, err := it.Next(jetstream.NextContext(p.nextCtx))
+			if p.nextCtx.Err() != nil {
+				// Abandoned: Next has returned, so no consumer reset is
+				// under way and stopping here cannot race one.
+				p.mu.Lock()
+				p.stopped = true
+				p.mu.Unlock()
+				it.Stop()
+				return
+			}
 			if !p.send(orderedResult{m, err}) || err != nil {
 				return
 			}
@@ -88,22 +110,45 @@ func (p *orderedPump) send(r orderedResult) bool {
 	}
 }
 
-// abandon stops the pump and its iterator. Stopping waits for a consumer
-// re-creation in progress (up to about 20 s), so a restart does it in the
-// background (wait false).
+// abandon stops the pump and its iterator, in the background unless wait.
+//
+// The iterator is stopped by the pump itself once its Next returns,
+// which cancelling the Next's context makes it do at once unless Next is
+// re-creating the ordered consumer (after a missed heartbeat or a gap).
+// Stopping it from another goroutine during that re-creation can leak the
+// new consumer's pull iterator in nats.go v1.55.0: the re-creation
+// releases the consumer's lock before it installs the new iterator, and
+// a Stop that was waiting for the lock stops only the old one. So the
+// iterator is stopped from outside only once the pump has returned
+// without stopping it (it ended on an error, or while handing over a
+// message), or when the pump is still inside Next after pumpStopGrace: a
+// re-creation is then retrying (the stream has no leader), and only Stop
+// ends its retries.
 func (p *orderedPump) abandon(wait bool) {
 	p.mu.Lock()
 	p.abandoned = true
-	it := p.it
 	p.mu.Unlock()
+	p.cancelNext()
 	close(p.done)
-	switch {
-	case it == nil:
-	case wait:
-		it.Stop()
-	default:
-		go it.Stop()
+	finish := func() {
+		t := time.NewTimer(pumpStopGrace)
+		defer t.Stop()
+		select {
+		case <-p.exited: // no Next runs any more: stopping is safe
+		case <-t.C: // a re-creation is retrying: only Stop ends it
+		}
+		p.mu.Lock()
+		it, stopped := p.it, p.stopped
+		p.mu.Unlock()
+		if it != nil && !stopped {
+			it.Stop()
+		}
 	}
+	if wait {
+		finish()
+		return
+	}
+	go finish()
 }
 
 // newOrderedReader starts reading stream (name) for filter after sequence
