@@ -1,0 +1,308 @@
+package events
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// newCanonDec reads raw.
+func newCanonDec(raw []byte) canonDec { return canonDec{b: raw, s: string(raw)} }
+
+// canonDec reads the one encoding json.Marshal writes, from the front of
+// b, for the generated decoders in decode_generated.go. Each method
+// consumes its value only when the bytes are exactly what encoding/json
+// writes for the value read; otherwise it returns false and the caller
+// declines, so the canonical path falls back to decoding and re-encoding.
+// A false is never an error: it only means "not provably canonical here".
+type canonDec struct {
+	b []byte
+	// s is the input as one string, b's bytes at its end: a string read
+	// without escapes is a slice of it, so a payload costs one copy of
+	// its bytes, not one allocation a string.
+	s string
+	// buf collects a string with escapes; reused.
+	buf []byte
+}
+
+// lit consumes s when b starts with it.
+func (d *canonDec) lit(s string) bool {
+	if len(d.b) < len(s) || string(d.b[:len(s)]) != s {
+		return false
+	}
+	d.b = d.b[len(s):]
+	return true
+}
+
+// key consumes a member's key: `"name":`, preceded by a comma unless it is
+// the object's first member. k is the key with its quotes and colon.
+func (d *canonDec) key(first *bool, k string) bool {
+	if !*first {
+		if len(d.b) == 0 || d.b[0] != ',' {
+			return false
+		}
+		if len(d.b)-1 < len(k) || string(d.b[1:1+len(k)]) != k {
+			return false
+		}
+		d.b = d.b[1+len(k):]
+		return true
+	}
+	if !d.lit(k) {
+		return false
+	}
+	*first = false
+	return true
+}
+
+// null consumes a JSON null.
+func (d *canonDec) null() bool { return d.lit("null") }
+
+// str reads a string as encoding/json writes it (HTML characters,
+// control characters, U+2028 and U+2029 escaped, and only in the form it
+// escapes them; valid UTF-8 only, since it writes invalid bytes as
+// \ufffd, which decodes to another string).
+func (d *canonDec) str() (string, bool) {
+	b := d.b
+	if len(b) == 0 || b[0] != '"' {
+		return "", false
+	}
+	i := 1
+	for i < len(b) {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if !htmlSafeSet[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+			return "", false
+		}
+		i += n
+	}
+	if i < len(b) && b[i] == '"' {
+		at := len(d.s) - len(b)
+		d.b = b[i+1:]
+		return d.s[at+1 : at+i], true
+	}
+	return d.strEscaped(i)
+}
+
+// strEscaped continues str at b[i], the first byte that is not literal.
+func (d *canonDec) strEscaped(i int) (string, bool) {
+	b := d.b
+	out := append(d.buf[:0], b[1:i]...)
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			d.b = b[i+1:]
+			d.buf = out
+			return string(out), true
+		case c == '\\':
+			ch, n, ok := canonEscape(b[i:])
+			if !ok {
+				return "", false
+			}
+			out = utf8.AppendRune(out, ch)
+			i += n
+		case c < utf8.RuneSelf:
+			if !htmlSafe(c) {
+				return "", false
+			}
+			out = append(out, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+				return "", false
+			}
+			out = append(out, b[i:i+n]...)
+			i += n
+		}
+	}
+	return "", false
+}
+
+// canonEscape reads the escape at the front of b (which starts with a
+// backslash) when it is one encoding/json writes, and returns the
+// character and the escape's length.
+func canonEscape(b []byte) (rune, int, bool) {
+	if len(b) < 2 {
+		return 0, 0, false
+	}
+	switch b[1] {
+	case '"', '\\':
+		return rune(b[1]), 2, true
+	case 'b':
+		return '\b', 2, true
+	case 'f':
+		return '\f', 2, true
+	case 'n':
+		return '\n', 2, true
+	case 'r':
+		return '\r', 2, true
+	case 't':
+		return '\t', 2, true
+	case 'u':
+		if len(b) < 6 {
+			return 0, 0, false
+		}
+		switch s := string(b[2:6]); s {
+		case "003c":
+			return '<', 6, true
+		case "003e":
+			return '>', 6, true
+		case "0026":
+			return '&', 6, true
+		case "2028":
+			return '\u2028', 6, true
+		case "2029":
+			return '\u2029', 6, true
+		default:
+			if s[0] != '0' || s[1] != '0' || !isLowerHex(s[2]) || !isLowerHex(s[3]) {
+				return 0, 0, false
+			}
+			c := unhex(s[2])<<4 | unhex(s[3])
+			// Only the control characters without a short escape.
+			if c >= 0x20 || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' {
+				return 0, 0, false
+			}
+			return rune(c), 6, true
+		}
+	}
+	return 0, 0, false
+}
+
+// htmlSafe reports whether encoding/json writes the ASCII byte c as
+// itself when escaping HTML; htmlSafeSet is the same as a table.
+func htmlSafe(c byte) bool {
+	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf
+}
+
+var htmlSafeSet = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = htmlSafe(byte(c))
+	}
+	return t
+}()
+
+func isLowerHex(c byte) bool { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// digits returns the length of the decimal at the front of b: an
+// optional minus when neg is allowed, then 0 or a digit 1-9 and more
+// digits; 0 when there is none. "-0" is refused: encoding/json writes 0.
+func (d *canonDec) digits(neg bool) int {
+	b := d.b
+	i := 0
+	if neg && len(b) > 0 && b[0] == '-' {
+		i = 1
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	switch {
+	case i == start:
+		return 0
+	case b[start] == '0' && (i-start > 1 || start == 1):
+		return 0
+	}
+	// A fraction or exponent is not an integer's encoding.
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0
+	}
+	return i
+}
+
+// int reads a signed integer of bits bits.
+func (d *canonDec) int(bits int) (int64, bool) {
+	n := d.digits(true)
+	if n == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(d.b[:n]), 10, bits)
+	if err != nil {
+		return 0, false
+	}
+	d.b = d.b[n:]
+	return v, true
+}
+
+// uint reads an unsigned integer of bits bits.
+func (d *canonDec) uint(bits int) (uint64, bool) {
+	n := d.digits(false)
+	if n == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(d.b[:n]), 10, bits)
+	if err != nil {
+		return 0, false
+	}
+	d.b = d.b[n:]
+	return v, true
+}
+
+// float reads a float64 and keeps it only when json.Marshal writes the
+// same text for it (rare in events: a receipt's costUsd).
+func (d *canonDec) float() (float64, bool) {
+	i := 0
+	for i < len(d.b) && bytes.IndexByte([]byte("-+.eE0123456789"), d.b[i]) >= 0 {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(d.b[:i]), 64)
+	if err != nil {
+		return 0, false
+	}
+	enc, err := json.Marshal(f)
+	if err != nil || !bytes.Equal(enc, d.b[:i]) {
+		return 0, false
+	}
+	d.b = d.b[i:]
+	return f, true
+}
+
+// bool reads true or false.
+func (d *canonDec) bool() (bool, bool) {
+	switch {
+	case d.lit("true"):
+		return true, true
+	case d.lit("false"):
+		return false, true
+	}
+	return false, false
+}
+
+// bytes reads a []byte, which encoding/json writes as standard base64.
+func (d *canonDec) bytes() ([]byte, bool) {
+	b := d.b
+	if len(b) == 0 || b[0] != '"' {
+		return nil, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return nil, false
+	}
+	text := b[1 : 1+end]
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+	n, err := base64.StdEncoding.Strict().Decode(out, text)
+	if err != nil || base64.StdEncoding.EncodedLen(n) != len(text) {
+		return nil, false
+	}
+	d.b = b[end+2:]
+	return out[:n], true
+}
