@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -305,4 +306,23 @@ func (d *canonDec) bytes() ([]byte, bool) {
 	}
 	d.b = b[end+2:]
 	return out[:n], true
+}
+
+// time reads a time.Time as its MarshalJSON writes a UTC time: RFC 3339
+// with nanoseconds and trailing zeros dropped, ending in Z. Other zones
+// decline (a decoded offset's location is the decoder's choice).
+func (d *canonDec) time() (time.Time, bool) {
+	b := d.b
+	s, ok := d.str()
+	if !ok || len(s) == 0 || s[len(s)-1] != 'Z' {
+		d.b = b
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	var buf [64]byte
+	if err != nil || string(t.AppendFormat(buf[:0], time.RFC3339Nano)) != s {
+		d.b = b
+		return time.Time{}, false
+	}
+	return t, true
 }

@@ -4,13 +4,18 @@
 
 package events
 
-import "github.com/switchyard-dev/switchyard/policy"
+import (
+	"time"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
+var _ time.Time // not every generation reads a time
 
 // canonPayload decodes a payload of type t from exactly the bytes
 // json.Marshal writes for it, in one pass; false declines (the caller
 // then decodes and re-encodes). Not generated, so always declined:
-//   - Audit: time.Time has its own Marshaler
-//   - Exclude: *time.Time has its own Marshaler
+// none.
 func canonPayload(t Type, raw []byte) (Payload, bool) {
 	d := newCanonDec(raw)
 	switch t {
@@ -84,9 +89,19 @@ func canonPayload(t Type, raw []byte) (Payload, bool) {
 		if canonEventsCancel(&d, &v) && len(d.b) == 0 {
 			return v, true
 		}
+	case TypeAudit:
+		var v Audit
+		if canonEventsAudit(&d, &v) && len(d.b) == 0 {
+			return v, true
+		}
 	case TypeRecover:
 		var v Recover
 		if canonEventsRecover(&d, &v) && len(d.b) == 0 {
+			return v, true
+		}
+	case TypeExclude:
+		var v Exclude
+		if canonEventsExclude(&d, &v) && len(d.b) == 0 {
 			return v, true
 		}
 	case TypeOperationStep:
@@ -96,6 +111,39 @@ func canonPayload(t Type, raw []byte) (Payload, bool) {
 		}
 	}
 	return nil, false
+}
+
+// canonStored is canonPayload for the records unmarshalStored reads:
+// it sets *v only when raw is exactly json.Marshal's encoding of it.
+func canonStored(v any, raw []byte) bool {
+	d := newCanonDec(raw)
+	switch v := v.(type) {
+	case *Job:
+		var x Job
+		if canonEventsJob(&d, &x) && len(d.b) == 0 {
+			*v = x
+			return true
+		}
+	case *Report:
+		var x Report
+		if canonEventsReport(&d, &x) && len(d.b) == 0 {
+			*v = x
+			return true
+		}
+	case *claimRecord:
+		var x claimRecord
+		if canonEventsClaimRecord(&d, &x) && len(d.b) == 0 {
+			*v = x
+			return true
+		}
+	case *presenceRecord:
+		var x presenceRecord
+		if canonEventsPresenceRecord(&d, &x) && len(d.b) == 0 {
+			*v = x
+			return true
+		}
+	}
+	return false
 }
 
 func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
@@ -1032,6 +1080,66 @@ func canonEventsCancel(d *canonDec, v *Cancel) bool {
 	return d.lit("}")
 }
 
+func canonEventsAudit(d *canonDec, v *Audit) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"reason\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Reason = AuditReason(s1)
+	}
+	if d.key(&first, "\"executionId\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ExecutionID = s1
+		if v.ExecutionID == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"reportSeq\":") {
+		u1, ok := d.uint(64)
+		if !ok {
+			return false
+		}
+		v.ReportSeq = uint64(u1)
+		if v.ReportSeq == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"report\":") {
+		{
+			p1 := new(Report)
+			if !canonEventsReport(d, p1) {
+				return false
+			}
+			v.Report = p1
+		}
+		if v.Report == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"detail\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Detail = s1
+		if v.Detail == "" {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
 func canonEventsRecover(d *canonDec, v *Recover) bool {
 	if !d.lit("{") {
 		return false
@@ -1076,6 +1184,146 @@ func canonEventsRecover(d *canonDec, v *Recover) bool {
 		}
 		v.By = s1
 		if v.By == "" {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
+func canonEventsExclude(d *canonDec, v *Exclude) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"attemptIndex\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.AttemptIndex = int(i1)
+	}
+	if !d.key(&first, "\"descriptor\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Descriptor = s1
+	}
+	if !d.key(&first, "\"provider\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Provider = policy.Provider(s1)
+	}
+	if !d.key(&first, "\"source\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Source = policy.QuotaSource(s1)
+	}
+	if !d.key(&first, "\"verdict\":") {
+		return false
+	}
+	{
+		if !canonPolicyEligibilityVerdict(d, &v.Verdict) {
+			return false
+		}
+	}
+	if d.key(&first, "\"report\":") {
+		{
+			p1 := new(policy.CapacityReport)
+			if !canonPolicyCapacityReport(d, p1) {
+				return false
+			}
+			v.Report = p1
+		}
+		if v.Report == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"reportDigest\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ReportDigest = s1
+		if v.ReportDigest == "" {
+			return false
+		}
+	}
+	if !d.key(&first, "\"evaluatedAt\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.EvaluatedAt = t1
+	}
+	if !d.key(&first, "\"maxAgeMs\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(64)
+		if !ok {
+			return false
+		}
+		v.MaxAgeMs = int64(i1)
+	}
+	if !d.key(&first, "\"inputDigest\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.InputDigest = s1
+	}
+	if !d.key(&first, "\"sheetDigest\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.SheetDigest = s1
+	}
+	if d.key(&first, "\"containment\":") {
+		{
+			p1 := new(policy.ContainmentEvidence)
+			if !canonPolicyContainmentEvidence(d, p1) {
+				return false
+			}
+			v.Containment = p1
+		}
+		if v.Containment == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"rule\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Rule = policy.ExclusionRule(s1)
+		if v.Rule == "" {
 			return false
 		}
 	}
@@ -1216,6 +1464,562 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		if v.By == "" {
 			return false
 		}
+	}
+	return d.lit("}")
+}
+
+func canonEventsJob(d *canonDec, v *Job) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Schema = int(i1)
+	}
+	if !d.key(&first, "\"executionId\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ExecutionID = s1
+	}
+	if !d.key(&first, "\"run\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Run = s1
+	}
+	if !d.key(&first, "\"lane\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Lane = int(i1)
+	}
+	if !d.key(&first, "\"attemptIndex\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.AttemptIndex = int(i1)
+	}
+	if !d.key(&first, "\"descriptor\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Descriptor = s1
+	}
+	if !d.key(&first, "\"provider\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Provider = policy.Provider(s1)
+	}
+	if d.key(&first, "\"model\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Model = s1
+		if v.Model == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"effort\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Effort = policy.Effort(s1)
+		if v.Effort == "" {
+			return false
+		}
+	}
+	if !d.key(&first, "\"mode\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Mode = policy.Access(s1)
+	}
+	if !d.key(&first, "\"apiSpend\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.APISpend = policy.APISpend(s1)
+	}
+	if !d.key(&first, "\"contract\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Contract = policy.Contract(s1)
+	}
+	if !d.key(&first, "\"parent\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Parent = policy.Parent(s1)
+	}
+	if !d.key(&first, "\"route\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Route = policy.Route(s1)
+	}
+	if !d.key(&first, "\"paths\":") {
+		return false
+	}
+	{
+		if !canonEventsPaths(d, &v.Paths) {
+			return false
+		}
+	}
+	if d.key(&first, "\"timeoutMs\":") {
+		i1, ok := d.int(64)
+		if !ok {
+			return false
+		}
+		v.TimeoutMs = int64(i1)
+		if v.TimeoutMs == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"stallTimeoutMs\":") {
+		i1, ok := d.int(64)
+		if !ok {
+			return false
+		}
+		v.StallTimeoutMs = int64(i1)
+		if v.StallTimeoutMs == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"stallWatchdogOff\":") {
+		b1, ok := d.bool()
+		if !ok {
+			return false
+		}
+		v.StallWatchdogOff = b1
+		if !v.StallWatchdogOff {
+			return false
+		}
+	}
+	if d.key(&first, "\"allowUnverifiedContainment\":") {
+		b1, ok := d.bool()
+		if !ok {
+			return false
+		}
+		v.AllowUnverifiedContainment = b1
+		if !v.AllowUnverifiedContainment {
+			return false
+		}
+	}
+	if d.key(&first, "\"opencodeChatGPTSubscription\":") {
+		b1, ok := d.bool()
+		if !ok {
+			return false
+		}
+		v.OpenCodeChatGPTSubscription = b1
+		if !v.OpenCodeChatGPTSubscription {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
+func canonEventsReport(d *canonDec, v *Report) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Schema = int(i1)
+	}
+	if !d.key(&first, "\"executionId\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ExecutionID = s1
+	}
+	if !d.key(&first, "\"run\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Run = s1
+	}
+	if !d.key(&first, "\"lane\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Lane = int(i1)
+	}
+	if !d.key(&first, "\"kind\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Kind = ReportKind(s1)
+	}
+	if !d.key(&first, "\"workerId\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.WorkerID = s1
+	}
+	if d.key(&first, "\"lease\":") {
+		{
+			p1 := new(LeaseInfo)
+			if !canonEventsLeaseInfo(d, p1) {
+				return false
+			}
+			v.Lease = p1
+		}
+		if v.Lease == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"receiptPath\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ReceiptPath = s1
+		if v.ReceiptPath == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"receiptDigest\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.ReceiptDigest = s1
+		if v.ReceiptDigest == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"host\":") {
+		{
+			p1 := new(HostMetadata)
+			if !canonEventsHostMetadata(d, p1) {
+				return false
+			}
+			v.Host = p1
+		}
+		if v.Host == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"stall\":") {
+		{
+			p1 := new(Stall)
+			if !canonEventsStall(d, p1) {
+				return false
+			}
+			v.Stall = p1
+		}
+		if v.Stall == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"refusal\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Refusal = Refusal(s1)
+		if v.Refusal == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"jobSeq\":") {
+		u1, ok := d.uint(64)
+		if !ok {
+			return false
+		}
+		v.JobSeq = uint64(u1)
+		if v.JobSeq == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"delivery\":") {
+		u1, ok := d.uint(64)
+		if !ok {
+			return false
+		}
+		v.Delivery = uint64(u1)
+		if v.Delivery == 0 {
+			return false
+		}
+	}
+	if !d.key(&first, "\"time\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.Time = t1
+	}
+	return d.lit("}")
+}
+
+func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Schema = int(i1)
+	}
+	if !d.key(&first, "\"worker\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Worker = s1
+	}
+	if !d.key(&first, "\"state\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.State = LeaseState(s1)
+	}
+	if !d.key(&first, "\"ttlMs\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(64)
+		if !ok {
+			return false
+		}
+		v.TTLMs = int64(i1)
+	}
+	if !d.key(&first, "\"renewals\":") {
+		return false
+	}
+	{
+		u1, ok := d.uint(64)
+		if !ok {
+			return false
+		}
+		v.Renewals = uint64(u1)
+	}
+	if d.key(&first, "\"abandonedBy\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.AbandonedBy = s1
+		if v.AbandonedBy == "" {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
+func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Schema = int(i1)
+	}
+	if !d.key(&first, "\"workerId\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.WorkerID = s1
+	}
+	if !d.key(&first, "\"providers\":") {
+		return false
+	}
+	{
+		if d.null() {
+			v.Providers = nil
+		} else {
+			if !d.lit("[") {
+				return false
+			}
+			l1 := []policy.Provider{}
+			for !d.lit("]") {
+				if len(l1) > 0 && !d.lit(",") {
+					return false
+				}
+				var e1 policy.Provider
+				s3, ok := d.str()
+				if !ok {
+					return false
+				}
+				e1 = policy.Provider(s3)
+				l1 = append(l1, e1)
+			}
+			v.Providers = l1
+		}
+	}
+	if d.key(&first, "\"concurrency\":") {
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.Concurrency = int(i1)
+		if v.Concurrency == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"host\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Host = s1
+		if v.Host == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"pid\":") {
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.PID = int(i1)
+		if v.PID == 0 {
+			return false
+		}
+	}
+	if d.key(&first, "\"noCli\":") {
+		{
+			if !d.lit("[") {
+				return false
+			}
+			l1 := []policy.Provider{}
+			for !d.lit("]") {
+				if len(l1) > 0 && !d.lit(",") {
+					return false
+				}
+				var e1 policy.Provider
+				s3, ok := d.str()
+				if !ok {
+					return false
+				}
+				e1 = policy.Provider(s3)
+				l1 = append(l1, e1)
+			}
+			v.NoCLI = l1
+		}
+		if len(v.NoCLI) == 0 {
+			return false
+		}
+	}
+	if !d.key(&first, "\"started\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.Started = t1
 	}
 	return d.lit("}")
 }
@@ -2666,6 +3470,138 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 	return d.lit("}")
 }
 
+func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"eligible\":") {
+		return false
+	}
+	{
+		b1, ok := d.bool()
+		if !ok {
+			return false
+		}
+		v.Eligible = b1
+	}
+	if d.key(&first, "\"code\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Code = policy.ExclusionCode(s1)
+		if v.Code == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"detail\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Detail = s1
+		if v.Detail == "" {
+			return false
+		}
+	}
+	if !d.key(&first, "\"capacity\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Capacity = policy.CapacityEvidence(s1)
+	}
+	if d.key(&first, "\"until\":") {
+		{
+			p1 := new(time.Time)
+			t2, ok := d.time()
+			if !ok {
+				return false
+			}
+			(*p1) = t2
+			v.Until = p1
+		}
+		if v.Until == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"overridden\":") {
+		b1, ok := d.bool()
+		if !ok {
+			return false
+		}
+		v.Overridden = b1
+		if !v.Overridden {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
+func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema_version\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.SchemaVersion = int(i1)
+	}
+	if !d.key(&first, "\"provider\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Provider = policy.Provider(s1)
+	}
+	if !d.key(&first, "\"snapshot\":") {
+		return false
+	}
+	{
+		if !canonPolicyCapacitySnapshot(d, &v.Snapshot) {
+			return false
+		}
+	}
+	if d.key(&first, "\"eligibility\":") {
+		{
+			p1 := new(policy.ExecutionEligibility)
+			if !canonPolicyExecutionEligibility(d, p1) {
+				return false
+			}
+			v.Eligibility = p1
+		}
+		if v.Eligibility == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"learned_exhaustion\":") {
+		{
+			p1 := new(policy.LearnedExhaustion)
+			if !canonPolicyLearnedExhaustion(d, p1) {
+				return false
+			}
+			v.LearnedExhaustion = p1
+		}
+		if v.LearnedExhaustion == nil {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
 func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 	if !d.lit("{") {
 		return false
@@ -3474,6 +4410,210 @@ func canonPolicyHandoff(d *canonDec, v *policy.Handoff) bool {
 	return d.lit("}")
 }
 
+func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema_version\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.SchemaVersion = int(i1)
+	}
+	if !d.key(&first, "\"provider\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Provider = policy.Provider(s1)
+	}
+	if !d.key(&first, "\"source\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Source = policy.QuotaSource(s1)
+	}
+	if !d.key(&first, "\"state\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.State = policy.CapacityState(s1)
+	}
+	if d.key(&first, "\"reason\":") {
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Reason = policy.CapacityReason(s1)
+		if v.Reason == "" {
+			return false
+		}
+	}
+	if d.key(&first, "\"signed_in\":") {
+		{
+			p1 := new(bool)
+			b2, ok := d.bool()
+			if !ok {
+				return false
+			}
+			(*p1) = b2
+			v.SignedIn = p1
+		}
+		if v.SignedIn == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"windows\":") {
+		{
+			if !d.lit("[") {
+				return false
+			}
+			l1 := []policy.CapacityWindow{}
+			for !d.lit("]") {
+				if len(l1) > 0 && !d.lit(",") {
+					return false
+				}
+				var e1 policy.CapacityWindow
+				if !canonPolicyCapacityWindow(d, &e1) {
+					return false
+				}
+				l1 = append(l1, e1)
+			}
+			v.Windows = l1
+		}
+		if len(v.Windows) == 0 {
+			return false
+		}
+	}
+	if !d.key(&first, "\"acquired_at\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.AcquiredAt = t1
+	}
+	return d.lit("}")
+}
+
+func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"schema_version\":") {
+		return false
+	}
+	{
+		i1, ok := d.int(0)
+		if !ok {
+			return false
+		}
+		v.SchemaVersion = int(i1)
+	}
+	if !d.key(&first, "\"provider\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Provider = policy.Provider(s1)
+	}
+	if !d.key(&first, "\"state\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.State = policy.EligibilityState(s1)
+	}
+	if d.key(&first, "\"reasons\":") {
+		{
+			if !d.lit("[") {
+				return false
+			}
+			l1 := []policy.EligibilityReason{}
+			for !d.lit("]") {
+				if len(l1) > 0 && !d.lit(",") {
+					return false
+				}
+				var e1 policy.EligibilityReason
+				s3, ok := d.str()
+				if !ok {
+					return false
+				}
+				e1 = policy.EligibilityReason(s3)
+				l1 = append(l1, e1)
+			}
+			v.Reasons = l1
+		}
+		if len(v.Reasons) == 0 {
+			return false
+		}
+	}
+	if !d.key(&first, "\"observed_at\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.ObservedAt = t1
+	}
+	return d.lit("}")
+}
+
+func canonPolicyLearnedExhaustion(d *canonDec, v *policy.LearnedExhaustion) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"at\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.At = t1
+	}
+	if !d.key(&first, "\"until\":") {
+		return false
+	}
+	{
+		t1, ok := d.time()
+		if !ok {
+			return false
+		}
+		v.Until = t1
+	}
+	return d.lit("}")
+}
+
 func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 	if !d.lit("{") {
 		return false
@@ -3554,6 +4694,66 @@ func canonPolicyAuthorization(d *canonDec, v *policy.Authorization) bool {
 		}
 		v.Reason = s1
 		if v.Reason == "" {
+			return false
+		}
+	}
+	return d.lit("}")
+}
+
+func canonPolicyCapacityWindow(d *canonDec, v *policy.CapacityWindow) bool {
+	if !d.lit("{") {
+		return false
+	}
+	first := true
+	if !d.key(&first, "\"name\":") {
+		return false
+	}
+	{
+		s1, ok := d.str()
+		if !ok {
+			return false
+		}
+		v.Name = s1
+	}
+	if d.key(&first, "\"used_percent\":") {
+		{
+			p1 := new(float64)
+			f2, ok := d.float()
+			if !ok {
+				return false
+			}
+			(*p1) = f2
+			v.UsedPercent = p1
+		}
+		if v.UsedPercent == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"window_minutes\":") {
+		{
+			p1 := new(int)
+			i2, ok := d.int(0)
+			if !ok {
+				return false
+			}
+			(*p1) = int(i2)
+			v.WindowMinutes = p1
+		}
+		if v.WindowMinutes == nil {
+			return false
+		}
+	}
+	if d.key(&first, "\"resets_at\":") {
+		{
+			p1 := new(time.Time)
+			t2, ok := d.time()
+			if !ok {
+				return false
+			}
+			(*p1) = t2
+			v.ResetsAt = p1
+		}
+		if v.ResetsAt == nil {
 			return false
 		}
 	}

@@ -37,12 +37,13 @@ func strictUnmarshal(data []byte, v any) error {
 
 // unmarshalStored is strictUnmarshal for values this package wrote with
 // json.Marshal (jobs, reports, claim and presence records), with a fast
-// path for exactly those bytes: decode with encoding/json and accept only
-// if re-encoding gives the same bytes, which proves exactly the known keys,
+// path for exactly those bytes: the generated decoder (canonStored), or
+// else decode with encoding/json and accept only if re-encoding gives the
+// same bytes, which proves exactly the known keys,
 // each once, in their case, and nothing after them (as Decode's canonical
 // path does for events). Anything else is zeroed and decoded strictly.
 func unmarshalStored(data []byte, v any) error {
-	if canonicalUnmarshal(data, v) {
+	if canonStored(v, data) || canonicalUnmarshal(data, v) {
 		return nil
 	}
 	reflect.ValueOf(v).Elem().SetZero() // nothing of a declined fast path stays
