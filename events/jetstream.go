@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -129,7 +130,30 @@ type JetStream struct {
 	// prefix is the API proxy prefix of a role's connection; "" for the
 	// engine.
 	prefix string
+	// handles caches streamHandle's lookups: stream name to
+	// jetstream.Stream.
+	handles sync.Map
 }
+
+// streamHandle is js.Stream(name) looked up once: a stream info request
+// (a large JSON answer, decoded) for every claim check and consumer count
+// of the API proxy was a tenth of its JetStream API work. The handle only
+// names the stream; its cached info decides whether a get is a direct
+// get, which a stream keeps. A failed use should call forgetStream.
+func (j *JetStream) streamHandle(ctx context.Context, name string) (jetstream.Stream, error) {
+	if h, ok := j.handles.Load(name); ok {
+		return h.(jetstream.Stream), nil
+	}
+	st, err := j.js.Stream(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	j.handles.Store(name, st)
+	return st, nil
+}
+
+// forgetStream drops name's cached handle, so the next use looks it up.
+func (j *JetStream) forgetStream(name string) { j.handles.Delete(name) }
 
 // proxied is the subject a publish to subject goes to: through the
 // engine's API proxy for a role's connection.

@@ -471,7 +471,7 @@ func (p *apiProxy) checkCreate(req *proxyRequest, stream, subjName string) strin
 func (p *apiProxy) countConsumers(stream, inbox string) (total, mine int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.j.cfg.AttemptTimeout)
 	defer cancel()
-	st, err := p.j.js.Stream(ctx, stream)
+	st, err := p.j.streamHandle(ctx, stream)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -482,7 +482,11 @@ func (p *apiProxy) countConsumers(stream, inbox string) (total, mine int, err er
 			mine++
 		}
 	}
-	return total, mine, l.Err()
+	if err := l.Err(); err != nil {
+		p.j.forgetStream(stream)
+		return 0, 0, err
+	}
+	return total, mine, nil
 }
 
 // checkJobConsumer allows what Queue.Jobs does: create a job consumer the
@@ -594,7 +598,7 @@ func (p *apiProxy) checkKV(req *proxyRequest, toks []string) string {
 func (p *apiProxy) checkClaimWrite(req *proxyRequest, key string, now time.Time) string {
 	ctx, cancel := context.WithTimeout(context.Background(), p.j.cfg.AttemptTimeout)
 	defer cancel()
-	st, err := p.j.js.Stream(ctx, "KV_"+ClaimsBucket)
+	st, err := p.j.streamHandle(ctx, "KV_"+ClaimsBucket)
 	if err != nil {
 		return "write a claim now: " + err.Error()
 	}
@@ -603,6 +607,7 @@ func (p *apiProxy) checkClaimWrite(req *proxyRequest, key string, now time.Time)
 		return "" // a new claim: the create-only put decides
 	}
 	if err != nil {
+		p.j.forgetStream("KV_" + ClaimsBucket)
 		return "write a claim now: " + err.Error()
 	}
 	writer := cur.Header.Get(ReporterHeader)

@@ -107,7 +107,7 @@ func (c *JetStreamClaims) Writer(ctx context.Context, executionID string) (strin
 	if err := ValidateExecutionID(executionID); err != nil {
 		return "", Lease{}, err
 	}
-	st, err := c.j.js.Stream(ctx, "KV_"+ClaimsBucket)
+	st, err := c.j.streamHandle(ctx, "KV_"+ClaimsBucket)
 	if err != nil {
 		return "", Lease{}, translate("claim "+executionID, err)
 	}
@@ -116,6 +116,7 @@ func (c *JetStreamClaims) Writer(ctx context.Context, executionID string) (strin
 		return "", Lease{}, fmt.Errorf("claim %s: %w", executionID, ErrNotFound)
 	}
 	if err != nil {
+		c.j.forgetStream("KV_" + ClaimsBucket)
 		return "", Lease{}, translate("claim "+executionID, err)
 	}
 	l, err := decodeClaim(executionID, m.Data)
