@@ -495,6 +495,13 @@ func TestRolesStillDoTheirJob(t *testing.T) {
 	envs, err := r.Store().LoadRun(ctx, run)
 	require.NoError(t, err)
 	require.Len(t, envs, 1)
+	// Its reads are batched direct gets through the proxy, not the
+	// consumer read they fall back to.
+	for _, c := range []*events.JetStream{r, worker} {
+		envs, err = events.ReadDirect(ctx, c.Store(), events.RunEventsFilter(run))
+		require.NoError(t, err)
+		require.Len(t, envs, 1)
+	}
 	_, err = r.Store().Last(ctx, run, events.RunLane)
 	require.NoError(t, err)
 	_, _, err = r.Store().FinalRuns(ctx)

@@ -34,3 +34,12 @@ func OrderedAbandonProbe(ctx context.Context, j *JetStream, filter string) (stop
 	defer p.mu.Unlock()
 	return p.stopped, nil
 }
+
+// SetDirectBatch makes j's batched direct gets ask for n events at a time.
+func SetDirectBatch(j *JetStream, n int) { j.directBatch = n }
+
+// ReadDirect is s's batched direct-get read of filter alone, without the
+// consumer read it falls back to.
+func ReadDirect(ctx context.Context, s *JetStreamStore, filter string) ([]Envelope, error) {
+	return s.readDirect(ctx, filter)
+}

@@ -133,6 +133,9 @@ type JetStream struct {
 	// handles caches streamHandle's lookups: stream name to
 	// jetstream.Stream.
 	handles sync.Map
+	// directBatch overrides the batch of readDirect (tests); 0 is the
+	// default.
+	directBatch int
 }
 
 // streamHandle is js.Stream(name) looked up once: a stream info request

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,15 +120,17 @@ func TestWatchRunLevel(t *testing.T) {
 	}
 }
 
-// TestJetStreamLoadOfOneEvent: a log of one event (a run just created,
-// which its driver loads first) is read without a consumer, and reads
-// exactly as a longer log does: the event with its sequence, nothing of
-// another run's, the second event once there is one, and a stored event
-// that does not decode is refused.
-func TestJetStreamLoadOfOneEvent(t *testing.T) {
+// TestJetStreamLoadWithoutConsumer: on a stream of one replica, a log is
+// read with batched direct gets, never a consumer: a log of one event (a
+// run just created, which its driver loads first) and a longer one read
+// exactly as before (each event with its sequence, nothing of another
+// run's, in order), also when the log takes several batches; and a stored
+// event that does not decode is refused.
+func TestJetStreamLoadWithoutConsumer(t *testing.T) {
 	t.Parallel()
 	e := eventstest.StartServer(t)
-	s := eventstest.Open(t, e, events.JetStreamConfig{}).Store()
+	j := eventstest.Open(t, e, events.JetStreamConfig{})
+	s := j.Store()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	run, other := eventstest.NewRunID(), eventstest.NewRunID()
@@ -140,9 +143,9 @@ func TestJetStreamLoadOfOneEvent(t *testing.T) {
 	require.NoError(t, err)
 
 	// The server announces every consumer it creates on the stream.
-	created0 := make(chan struct{}, 16)
-	sub, err := e.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.CREATED."+events.EventsStream+".>", func(*nats.Msg) {
-		created0 <- struct{}{}
+	advisories := make(chan string, 64)
+	sub, err := e.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.CREATED."+events.EventsStream+".>", func(m *nats.Msg) {
+		advisories <- m.Subject
 	})
 	require.NoError(t, err)
 	defer func() { _ = sub.Unsubscribe() }()
@@ -155,26 +158,44 @@ func TestJetStreamLoadOfOneEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []events.Envelope{created}, lane)
 
-	launch := eventstest.SampleEnvelope(events.TypeLaunch, run, 0, eventstest.T0.Add(1))
-	launch.Seq, err = s.Append(ctx, launch, 0)
-	require.NoError(t, err)
+	want := []events.Envelope{created}
+	for i := range 5 {
+		launch := eventstest.SampleEnvelope(events.TypeLaunch, run, i, eventstest.T0.Add(time.Duration(i+1)))
+		launch.Seq, err = s.Append(ctx, launch, 0)
+		require.NoError(t, err)
+		want = append(want, launch)
+		_, err = s.Append(ctx, eventstest.SampleEnvelope(events.TypeRunCreated, eventstest.NewRunID(), events.RunLane, eventstest.T0), 0)
+		require.NoError(t, err)
+	}
 	got, err = s.LoadRun(ctx, run)
 	require.NoError(t, err)
-	require.Equal(t, []events.Envelope{created, launch}, got)
-	// The two-event read's consumer is announced after any the one-event
-	// reads would have made: it must be the only one.
-	select {
-	case <-created0:
-	case <-ctx.Done():
-		t.Fatal("no consumer advisory for the two-event read")
+	require.Equal(t, want, got)
+	for _, batch := range []int{1, 2, 5, 6} {
+		events.SetDirectBatch(j, batch)
+		got, err = s.LoadRun(ctx, run)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "batches of %d", batch)
 	}
-	require.NoError(t, e.Conn().Flush())
-	require.Zero(t, len(created0), "the one-event reads created no consumer")
+	events.SetDirectBatch(j, 0)
+	got, err = s.LoadRun(ctx, eventstest.NewRunID())
+	require.NoError(t, err)
+	require.Empty(t, got)
+
+	// A consumer of our own, created after the reads, is announced after
+	// any they made: it must be the first.
+	js, err := jetstream.New(e.Conn())
+	require.NoError(t, err)
+	_, err = js.CreateConsumer(ctx, events.EventsStream, jetstream.ConsumerConfig{Name: "marker", InactiveThreshold: time.Minute})
+	require.NoError(t, err)
+	select {
+	case subj := <-advisories:
+		require.True(t, strings.HasSuffix(subj, ".marker"), "a read created consumer %s", subj)
+	case <-ctx.Done():
+		t.Fatal("no advisory for the marker consumer")
+	}
 
 	// One stored message that is not an event.
 	bad := eventstest.NewRunID()
-	js, err := jetstream.New(e.Conn())
-	require.NoError(t, err)
 	_, err = js.Publish(ctx, events.EventSubject(bad, events.RunLane), []byte(`{"not":"an event"}`))
 	require.NoError(t, err)
 	_, err = s.LoadRun(ctx, bad)

@@ -123,7 +123,17 @@ func (s *JetStreamStore) LoadRun(ctx context.Context, run string) ([]Envelope, e
 // A log of one event (a run just created, which its driver loads first)
 // needs no consumer: when the first event matching filter is the newest
 // one, read from the same leader, the log is that event.
+//
+// A stream of one replica allows direct gets, and there batched direct
+// gets read the log without a consumer (readDirect); a server that
+// answers them in another form gets the consumer read.
 func (s *JetStreamStore) read(ctx context.Context, filter string) ([]Envelope, error) {
+	if s.j.events.CachedInfo().Config.AllowDirect {
+		out, err := s.readDirect(ctx, filter)
+		if !errors.Is(err, errNoDirectBatch) {
+			return out, err
+		}
+	}
 	last, err := s.j.events.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return []Envelope{}, nil
