@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -39,11 +40,23 @@ func (j *JetStream) apiSubject(request string) string {
 func (s *JetStreamStore) readDirect(ctx context.Context, filter string) ([]Envelope, error) {
 	nc := s.j.nc
 	inbox := nc.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
+	// A callback into a small channel: SubscribeSync's own channel holds
+	// 64k messages, half a megabyte made for every read. The
+	// subscription queues what the channel cannot take yet.
+	msgs, done := make(chan *nats.Msg, 64), make(chan struct{})
+	sub, err := nc.Subscribe(inbox, func(m *nats.Msg) {
+		select {
+		case msgs <- m:
+		case <-done:
+		}
+	})
 	if err != nil {
 		return nil, translate("read "+filter, err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	defer func() {
+		close(done)
+		_ = sub.Unsubscribe()
+	}()
 	subject := s.j.apiSubject("DIRECT.GET." + EventsStream)
 	batch := cmp.Or(s.j.directBatch, directBatch)
 	out := []Envelope{}
@@ -53,7 +66,7 @@ func (s *JetStreamStore) readDirect(ctx context.Context, filter string) ([]Envel
 		if err := nc.PublishRequest(subject, inbox, []byte(req)); err != nil {
 			return nil, translate("read "+filter, err)
 		}
-		more, err := s.readBatch(ctx, sub, filter, &from, &out)
+		more, err := s.readBatch(ctx, msgs, filter, &from, &out)
 		if err != nil || !more {
 			return out, err
 		}
@@ -62,17 +75,18 @@ func (s *JetStreamStore) readDirect(ctx context.Context, filter string) ([]Envel
 
 // readBatch reads one batch's answers into out, moving from past each
 // event, and reports whether matching events remain after it.
-func (s *JetStreamStore) readBatch(ctx context.Context, sub *nats.Subscription, filter string, from *uint64, out *[]Envelope) (bool, error) {
-	bctx, cancel := context.WithTimeout(ctx, s.j.cfg.AttemptTimeout)
-	defer cancel()
+func (s *JetStreamStore) readBatch(ctx context.Context, msgs <-chan *nats.Msg, filter string, from *uint64, out *[]Envelope) (bool, error) {
+	timer := time.NewTimer(s.j.cfg.AttemptTimeout)
+	defer timer.Stop()
 	got := 0
 	for {
-		m, err := sub.NextMsgWithContext(bctx)
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				return false, errNoDirectBatch // unanswered: read another way
-			}
-			return false, translate("read "+filter, err)
+		var m *nats.Msg
+		select {
+		case m = <-msgs:
+		case <-timer.C:
+			return false, errNoDirectBatch // unanswered: read another way
+		case <-ctx.Done():
+			return false, translate("read "+filter, ctx.Err())
 		}
 		switch status := m.Header.Get("Status"); {
 		case status == "204": // the batch's end
