@@ -28,7 +28,7 @@ var generatedPayloads = []Payload{
 
 // TestGeneratedDecodersAreCurrent regenerates decode_generated.go from the
 // payload types as they are compiled and requires the committed file to
-// be the same. After changing a payload type:
+// be the same. After changing a payload type (or with UPDATE_GOLDENS=1):
 //
 //	go test ./events -run TestGeneratedDecodersAreCurrent -update-decoders
 //
@@ -37,11 +37,13 @@ func TestGeneratedDecodersAreCurrent(t *testing.T) {
 	src, err := generateDecoders()
 	require.NoError(t, err)
 	const path = "decode_generated.go"
-	if *updateDecoders {
-		require.NoError(t, os.WriteFile(path, src, 0o644))
-		return
-	}
 	have, err := os.ReadFile(path)
+	if (*updateDecoders || os.Getenv("UPDATE_GOLDENS") == "1") && !bytes.Equal(have, src) {
+		// As with golden files, a run that changes the file fails: review
+		// the diff, then run again without the flag.
+		require.NoError(t, os.WriteFile(path, src, 0o644))
+		t.Fatalf("updated %s; review the diff and rerun without -update-decoders", path)
+	}
 	require.NoError(t, err)
 	require.Equal(t, string(src), string(have),
 		"%s is not what the payload types generate: go test ./events -run TestGeneratedDecodersAreCurrent -update-decoders", path)
