@@ -46,7 +46,9 @@ import (
 //     push consumer delivers only into its creator's inbox. A stream takes
 //     no new client consumer once it has maxProxyConsumers consumers, and
 //     one inbox prefix holds at most maxProxyConsumersPerInbox pull
-//     consumers;
+//     consumers (counted from a listing at most consumerTallyTTL old
+//     plus the creates forwarded since, so a limit refuses early, never
+//     late);
 //   - a job consumer may be pulled from and acknowledged by its role
 //     (a provider's by workers, a parent's native queue by parents) and
 //     created or updated only as the workers' own Queue.Jobs does it:
@@ -140,7 +142,27 @@ type apiProxy struct {
 
 	mu    sync.Mutex
 	rates map[string]*reportRate // per run
+
+	// tallyMu guards tallies, the consumer names reserveConsumer last
+	// listed per stream.
+	tallyMu sync.Mutex
+	tallies map[string]*consumerTally
 }
+
+// consumerTally is a stream's consumer names as listed at at, with the
+// names of the creates the proxy forwarded since. Listing every consumer
+// of the events stream for each consumer a role creates was a twentieth
+// of serve's CPU; a listing now serves consumerTallyTTL. Roles create
+// consumers only through the proxy, so the tally never counts fewer than
+// the stream holds (beyond what other engines' proxies forwarded within
+// the TTL); a consumer deleted or expired since still counts until the
+// next listing, so a limit refuses early, never late.
+type consumerTally struct {
+	names map[string]bool
+	at    time.Time
+}
+
+const consumerTallyTTL = time.Second
 
 // Reports' rate limit per run: a burst of reportBurst, then reportRate a
 // second (a worker sends a handful per execution).
@@ -193,7 +215,7 @@ func (j *JetStream) serveAPIProxy() error {
 	if _, loaded := proxied.LoadOrStore(j.nc, true); loaded {
 		return nil
 	}
-	p := &apiProxy{j: j, rates: map[string]*reportRate{}}
+	p := &apiProxy{j: j, rates: map[string]*reportRate{}, tallies: map[string]*consumerTally{}}
 	_, err := j.nc.QueueSubscribe(APIProxyPrefix+">", "switchyard-jsapi", p.handle)
 	if err != nil {
 		proxied.Delete(j.nc)
@@ -448,12 +470,8 @@ func (p *apiProxy) checkCreate(req *proxyRequest, stream, subjName string) strin
 	if cfg.DeliverSubject == "" && !ownedName(req.inbox, name) {
 		return "create pull consumer " + name + ": its name must start with " + ownerToken(req.inbox) + "-"
 	}
-	total, mine, err := p.countConsumers(stream, req.inbox)
-	if err != nil {
-		return "create a consumer now: " + err.Error()
-	}
-	if total >= maxProxyConsumers || mine >= maxProxyConsumersPerInbox {
-		return fmt.Sprintf("create more consumers: %d on %s (at most %d), %d of its own (at most %d)", total, stream, maxProxyConsumers, mine, maxProxyConsumersPerInbox)
+	if why := p.reserveConsumer(stream, req.inbox, name); why != "" {
+		return why
 	}
 	// Created, never updated: an existing consumer of that name (the
 	// engine's, say) is left as it is.
@@ -466,27 +484,55 @@ func (p *apiProxy) checkCreate(req *proxyRequest, stream, subjName string) strin
 	return ""
 }
 
-// countConsumers counts stream's consumers, and those inbox's
-// connections made.
-func (p *apiProxy) countConsumers(stream, inbox string) (total, mine int, err error) {
+// reserveConsumer counts stream's consumers, and those inbox's
+// connections made, from the stream's tally (listed again once it is
+// older than consumerTallyTTL), and adds name to it unless a limit is
+// reached; it says why not, or "".
+func (p *apiProxy) reserveConsumer(stream, inbox, name string) string {
+	p.tallyMu.Lock()
+	defer p.tallyMu.Unlock()
+	t := p.tallies[stream]
+	if t == nil || time.Since(t.at) > consumerTallyTTL {
+		names, err := p.listConsumers(stream)
+		if err != nil {
+			delete(p.tallies, stream)
+			return "create a consumer now: " + err.Error()
+		}
+		t = &consumerTally{names: names, at: time.Now()}
+		p.tallies[stream] = t
+	}
+	owner := ownerToken(inbox) + "-"
+	total, mine := len(t.names), 0
+	for n := range t.names {
+		if strings.HasPrefix(n, owner) {
+			mine++
+		}
+	}
+	if total >= maxProxyConsumers || mine >= maxProxyConsumersPerInbox {
+		return fmt.Sprintf("create more consumers: %d on %s (at most %d), %d of its own (at most %d)", total, stream, maxProxyConsumers, mine, maxProxyConsumersPerInbox)
+	}
+	t.names[name] = true
+	return ""
+}
+
+// listConsumers lists stream's consumers.
+func (p *apiProxy) listConsumers(stream string) (map[string]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.j.cfg.AttemptTimeout)
 	defer cancel()
 	st, err := p.j.streamHandle(ctx, stream)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	names := map[string]bool{}
 	l := st.ConsumerNames(ctx)
 	for n := range l.Name() {
-		total++
-		if ownedName(inbox, n) {
-			mine++
-		}
+		names[n] = true
 	}
 	if err := l.Err(); err != nil {
 		p.j.forgetStream(stream)
-		return 0, 0, err
+		return nil, err
 	}
-	return total, mine, nil
+	return names, nil
 }
 
 // checkJobConsumer allows what Queue.Jobs does: create a job consumer the
