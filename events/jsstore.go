@@ -13,8 +13,9 @@ import (
 
 // JetStreamStore is the Store on the events stream (EventsStream). Appends
 // are synchronous publishes with Nats-Expected-Last-Subject-Sequence and a
-// deterministic Nats-Msg-Id; reads use short-lived ephemeral consumers that
-// are deleted afterwards, or direct gets.
+// deterministic Nats-Msg-Id; reads use batched direct gets on a stream of
+// one replica, else short-lived ephemeral consumers that are deleted
+// afterwards.
 type JetStreamStore struct {
 	j *JetStream
 }
