@@ -357,7 +357,8 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	eng, err := engine.New(engine.Config{Store: store, Queue: j.Queue(), Claims: j.Claims(), DataDir: data,
 		Policy: policy.DefaultOptions(), Logger: logger, Capacity: j.Capacity()})
 	require.NoError(t, err)
-	bin := simenv.Install(t, "", simenv.Config{Providers: map[string]simenv.ProviderConfig{"grok": {Scenario: "slow-success"}}, HangCapSeconds: 120})
+	bin := simenv.Install(t, "", simenv.Config{Transcripts: slowerTranscripts(t, 6000),
+		Providers: map[string]simenv.ProviderConfig{"grok": {Scenario: "slower-success"}}, HangCapSeconds: 120})
 	home := filepath.Join(t.TempDir(), "home")
 	require.NoError(t, os.Mkdir(home, 0o755))
 	w, err := activities.NewWorker(activities.WorkerConfig{
@@ -641,4 +642,35 @@ func slogLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// slowerTranscripts is the simulator's transcripts with one more grok
+// scenario, slower-success: success after delayMs. The leader is killed
+// once the first attempt is claimed, and the run must still have appends
+// to make then; slow-success's 1.5 s was not always enough on a machine
+// busy with the other chaos packages (a round went final before its
+// kill).
+func slowerTranscripts(t *testing.T, delayMs int) string {
+	t.Helper()
+	orig := simenv.TranscriptsRoot()
+	root := t.TempDir()
+	entries, err := os.ReadDir(orig)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.Name() != "grok" {
+			require.NoError(t, os.Symlink(filepath.Join(orig, e.Name()), filepath.Join(root, e.Name())))
+		}
+	}
+	grok := filepath.Join(root, "grok")
+	scenarios, err := os.ReadDir(filepath.Join(orig, "grok"))
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(grok, 0o755))
+	for _, e := range scenarios {
+		require.NoError(t, os.Symlink(filepath.Join(orig, "grok", e.Name()), filepath.Join(grok, e.Name())))
+	}
+	work := filepath.Join(grok, "slower-success", "workload")
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "base"), []byte("success/workload\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "delay_ms"), []byte(strconv.Itoa(delayMs)+"\n"), 0o644))
+	return root
 }
