@@ -386,7 +386,11 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	probeCtx, stopProbe := context.WithCancel(runCtx)
 	bg.Go(func() { pr.loop(probeCtx, j.Store()) })
 
-	checkout := t.TempDir()
+	// Outside the temporary directory: a read-only Grok lane refuses a
+	// temporary checkout before it starts, and then no attempt would run
+	// while the leader is killed.
+	checkout := simenv.Checkout(t)
+	require.NoError(t, os.WriteFile(filepath.Join(checkout, "README.md"), []byte("# Checkout\n"), 0o644))
 	run, err := eng.Submit(ctx, engine.RunRequest{Sheet: []byte(clusterSheet), Role: "swarm workers", Parent: policy.ParentClaude,
 		Prompt: []byte("Summarize README.md in one sentence.\n"), Cwd: checkout})
 	require.NoError(t, err)
@@ -509,6 +513,14 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	for id, n := range starts {
 		require.Equal(t, 1, n, "execution %s started once", id)
 	}
+	// The attempts ran: every launch's CLI started (once, above).
+	launches := 0
+	for _, env := range envs {
+		if env.Type == events.TypeLaunch {
+			launches++
+		}
+	}
+	require.Equal(t, launches, len(starts), "every launched execution started its CLI")
 	var res engine.ReplayResult
 	_, err = retryRead(ctx, func() ([]events.Envelope, error) {
 		res, err = engine.Replay(ctx, j.Store(), run, policy.DefaultOptions())
