@@ -54,8 +54,15 @@ type orderedPump struct {
 }
 
 // pumpStopGrace is how long abandon lets the pump stop its own iterator
-// before it stops it from outside (see abandon).
-const pumpStopGrace = 2 * time.Second
+// before it stops it from outside (see abandon): longer than a leader
+// election takes (writes paused 4.5–7.7 s in the cluster chaos test), so
+// a re-creation retrying across an election succeeds, returns into the
+// pump and is stopped there. pumpStopWait is how long a stop waits for
+// that before it returns and leaves the rest to the background.
+const (
+	pumpStopGrace = 20 * time.Second
+	pumpStopWait  = 2 * time.Second
+)
 
 type orderedResult struct {
 	m   jetstream.Msg
@@ -122,21 +129,18 @@ func (p *orderedPump) send(r orderedResult) bool {
 // iterator is stopped from outside only once the pump has returned
 // without stopping it (it ended on an error, or while handing over a
 // message), or when the pump is still inside Next after pumpStopGrace: a
-// re-creation is then retrying (the stream has no leader), and only Stop
-// ends its retries.
+// re-creation is then retrying (the stream has had no leader for that
+// long), and only Stop ends its retries. With wait, abandon returns once
+// the pump has exited, or after pumpStopWait, leaving the rest of the
+// grace to the background.
 func (p *orderedPump) abandon(wait bool) {
 	p.mu.Lock()
 	p.abandoned = true
 	p.mu.Unlock()
 	p.cancelNext()
 	close(p.done)
-	finish := func() {
-		t := time.NewTimer(pumpStopGrace)
-		defer t.Stop()
-		select {
-		case <-p.exited: // no Next runs any more: stopping is safe
-		case <-t.C: // a re-creation is retrying: only Stop ends it
-		}
+	start := time.Now()
+	stop := func() {
 		p.mu.Lock()
 		it, stopped := p.it, p.stopped
 		p.mu.Unlock()
@@ -144,9 +148,24 @@ func (p *orderedPump) abandon(wait bool) {
 			it.Stop()
 		}
 	}
+	finish := func() {
+		t := time.NewTimer(pumpStopGrace - time.Since(start))
+		defer t.Stop()
+		select {
+		case <-p.exited: // no Next runs any more: stopping is safe
+		case <-t.C: // a re-creation is retrying: only Stop ends it
+		}
+		stop()
+	}
 	if wait {
-		finish()
-		return
+		t := time.NewTimer(pumpStopWait)
+		defer t.Stop()
+		select {
+		case <-p.exited:
+			stop()
+			return
+		case <-t.C:
+		}
 	}
 	go finish()
 }
