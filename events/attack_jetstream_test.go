@@ -436,6 +436,10 @@ func TestAttackClaimTakeover(t *testing.T) {
 	const ttl = 2 * time.Second
 	lease, err := holder.Claims().Claim(ctx, exec, "w-holder", ttl)
 	require.NoError(t, err)
+	// Claiming it too (a job delivered to two workers) is told apart:
+	// already claimed, which a worker drops, not a refusal it retries.
+	_, err = thief.Claims().Claim(ctx2(t), exec, "w-thief", ttl)
+	require.ErrorIs(t, err, events.ErrClaimed)
 
 	_, err = thief.Claims().Abandon(ctx2(t), lease, "w-thief")
 	require.True(t, events.IsPermissionDenied(err), "abandoning a live claim: %v", err)

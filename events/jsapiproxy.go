@@ -642,6 +642,12 @@ func (p *apiProxy) checkKV(req *proxyRequest, toks []string) string {
 // without a ReporterHeader (by the engine, or before the proxy stamped
 // claims) is anyone's to change.
 func (p *apiProxy) checkClaimWrite(req *proxyRequest, key string, now time.Time) string {
+	if req.m.Header.Get(jetstream.ExpectedLastSubjSeqHeader) == "0" {
+		// A create: the server refuses it when the claim exists, and the
+		// worker reads that as already claimed (a job delivered twice)
+		// and drops the job; a refusal here it would retry.
+		return ""
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.j.cfg.AttemptTimeout)
 	defer cancel()
 	st, err := p.j.streamHandle(ctx, "KV_"+ClaimsBucket)
