@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -280,7 +279,7 @@ func replayCreated(p events.RunCreated, opt policy.Options) *Divergence {
 	if err != nil {
 		return &Divergence{Field: FieldLanes, Expected: "resolve error: " + err.Error(), Actual: jsonText(p.Lanes)}
 	}
-	if e, a, differ := diffJSON(rp.Lanes, p.Lanes); differ {
+	if e, a, differ := diffJSON(rp.Lanes, p.Lanes, events.SameLanePolicies(rp.Lanes, p.Lanes)); differ {
 		return &Divergence{Field: FieldLanes, Expected: e, Actual: a}
 	}
 	return nil
@@ -315,7 +314,7 @@ func replayDecision(r *machines.Run, env events.Envelope, got events.Decided, re
 	if div != nil {
 		return div
 	}
-	if e, a, differ := diffJSON(dec, got.Decision); differ {
+	if e, a, differ := diffJSON(dec, got.Decision, events.SameDecision(&dec, &got.Decision)); differ {
 		return &Divergence{Field: FieldDecision, Expected: e, Actual: a}
 	}
 	if t := typeOfDecision(dec); t != env.Type {
@@ -408,22 +407,21 @@ func replayFinish(r *machines.Run, env events.Envelope, p events.Finish) *Diverg
 	default:
 		want = policy.Event{AttemptIndex: idx, Status: policy.OutcomeFailed}
 	}
-	if e, a, differ := diffJSON(want, p.Event); differ {
+	if e, a, differ := diffJSON(want, p.Event, events.SameEvent(&want, &p.Event)); differ {
 		return &Divergence{Field: FieldEvent, Expected: e, Actual: a}
 	}
 	return nil
 }
 
 // diffJSON compares want and got as jsonText does, and returns both texts
-// when they differ. Deeply equal values are equal without encoding either:
-// these types hold only strings, integers, booleans, pointers and slices of
-// them (no floats, whose 0 and -0 are equal but encode apart, no
-// interfaces, no custom encoders: TestDiffJSONTypes), so equal values
-// encode alike. Values that are not deeply equal are still compared as
-// text, because distinct values can encode alike (nil and empty under
-// omitempty, strings with different invalid UTF-8).
-func diffJSON[T policy.Decision | policy.Event | []policy.LanePolicy](want, got T) (expected, actual string, differ bool) {
-	if reflect.DeepEqual(want, got) {
+// when they differ. same is the events package's generated deep
+// comparison of the two (events.SameDecision and its kin), which calls
+// values the same only when they encode alike: then neither is encoded.
+// Values it calls different are still compared as text, because
+// distinct values can encode alike (nil and empty under omitempty,
+// strings with different invalid UTF-8).
+func diffJSON[T policy.Decision | policy.Event | []policy.LanePolicy](want, got T, same bool) (expected, actual string, differ bool) {
+	if same {
 		return "", "", false
 	}
 	expected, actual = jsonText(want), jsonText(got)

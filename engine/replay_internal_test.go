@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -46,7 +47,8 @@ func TestDiffJSONTypes(t *testing.T) {
 	walk("Lanes", reflect.TypeFor[[]policy.LanePolicy]())
 }
 
-// TestDiffJSON: deeply equal values are equal; values that differ only
+// TestDiffJSON: deeply equal values are equal (the generated comparison
+// says so, and diffJSON encodes neither); values that differ only
 // where the encoding cannot tell (nil and empty under omitempty, two
 // invalid UTF-8 strings) are equal too, as with jsonText; values whose
 // encodings differ are reported with both texts.
@@ -57,11 +59,13 @@ func TestDiffJSON(t *testing.T) {
 	same := launch
 	other := 1
 	same.AttemptIndex = &other // another pointer to an equal value
-	_, _, differ := diffJSON(launch, same)
+	require.True(t, events.SameDecision(&launch, &same))
+	_, _, differ := diffJSON(launch, same, events.SameDecision(&launch, &same))
 	require.False(t, differ)
 
 	stop := policy.Stop(policy.StopChainExhausted)
-	e, a, differ := diffJSON(launch, stop)
+	require.False(t, events.SameDecision(&launch, &stop))
+	e, a, differ := diffJSON(launch, stop, events.SameDecision(&launch, &stop))
 	require.True(t, differ)
 	require.Equal(t, jsonText(launch), e)
 	require.Equal(t, jsonText(stop), a)
@@ -70,13 +74,16 @@ func TestDiffJSON(t *testing.T) {
 	ev := policy.Event{Status: policy.OutcomeFailed, Execution: &policy.ExecutionIdentity{ID: "x\xff"}}
 	ev2 := policy.Event{Status: policy.OutcomeFailed, Execution: &policy.ExecutionIdentity{ID: "x\xfe"}}
 	require.False(t, reflect.DeepEqual(ev, ev2))
-	_, _, differ = diffJSON(ev, ev2)
+	require.False(t, events.SameEvent(&ev, &ev2))
+	_, _, differ = diffJSON(ev, ev2, events.SameEvent(&ev, &ev2))
 	require.Equal(t, jsonText(ev) != jsonText(ev2), differ)
 	require.False(t, differ)
 
 	started := true
 	ev3 := policy.Event{Status: policy.OutcomeFailed, ProcessStarted: &started}
-	e, a, differ = diffJSON(policy.Event{Status: policy.OutcomeFailed}, ev3)
+	failed := policy.Event{Status: policy.OutcomeFailed}
+	require.False(t, events.SameEvent(&failed, &ev3))
+	e, a, differ = diffJSON(failed, ev3, events.SameEvent(&failed, &ev3))
 	require.True(t, differ)
 	require.Equal(t, `{"attemptIndex":0,"status":"failed"}`, e)
 	require.Equal(t, `{"attemptIndex":0,"status":"failed","processStarted":true}`, a)

@@ -2,6 +2,12 @@
 
 package events
 
+import (
+	"reflect"
+
+	"github.com/switchyard-dev/switchyard/policy"
+)
+
 // canonPayload declines every payload in a build without the generated
 // decoders: go test -tags nogendecode ./events -run
 // TestGeneratedDecodersAreCurrent -update-decoders writes them again when
@@ -10,3 +16,15 @@ func canonPayload(Type, []byte) (Payload, bool) { return nil, false }
 
 // canonStored declines every record, like canonPayload.
 func canonStored(any, []byte) bool { return false }
+
+// canonAppend declines every value: json.Marshal encodes it.
+func canonAppend([]byte, any) []byte { return nil }
+
+// SameDecision is reflect.DeepEqual in a build without the generated code.
+func SameDecision(a, b *policy.Decision) bool { return reflect.DeepEqual(a, b) }
+
+// SameEvent is reflect.DeepEqual in a build without the generated code.
+func SameEvent(a, b *policy.Event) bool { return reflect.DeepEqual(a, b) }
+
+// SameLanePolicy is reflect.DeepEqual in a build without the generated code.
+func SameLanePolicy(a, b *policy.LanePolicy) bool { return reflect.DeepEqual(a, b) }

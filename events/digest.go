@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"hash"
 	"strings"
+	"sync"
 
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -54,46 +55,50 @@ type LaneInput struct {
 
 // NewLaneInput encodes lane as InputDigest does and hashes it.
 func NewLaneInput(lane policy.LanePolicy) (*LaneInput, error) {
-	b, err := json.Marshal(lane)
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b := append((*bp)[:0], `{"lane":`...)
+	b, err := appendJSON(b, &lane)
 	if err != nil {
 		return nil, err
 	}
+	b = append(b, `,"state":`...)
+	*bp = b
 	h := sha256.New()
-	h.Write([]byte(`{"lane":`))
 	h.Write(b)
-	h.Write([]byte(`,"state":`))
 	return &LaneInput{prefix: h.(hash.Cloner)}, nil
 }
 
 // Digest is InputDigest(lane, state) for the lane l was made from. The
-// state is encoded by encoding/json straight into the hash, as
-// json.Marshal would write it, with no copy of its bytes.
+// state is encoded by the generated encoder (json.Marshal's bytes;
+// json.Marshal itself for a value it declines) into a pooled buffer.
 func (l *LaneInput) Digest(state policy.LaneState) (string, error) {
 	c, err := l.prefix.Clone()
 	if err != nil {
 		return "", err
 	}
-	w := digestWriter{h: c}
-	if err := json.NewEncoder(&w).Encode(state); err != nil { // escapes HTML, as Marshal
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b, err := appendJSON((*bp)[:0], &state)
+	if err != nil {
 		return "", err
 	}
-	c.Write([]byte(`}`))
+	b = append(b, '}')
+	*bp = b
+	c.Write(b)
 	var sum [sha256.Size]byte
 	return DigestPrefix + hex.EncodeToString(c.Sum(sum[:0])), nil
 }
 
-// digestWriter hashes compact JSON, leaving out the newline
-// Encoder.Encode ends it with (compact JSON holds no other: a newline in
-// a string is escaped).
-type digestWriter struct{ h hash.Hash }
+// digestBufs are the buffers NewLaneInput and Digest encode into; one
+// grown past 64 KiB is not kept.
+var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-func (w *digestWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if n > 0 && p[n-1] == '\n' {
-		p = p[:n-1]
+func putDigestBuf(bp *[]byte) {
+	if cap(*bp) > 64<<10 {
+		*bp = make([]byte, 0, 4096)
 	}
-	w.h.Write(p)
-	return n, nil
+	digestBufs.Put(bp)
 }
 
 // validDigest reports whether s is "sha256:" + 64 lowercase hex digits.
