@@ -92,6 +92,17 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 		log.Error("execution cannot be claimed; job removed", "err", err)
 		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
 		w.term(ctx, log, d, "unclaimable execution")
+	case errors.Is(err, events.ErrPermissionDenied):
+		// Refused, so not stored: nothing started under this try. The job
+		// goes back, not away (ErrInvalid's Term is for an execution no
+		// worker can claim): the refusal is of this worker's connection
+		// (its role or identity), and a worker allowed to claim runs it.
+		// It comes back after a lease TTL, so a refused worker does not
+		// spin on it meanwhile.
+		log.Error("claim refused: this worker may not claim the execution; nothing started, job returned", "err", err)
+		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
+		w.nak(ctx, log, d, w.cfg.LeaseTTL)
+		w.emit(evReturned, id)
 	default:
 		if ctx.Err() == nil {
 			log.Warn("could not claim the execution; job returned", "err", err)
@@ -106,7 +117,9 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 // outcome unknown. A claim found held by this worker and never renewed,
 // after such a failure, is this worker's own (worker ids are unique to a
 // process, and nothing starts before a claim is known): it is adopted. It
-// returns events.ErrClaimed when the execution was claimed before.
+// returns events.ErrClaimed when the execution was claimed before, and at
+// once events.ErrInvalid for an unclaimable execution and
+// events.ErrPermissionDenied for a claim the claims store refused.
 func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events.Lease, error) {
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	for {
@@ -132,6 +145,21 @@ func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events
 			}
 			return events.Lease{}, err
 		case errors.Is(err, events.ErrInvalid):
+			return events.Lease{}, err
+		case errors.Is(err, events.ErrPermissionDenied):
+			// A definite refusal: the engine's API proxy answered that
+			// this connection may not write the claim, and never
+			// forwarded it, so this try stored nothing. Not retried: it
+			// would be refused again. An earlier try's unknown outcome
+			// stays marked (the refusal says nothing about that try).
+			//
+			// Nothing else counts as definite here. A publish the NATS
+			// server refuses for permissions reaches the caller only as a
+			// timeout (the violation arrives on the connection, not as
+			// the request's answer); nats.ErrPermissionViolation may be
+			// a refused subscription to the reply inbox, after a publish
+			// that was stored; and a timeout or "no responders" may
+			// follow a stored claim.
 			return events.Lease{}, err
 		}
 		// The create may have been stored: remember that it may be ours.

@@ -102,13 +102,15 @@ func newWorkerEnv(t *testing.T, scenario string, listen bool) *workerEnv {
 }
 
 // newWorkerEnvScenarios is newWorkerEnv with a scenario per simulated
-// provider (the others replay their success).
-func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen bool) *workerEnv {
+// provider (the others replay their success); extra adjusts the server
+// (credentials, say).
+func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen bool, extra ...eventstest.Option) *workerEnv {
 	t.Helper()
 	opts := []eventstest.Option{eventstest.WithFsync(events.FsyncInterval)}
 	if listen {
 		opts = append(opts, eventstest.WithListen())
 	}
+	opts = append(opts, extra...)
 	srv := eventstest.StartServer(t, opts...)
 	cfg := simenv.Scenarios(scenarios)
 	cfg.HangCapSeconds = 30 // a failed test never leaves a simulator behind for long
