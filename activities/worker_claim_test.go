@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/switchyard-dev/switchyard/events"
@@ -52,6 +54,59 @@ func TestWorkerClaimRefused(t *testing.T) {
 
 	// Returned, not removed: a worker allowed to claim runs it, once.
 	w2 := e.startWorker(e.workerConfig("worker-allowed"))
+	e.waitReport(events.ReportFinished, id)
+	w2.waitEvent(t, evAcked, id, 1)
+	require.Len(t, e.workloads(job), 1)
+	require.Equal(t, []events.ReportKind{events.ReportClaimed, events.ReportFinished}, kinds(reportsOf(e.reports.snapshot(), id)))
+}
+
+// TestWorkerDrainStopsUnknownClaimRetries: a claim that fails without an
+// answer (the claims stream is gone, so no stream responds) is retried
+// while the worker runs, and not once it drains: the retries stop, the
+// job goes back, the execution stays marked unconfirmed (the claim might
+// have been stored), nothing starts, and Run returns well within a bound
+// instead of retrying until it is cancelled. The job, still queued, runs
+// once the stream is back.
+func TestWorkerDrainStopsUnknownClaimRetries(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSuccess, false)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	js, err := jetstream.New(e.srv.Conn())
+	require.NoError(t, err)
+	require.NoError(t, js.DeleteStream(ctx, "KV_"+events.ClaimsBucket))
+	cfg := e.workerConfig("worker-draining")
+	logs := recordLogs(t, &cfg)
+	obs := newClaimObserver()
+	cfg.Observer = obs
+	w := e.startWorker(cfg)
+	job := e.newJob(0)
+	id := job.ExecutionID
+	e.publish(job)
+
+	logs.waitFor(t, "the claim retried", func(rs []logRecord) bool {
+		return len(matching(rs, slog.LevelWarn, "claim failed; retrying", id)) >= 2
+	})
+	require.True(t, w.isUnconfirmed(id), "a claim without an answer may be this worker's")
+	took := w.drain(t, 10*time.Second)
+	t.Logf("Run returned %v after Drain", took)
+
+	all := logs.snapshot()
+	gaveUp := slices.IndexFunc(all, func(r logRecord) bool {
+		return r.Level == slog.LevelWarn && strings.HasPrefix(r.Msg, "worker draining: claim outcome unknown") && r.Attrs["execution"] == id
+	})
+	require.GreaterOrEqual(t, gaveUp, 0, "giving up is logged")
+	require.Empty(t, matching(all[gaveUp:], slog.LevelWarn, "claim failed; retrying", id), "no retry after giving up")
+	require.Equal(t, 1, countEvents(w.events.snapshot(), evReturned, id), "the job was returned")
+	require.True(t, w.isUnconfirmed(id), "the execution stays marked unconfirmed")
+	require.NotEmpty(t, obs.failed.snapshot(), "giving up counts as a failed claim")
+	require.Zero(t, countEvents(w.events.snapshot(), evClaimed, id))
+	require.Empty(t, e.workloads(job), "nothing started")
+
+	// Reopening the streams restores the claims bucket; the returned job
+	// is claimed and run once by another worker.
+	eventstest.Open(t, e.srv, events.JetStreamConfig{})
+	w2 := e.startWorker(e.workerConfig("worker-next"))
 	e.waitReport(events.ReportFinished, id)
 	w2.waitEvent(t, evAcked, id, 1)
 	require.Len(t, e.workloads(job), 1)

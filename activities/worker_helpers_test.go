@@ -317,6 +317,24 @@ func (tw *testWorker) stop(t *testing.T) {
 	}
 }
 
+// drain calls Drain and waits for Run to return, failing the test unless
+// it does within bound. It returns how long Run took to return.
+func (tw *testWorker) drain(t *testing.T, bound time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tw.Drain()
+	select {
+	case err, ok := <-tw.done:
+		require.True(t, ok, "worker %s had already stopped", tw.ID())
+		require.NoError(t, err)
+		close(tw.done)
+		return time.Since(start)
+	case <-time.After(bound):
+		t.Fatalf("worker %s still running %v after Drain", tw.ID(), bound)
+		return 0
+	}
+}
+
 // waitEvent waits for the worker's decision kind about execution id.
 func (tw *testWorker) waitEvent(t *testing.T, kind workerEventKind, id string, n int) {
 	t.Helper()
