@@ -433,7 +433,7 @@ func (w *Worker) pull(ctx, takeCtx context.Context, p policy.Provider, c events.
 			continue
 		}
 		bo.Reset()
-		w.handle(ctx, p, d)
+		w.handle(ctx, takeCtx, p, d)
 	}
 }
 

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -44,8 +45,10 @@ func (w *Worker) emit(kind workerEventKind, id string) {
 }
 
 // handle takes one delivery from provider's queue to its end: exactly one
-// of Ack, Nak or Term.
-func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events.Delivery) {
+// of Ack, Nak or Term. takeCtx is the slot's: it ends with ctx or when the
+// worker drains, and bounds what may still lead to a start (the claim's
+// retries).
+func (w *Worker) handle(ctx, takeCtx context.Context, provider policy.Provider, d *events.Delivery) {
 	job := d.Job
 	id := job.ExecutionID
 	log := w.log.With("execution", id, "run", job.Run, "lane", job.Lane, "delivery", d.NumDelivered)
@@ -80,7 +83,7 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 		w.emit(evReturned, id)
 		return
 	}
-	lease, err := w.claim(ctx, log, id)
+	lease, err := w.claim(ctx, takeCtx, log, id)
 	switch {
 	case err == nil:
 		w.inFlight.Add(1)
@@ -92,6 +95,31 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 		log.Error("execution cannot be claimed; job removed", "err", err)
 		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
 		w.term(ctx, log, d, "unclaimable execution")
+	case errors.Is(err, events.ErrPermissionDenied):
+		// Refused, so not stored: nothing started under this try. The job
+		// goes back, not away (ErrInvalid's Term is for an execution no
+		// worker can claim): the refusal is of this worker's connection
+		// (its role or identity), and a worker allowed to claim runs it.
+		// It comes back after a lease TTL, so a refused worker does not
+		// spin on it meanwhile.
+		log.Error("claim refused: this worker may not claim the execution; nothing started, job returned", "err", err)
+		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
+		w.nak(ctx, log, d, w.cfg.LeaseTTL)
+		w.emit(evReturned, id)
+	case errors.Is(err, errClaimUnknownDraining):
+		// The claim may have been stored, and the execution stays marked
+		// unconfirmed; nothing started under it, and nothing will here.
+		// Whoever gets the job next claims it, or, if this worker's
+		// create was stored, gets ErrClaimed and goes to claimedBefore:
+		// there a held lease whose revision does not move for longer than
+		// its TTL (events.LeaseStale; nothing renews a claim before its
+		// attempt starts) is abandoned, reported abandoned and its job
+		// removed, never run (the engine's API proxy lets another worker
+		// abandon exactly such a lease).
+		log.Warn("worker draining: claim outcome unknown, not retried; job returned", "err", err)
+		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
+		w.nak(ctx, log, d, 0)
+		w.emit(evReturned, id)
 	default:
 		if ctx.Err() == nil {
 			log.Warn("could not claim the execution; job returned", "err", err)
@@ -102,13 +130,30 @@ func (w *Worker) handle(ctx context.Context, provider policy.Provider, d *events
 	}
 }
 
-// claim creates the execution's claim, retrying failures that leave the
-// outcome unknown. A claim found held by this worker and never renewed,
-// after such a failure, is this worker's own (worker ids are unique to a
-// process, and nothing starts before a claim is known): it is adopted. It
-// returns events.ErrClaimed when the execution was claimed before.
-func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events.Lease, error) {
+// errClaimUnknownDraining: a claim attempt failed without an answer and
+// the worker drains, so it was not tried again; the claim may have been
+// stored.
+var errClaimUnknownDraining = errors.New("claim not retried while draining")
+
+// claim creates the execution's claim. A failure that leaves the outcome
+// unknown (no answer: a timeout, no responders, a lost connection) marks
+// the execution unconfirmed and is retried with backoff until ctx is done,
+// or until takeCtx is (the worker drains): then it returns
+// errClaimUnknownDraining, and nothing starts. A claim found held by this
+// worker and never renewed, after such a failure, is this worker's own
+// (worker ids are unique to a process, and nothing starts before a claim
+// is known): it is adopted, unless the worker drains by then. It returns
+// events.ErrClaimed when the execution was claimed before, and at once
+// events.ErrInvalid for an unclaimable execution and
+// events.ErrPermissionDenied for a claim the claims store refused.
+func (w *Worker) claim(ctx, takeCtx context.Context, log *slog.Logger, id string) (events.Lease, error) {
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
+	unknown := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %w", errClaimUnknownDraining, err)
+	}
 	for {
 		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
 		l, err := w.cfg.Claims.Claim(actx, id, w.cfg.WorkerID, w.cfg.LeaseTTL)
@@ -121,27 +166,54 @@ func (w *Worker) claim(ctx context.Context, log *slog.Logger, id string) (events
 			if !w.takeUnconfirmed(id) {
 				return events.Lease{}, err
 			}
-			cur, ierr := w.inspect(ctx, id)
+			cur, ierr := w.inspect(takeCtx, id)
 			if ierr != nil {
 				w.markUnconfirmed(id)
+				if takeCtx.Err() != nil {
+					return events.Lease{}, unknown(ierr)
+				}
 				return events.Lease{}, ierr
 			}
 			if cur.State == events.LeaseHeld && cur.WorkerID == w.cfg.WorkerID && cur.Renewals == 0 {
+				if takeCtx.Err() != nil {
+					// Ours, but found only after draining began: no
+					// start now. Left held, it goes stale for the next
+					// worker, as an unknown claim does.
+					w.markUnconfirmed(id)
+					return events.Lease{}, unknown(err)
+				}
 				log.Info("adopted this worker's own unconfirmed claim")
 				return cur, nil
 			}
 			return events.Lease{}, err
 		case errors.Is(err, events.ErrInvalid):
 			return events.Lease{}, err
+		case errors.Is(err, events.ErrPermissionDenied):
+			// A definite refusal: the engine's API proxy answered that
+			// this connection may not write the claim, and never
+			// forwarded it, so this try stored nothing. Not retried: it
+			// would be refused again. An earlier try's unknown outcome
+			// stays marked (the refusal says nothing about that try).
+			//
+			// Nothing else counts as definite here. A publish the NATS
+			// server refuses for permissions reaches the caller only as a
+			// timeout (the violation arrives on the connection, not as
+			// the request's answer); nats.ErrPermissionViolation may be
+			// a refused subscription to the reply inbox, after a publish
+			// that was stored; and a timeout or "no responders" may
+			// follow a stored claim.
+			return events.Lease{}, err
 		}
 		// The create may have been stored: remember that it may be ours.
 		w.markUnconfirmed(id)
-		if ctx.Err() != nil {
-			return events.Lease{}, ctx.Err()
+		if takeCtx.Err() != nil {
+			// Draining (or stopping): no new try, so nothing that may
+			// lead to a start is sent after draining began.
+			return events.Lease{}, unknown(err)
 		}
 		w.retrying(log, "claim failed; retrying", "err", err, "in", bo.Current())
-		if !bo.Wait(ctx) {
-			return events.Lease{}, ctx.Err()
+		if !bo.Wait(takeCtx) {
+			return events.Lease{}, unknown(err)
 		}
 	}
 }

@@ -102,13 +102,15 @@ func newWorkerEnv(t *testing.T, scenario string, listen bool) *workerEnv {
 }
 
 // newWorkerEnvScenarios is newWorkerEnv with a scenario per simulated
-// provider (the others replay their success).
-func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen bool) *workerEnv {
+// provider (the others replay their success); extra adjusts the server
+// (credentials, say).
+func newWorkerEnvScenarios(t *testing.T, scenarios map[string]string, listen bool, extra ...eventstest.Option) *workerEnv {
 	t.Helper()
 	opts := []eventstest.Option{eventstest.WithFsync(events.FsyncInterval)}
 	if listen {
 		opts = append(opts, eventstest.WithListen())
 	}
+	opts = append(opts, extra...)
 	srv := eventstest.StartServer(t, opts...)
 	cfg := simenv.Scenarios(scenarios)
 	cfg.HangCapSeconds = 30 // a failed test never leaves a simulator behind for long
@@ -312,6 +314,24 @@ func (tw *testWorker) stop(t *testing.T) {
 		}
 	case <-time.After(waitLong):
 		t.Fatalf("worker %s did not stop", tw.ID())
+	}
+}
+
+// drain calls Drain and waits for Run to return, failing the test unless
+// it does within bound. It returns how long Run took to return.
+func (tw *testWorker) drain(t *testing.T, bound time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tw.Drain()
+	select {
+	case err, ok := <-tw.done:
+		require.True(t, ok, "worker %s had already stopped", tw.ID())
+		require.NoError(t, err)
+		close(tw.done)
+		return time.Since(start)
+	case <-time.After(bound):
+		t.Fatalf("worker %s still running %v after Drain", tw.ID(), bound)
+		return 0
 	}
 }
 
