@@ -200,8 +200,38 @@ func checkIdentity(r *Receipt, parent Parent, att AttemptPolicy, mode Access, co
 }
 
 // cleanAbs reports whether p is absolute, already filepath.Clean and free
-// of NUL bytes.
+// of NUL bytes. With a slash separator that is one pass over p: it starts
+// with a slash, and is either just that or slash-separated components
+// that are none empty, "." or ".." (FuzzCleanAbs holds it to
+// cleanAbsByClean, which says it with filepath).
 func cleanAbs(p string) bool {
+	if filepath.Separator != '/' {
+		return cleanAbsByClean(p)
+	}
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	if len(p) == 1 {
+		return true
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			if p[i] == 0 {
+				return false
+			}
+			continue
+		}
+		if c := p[start:i]; c == "" || c == "." || c == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// cleanAbsByClean is cleanAbs by its definition.
+func cleanAbsByClean(p string) bool {
 	return filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
 }
 

@@ -96,6 +96,20 @@ type JSONMember struct {
 // value is bounded by encoding/json (10000 levels), so no input panics or
 // exhausts the stack. Size limits are the caller's.
 func WalkObject(data []byte, allowed []string, fn func(JSONMember) error) error {
+	var buf [16]JSONMember
+	if members, ok := flatObject(data, allowed, buf[:0]); ok {
+		for _, m := range members {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walkDecoder(data, allowed, fn)
+}
+
+// walkDecoder is WalkObject with encoding/json's Decoder, for any input.
+func walkDecoder(data []byte, allowed []string, fn func(JSONMember) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	fail := func(f JSONFault, key string, err error) error {
 		return &JSONError{Fault: f, Key: key, Offset: dec.InputOffset(), Err: err}
@@ -136,6 +150,171 @@ func WalkObject(data []byte, allowed []string, fn func(JSONMember) error) error 
 		return fail(JSONTrailingData, "", nil)
 	}
 	return nil
+}
+
+// flatObject is WalkObject's one pass for the common input: an object
+// whose keys are printable ASCII without escapes, each allowed and none
+// repeated, and whose values are strings without escapes or control
+// characters, numbers, true, false or null, with only JSON whitespace
+// between tokens and after the object. It appends the members to out and
+// returns them, with their values copied, as encoding/json would hand
+// them over. Anything else (a nested value, an escape, any fault) returns
+// false, and WalkObject walks the input with encoding/json, which finds
+// the same members or the fault; flatObject calls nothing meanwhile, so a
+// decline costs no repeated callback. FuzzFlatObjectIsWalk holds the two
+// to the same answer.
+func flatObject(data []byte, allowed []string, out []JSONMember) ([]JSONMember, bool) {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			// A key.
+			if i == len(data) || data[i] != '"' {
+				return nil, false
+			}
+			ks := i + 1
+			i = ks
+			for i < len(data) && data[i] != '"' {
+				if c := data[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+					return nil, false
+				}
+				i++
+			}
+			if i == len(data) {
+				return nil, false
+			}
+			key := data[ks:i]
+			if allowed != nil && !slices.Contains(allowed, string(key)) {
+				return nil, false
+			}
+			for _, m := range out {
+				if m.Key == string(key) {
+					return nil, false
+				}
+			}
+			i = skipSpace(data, i+1)
+			if i == len(data) || data[i] != ':' {
+				return nil, false
+			}
+			vs := skipSpace(data, i+1)
+			ve, ok := scalarEnd(data, vs)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, JSONMember{Key: string(key), Value: data[vs:ve:ve], Offset: int64(vs)})
+			i = skipSpace(data, ve)
+			if i == len(data) {
+				return nil, false
+			}
+			if data[i] == '}' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return nil, false
+			}
+			i = skipSpace(data, i+1)
+		}
+	}
+	if skipSpace(data, i) != len(data) {
+		return nil, false
+	}
+	if len(out) > 0 {
+		// Values are copies, as json.RawMessage's decoding makes them: one
+		// copy of the input, each value a full slice of it.
+		cp := bytes.Clone(data)
+		for k := range out {
+			m := &out[k]
+			m.Value = cp[m.Offset : m.Offset+int64(len(m.Value)) : m.Offset+int64(len(m.Value))]
+		}
+	}
+	return out, true
+}
+
+// skipSpace returns the index of the first byte of data at or after i that
+// is not JSON whitespace.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scalarEnd returns the end of the scalar at data[i] that flatObject reads
+// in one pass (a string without escapes or control characters, a number,
+// true, false, null), or false.
+func scalarEnd(data []byte, i int) (int, bool) {
+	if i == len(data) {
+		return 0, false
+	}
+	switch c := data[i]; {
+	case c == '"':
+		for j := i + 1; j < len(data); j++ {
+			switch c := data[j]; {
+			case c == '"':
+				return j + 1, true
+			case c < 0x20 || c == '\\':
+				return 0, false
+			}
+		}
+		return 0, false
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(data[i:], []byte(lit)) {
+				return i + len(lit), true
+			}
+		}
+		return 0, false
+	case c == '-' || (c >= '0' && c <= '9'):
+		return numberEnd(data, i)
+	}
+	return 0, false
+}
+
+// numberEnd returns the end of the JSON number at data[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(data []byte, i int) (int, bool) {
+	digits := func(j int) int {
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return 0, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
 }
 
 // ObjectMembers walks data with WalkObject and returns its members by key.
