@@ -7,10 +7,21 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// newCanonDec reads raw.
+// newCanonDec reads raw, from a copy of it as one string.
 func newCanonDec(raw []byte) canonDec { return canonDec{b: raw, s: string(raw)} }
+
+// canonPayload decodes a payload of type t from raw with the generated
+// decoder (canonPayloadFrom), or declines.
+func canonPayload(t Type, raw []byte) (Payload, bool) { return canonPayloadFrom(t, newCanonDec(raw)) }
+
+// bytesOf is a read-only view of s's bytes, for the readers that never
+// write to their input (splitCanonical, canonDec): decoding a stored
+// string then slices its strings out of it instead of copying it first.
+// Nothing else may be handed the view; a path that declines copies s.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // canonDec reads the one encoding json.Marshal writes, from the front of
 // b, for the generated decoders in decode_generated.go. Each method

@@ -82,10 +82,24 @@ func Decode(b []byte) (Envelope, error) {
 	if len(b) > MaxEventBytes {
 		return Envelope{}, &DecodeError{What: "envelope", Err: &LimitError{What: "event", Size: len(b), Max: MaxEventBytes, Limit: "MaxEventBytes"}}
 	}
-	if e, ok := decodeCanonical(b); ok {
+	if e, ok := decodeCanonical(b, ""); ok {
 		return e, nil
 	}
 	return decodeStrict(b)
+}
+
+// decodeString is Decode of an event held as a string (the memory store
+// keeps them so): the canonical path reads the string's own bytes, and
+// its strings are slices of it, with no copy of it made first; anything
+// else is decoded from a copy, exactly as Decode would.
+func decodeString(s string) (Envelope, error) {
+	if len(s) > MaxEventBytes {
+		return Decode([]byte(s))
+	}
+	if e, ok := decodeCanonical(bytesOf(s), s); ok {
+		return e, nil
+	}
+	return decodeStrict([]byte(s))
 }
 
 // decodeStrict is Decode's path for every input decodeCanonical declines:
@@ -147,8 +161,11 @@ func decodeStrict(b []byte) (Envelope, error) {
 // nor the payload's encoding is built as a new slice.
 // FuzzDecodeMatchesOracle holds this equal to decoding, encoding the
 // whole envelope again and comparing.
-func decodeCanonical(b []byte) (Envelope, bool) {
-	h, ok := splitCanonical(b)
+//
+// whole, when not "", is b as a string (decodeString): strings read are
+// then slices of it.
+func decodeCanonical(b []byte, whole string) (Envelope, bool) {
+	h, ok := splitCanonical(b, whole)
 	if !ok {
 		return Envelope{}, false
 	}
@@ -162,7 +179,11 @@ func decodeCanonical(b []byte) (Envelope, bool) {
 		return Envelope{}, false
 	}
 	e := Envelope{Schema: SchemaVersion, Type: h.typ, Run: h.run, Lane: h.lane, Seq: h.seq, Time: at}
-	if p, ok := canonPayload(h.typ, h.payload); ok {
+	d := canonDec{b: h.payload, s: h.payloadString}
+	if whole == "" {
+		d = newCanonDec(h.payload)
+	}
+	if p, ok := canonPayloadFrom(h.typ, d); ok {
 		// Read in one pass from exactly its own encoding, so encodesTo
 		// holds without encoding it (FuzzCanonPayloadIsMarshal).
 		e.Payload = p
@@ -187,6 +208,9 @@ type canonicalHeader struct {
 	seq     uint64
 	time    string
 	payload []byte
+	// payloadString is payload as a string, when splitCanonical was given
+	// one.
+	payloadString string
 }
 
 // splitCanonical reads the envelope keys in the one form Encode writes
@@ -195,20 +219,23 @@ type canonicalHeader struct {
 // values it returns. The time is only read (decodeCanonical checks it
 // formats back), the payload only delimited (decodeCanonical checks it
 // encodes back), and anything not in this form takes the strict path.
-func splitCanonical(b []byte) (canonicalHeader, bool) {
+//
+// whole, when not "", is b as a string: the strings returned are slices
+// of it.
+func splitCanonical(b []byte, whole string) (canonicalHeader, bool) {
 	h := canonicalHeader{lane: RunLane}
-	r := canonicalReader{b: b}
+	r := canonicalReader{b: b, s: whole}
 	if !r.literal(`{"schema":`) {
 		return h, false
 	}
 	if n, ok := r.uint(); !ok || n != SchemaVersion {
 		return h, false
 	}
-	typ, ok := r.stringField(`,"type":"`)
+	typ, ok := r.typeField(`,"type":"`)
 	if !ok {
 		return h, false
 	}
-	h.typ = Type(typ)
+	h.typ = typ
 	if h.run, ok = r.stringField(`,"run":"`); !ok {
 		return h, false
 	}
@@ -231,18 +258,54 @@ func splitCanonical(b []byte) (canonicalHeader, bool) {
 		return h, false
 	}
 	h.payload = r.b[:len(r.b)-1]
+	if r.s != "" {
+		h.payloadString = r.s[:len(r.s)-1]
+	}
 	return h, true
 }
 
-// canonicalReader consumes b from the front.
-type canonicalReader struct{ b []byte }
+// canonicalReader consumes b from the front; s, when not "", holds the
+// same bytes as b as a string, consumed with it.
+type canonicalReader struct {
+	b []byte
+	s string
+}
+
+// skip consumes n bytes.
+func (r *canonicalReader) skip(n int) {
+	r.b = r.b[n:]
+	if r.s != "" {
+		r.s = r.s[n:]
+	}
+}
 
 func (r *canonicalReader) literal(s string) bool {
 	if !bytes.HasPrefix(r.b, []byte(s)) {
 		return false
 	}
-	r.b = r.b[len(s):]
+	r.skip(len(s))
 	return true
+}
+
+// typeField is stringField for the event type, which must be one of
+// Types (the string returned is the constant's, not a new one); any
+// other declines, and the strict path reports it.
+func (r *canonicalReader) typeField(prefix string) (Type, bool) {
+	if !r.literal(prefix) {
+		return "", false
+	}
+	end := bytes.IndexByte(r.b, '"')
+	if end < 0 || bytes.IndexByte(r.b[:end], '\\') >= 0 {
+		return "", false
+	}
+	name := r.b[:end]
+	r.skip(end + 1)
+	for _, t := range Types {
+		if string(t) == string(name) {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 // uint reads a decimal without sign or leading zeros (Encode's form).
@@ -258,7 +321,7 @@ func (r *canonicalReader) uint() (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	r.b = r.b[i:]
+	r.skip(i)
 	return n, true
 }
 
@@ -272,8 +335,13 @@ func (r *canonicalReader) stringField(prefix string) (string, bool) {
 	if end < 0 || bytes.IndexByte(r.b[:end], '\\') >= 0 {
 		return "", false
 	}
-	s := string(r.b[:end])
-	r.b = r.b[end+1:]
+	var s string
+	if r.s != "" {
+		s = r.s[:end]
+	} else {
+		s = string(r.b[:end])
+	}
+	r.skip(end + 1)
 	return s, true
 }
 

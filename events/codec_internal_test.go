@@ -79,7 +79,10 @@ func FuzzCanonicalIsStrict(f *testing.F) {
 	}
 	f.Add([]byte(`{"schema":1,"type":"cancel","run":"R","lane":0,"time":"2026-01-01T00:00:00Z","payload":{"reason":"r","by":"b"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, ok := decodeCanonical(b)
+		fast, ok := decodeCanonical(b, "")
+		fromString, okString := decodeCanonical(bytesOf(string(b)), string(b))
+		require.Equal(t, ok, okString, "reading from a string decides otherwise")
+		require.Equal(t, fast, fromString)
 		strict, err := decodeStrict(b)
 		if !ok {
 			return
@@ -106,7 +109,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 	}
 	n := 0
 	for b.Loop() {
-		h, ok := splitCanonical(data[n%len(data)])
+		h, ok := splitCanonical(data[n%len(data)], "")
 		if !ok {
 			b.Fatal("not canonical")
 		}

@@ -118,7 +118,7 @@ func generateDecoders() ([]byte, error) {
 	out.WriteString("package events\n\n")
 	out.WriteString("import (\n\t\"time\"\n\n\t\"github.com/switchyard-dev/switchyard/policy\"\n)\n\n")
 	out.WriteString("var _ time.Time // not every generation reads a time\n\n")
-	out.WriteString("// canonPayload decodes a payload of type t from exactly the bytes\n")
+	out.WriteString("// canonPayloadFrom decodes a payload of type t from exactly the bytes\n")
 	out.WriteString("// json.Marshal writes for it, in one pass; false declines (the caller\n")
 	out.WriteString("// then decodes and re-encodes). Not generated, so always declined:\n")
 	if len(g.declined) == 0 {
@@ -127,7 +127,7 @@ func generateDecoders() ([]byte, error) {
 	for _, d := range g.declined {
 		fmt.Fprintf(&out, "//   - %s\n", d)
 	}
-	out.WriteString("func canonPayload(t Type, raw []byte) (Payload, bool) {\n\td := newCanonDec(raw)\n\tswitch t {\n")
+	out.WriteString("func canonPayloadFrom(t Type, d canonDec) (Payload, bool) {\n\tswitch t {\n")
 	out.Write(dispatch.Bytes())
 	out.WriteString("\t}\n\treturn nil, false\n}\n\n")
 	out.WriteString("// canonStored is canonPayload for the records unmarshalStored reads:\n")

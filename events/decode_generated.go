@@ -12,12 +12,11 @@ import (
 
 var _ time.Time // not every generation reads a time
 
-// canonPayload decodes a payload of type t from exactly the bytes
+// canonPayloadFrom decodes a payload of type t from exactly the bytes
 // json.Marshal writes for it, in one pass; false declines (the caller
 // then decodes and re-encodes). Not generated, so always declined:
 // none.
-func canonPayload(t Type, raw []byte) (Payload, bool) {
-	d := newCanonDec(raw)
+func canonPayloadFrom(t Type, d canonDec) (Payload, bool) {
 	switch t {
 	case TypeRunCreated:
 		var v RunCreated

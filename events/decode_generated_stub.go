@@ -8,11 +8,11 @@ import (
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
-// canonPayload declines every payload in a build without the generated
+// canonPayloadFrom declines every payload in a build without the generated
 // decoders: go test -tags nogendecode ./events -run
 // TestGeneratedDecodersAreCurrent -update-decoders writes them again when
 // decode_generated.go no longer compiles after a payload type changed.
-func canonPayload(Type, []byte) (Payload, bool) { return nil, false }
+func canonPayloadFrom(Type, canonDec) (Payload, bool) { return nil, false }
 
 // canonStored declines every record, like canonPayload.
 func canonStored(any, []byte) bool { return false }

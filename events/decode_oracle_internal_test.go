@@ -103,15 +103,21 @@ func FuzzDecodeMatchesOracle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want, wantErr := oracleDecode(b)
 		got, gotErr := Decode(b)
+		// A stored string decodes as its bytes do (the memory store's path).
+		gotString, gotStringErr := decodeString(string(b))
 		if wantErr != nil {
 			require.Error(t, gotErr)
 			require.Equal(t, wantErr.Error(), gotErr.Error())
+			require.Error(t, gotStringErr)
+			require.Equal(t, wantErr.Error(), gotStringErr.Error())
 			return
 		}
+		require.NoError(t, gotStringErr)
+		require.Equal(t, want, gotString)
 		require.NoError(t, gotErr)
 		require.Equal(t, want, got)
 		_, wantFast := oracleDecodeCanonical(b)
-		_, gotFast := decodeCanonical(b)
+		_, gotFast := decodeCanonical(b, "")
 		require.Equal(t, wantFast, gotFast, "the canonical path accepts what the oracle's does")
 	})
 }

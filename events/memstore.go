@@ -23,7 +23,9 @@ type MemoryStore struct {
 type memEvent struct {
 	subject, run, msgID string
 	seq                 uint64
-	data                []byte
+	// data is the encoded event, kept as a string: immutable, and decoded
+	// without a copy (decodeString).
+	data string
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -60,7 +62,7 @@ func (s *MemoryStore) Append(ctx context.Context, env Envelope, expected uint64)
 		return 0, &ConflictError{Subject: subj, Expected: expected, Actual: last}
 	}
 	s.seq++
-	s.log = append(s.log, memEvent{subject: subj, run: env.Run, msgID: id, seq: s.seq, data: data})
+	s.log = append(s.log, memEvent{subject: subj, run: env.Run, msgID: id, seq: s.seq, data: string(data)})
 	s.bySubj[subj] = append(idx, len(s.log)-1)
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -80,7 +82,7 @@ func (s *MemoryStore) Last(ctx context.Context, run string, lane int) (Envelope,
 	}
 	e := s.log[idx[len(idx)-1]]
 	s.mu.Unlock()
-	return decodeStored(e.subject, e.seq, e.data)
+	return decodeStoredString(e.subject, e.seq, e.data)
 }
 
 // Load implements Store.
@@ -139,7 +141,7 @@ func (s *MemoryStore) Watch(ctx context.Context, run string, after uint64) (<-ch
 		if e.seq <= after || (run != "" && e.run != run) {
 			return Envelope{}, false, nil
 		}
-		env, err := decodeStored(e.subject, e.seq, e.data)
+		env, err := decodeStoredString(e.subject, e.seq, e.data)
 		return env, err == nil, err
 	})
 	return follow(ctx, next, nil), nil
@@ -156,7 +158,7 @@ func (s *MemoryStore) WatchLane(ctx context.Context, run string, lane int, after
 		if e.seq <= after || (e.subject != laneSubject && e.subject != runSubject) {
 			return Envelope{}, false, nil
 		}
-		env, err := decodeStored(e.subject, e.seq, e.data)
+		env, err := decodeStoredString(e.subject, e.seq, e.data)
 		return env, err == nil, err
 	})
 	return follow(ctx, next, nil), nil
@@ -165,7 +167,7 @@ func (s *MemoryStore) WatchLane(ctx context.Context, run string, lane int, after
 func decodeAll(evs []memEvent) ([]Envelope, error) {
 	out := make([]Envelope, 0, len(evs))
 	for _, e := range evs {
-		env, err := decodeStored(e.subject, e.seq, e.data)
+		env, err := decodeStoredString(e.subject, e.seq, e.data)
 		if err != nil {
 			return nil, err
 		}
@@ -178,6 +180,16 @@ func decodeAll(evs []memEvent) ([]Envelope, error) {
 // sits on its own subject.
 func decodeStored(subject string, seq uint64, data []byte) (Envelope, error) {
 	env, err := Decode(data)
+	return checkStored(subject, seq, env, err)
+}
+
+// decodeStoredString is decodeStored of an event kept as a string.
+func decodeStoredString(subject string, seq uint64, data string) (Envelope, error) {
+	env, err := decodeString(data)
+	return checkStored(subject, seq, env, err)
+}
+
+func checkStored(subject string, seq uint64, env Envelope, err error) (Envelope, error) {
 	if err != nil {
 		return Envelope{}, &DecodeError{What: "stored event " + subject + " #" + itoa64(seq), Err: err}
 	}
