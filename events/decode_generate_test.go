@@ -373,11 +373,16 @@ func (g *decoderGen) value(w *bytes.Buffer, rt reflect.Type, target string, dept
 			fmt.Fprintf(inner, "%s\tbs%d, ok := d.bytes()\n%s\tif !ok {\n%s\t\treturn false\n%s\t}\n%s\t%s = %s\n", ind, n, ind, ind, ind, ind, target, convert(rt, fmt.Sprintf("bs%d", n)))
 		} else {
 			fmt.Fprintf(inner, "%s\tif !d.lit(\"[\") {\n%s\t\treturn false\n%s\t}\n", ind, ind, ind)
-			fmt.Fprintf(inner, "%s\tl%d := %s{}\n%s\tfor !d.lit(\"]\") {\n", ind, n, typeExpr(rt), ind)
+			// The elements are collected in an array on the stack (as many
+			// as fit in 1 KiB, at most 16) and copied once to a slice of
+			// their number, rather than grown by append from nothing.
+			fmt.Fprintf(inner, "%s\tvar st%d [%d]%s\n%s\tl%d := st%d[:0]\n%s\tfor !d.lit(\"]\") {\n", ind, n, stackElems(rt.Elem()), typeExpr(rt.Elem()), ind, n, n, ind)
 			fmt.Fprintf(inner, "%s\t\tif len(l%d) > 0 && !d.lit(\",\") {\n%s\t\t\treturn false\n%s\t\t}\n", ind, n, ind, ind)
 			fmt.Fprintf(inner, "%s\t\tvar e%d %s\n", ind, n, typeExpr(rt.Elem()))
 			g.value(inner, rt.Elem(), fmt.Sprintf("e%d", n), depth+2, false)
-			fmt.Fprintf(inner, "%s\t\tl%d = append(l%d, e%d)\n%s\t}\n%s\t%s = l%d\n", ind, n, n, n, ind, ind, target, n)
+			fmt.Fprintf(inner, "%s\t\tl%d = append(l%d, e%d)\n%s\t}\n", ind, n, n, n, ind)
+			fmt.Fprintf(inner, "%s\tif len(l%d) == 0 {\n%s\t\t%s = %s{}\n%s\t} else {\n%s\t\t%s = append(make(%s, 0, len(l%d)), l%d...)\n%s\t}\n",
+				ind, n, ind, target, typeExpr(rt), ind, ind, target, typeExpr(rt), n, n, ind)
 		}
 		g.nullable(w, target, ind, omitEmpty, inner.Bytes())
 	case reflect.Map:
@@ -394,6 +399,12 @@ func (g *decoderGen) value(w *bytes.Buffer, rt reflect.Type, target string, dept
 	default:
 		panic(fmt.Sprintf("unsupported kind %s passed the check", rt))
 	}
+}
+
+// stackElems is how many elements of type rt a generated decoder
+// collects on the stack: as many as fit in 1 KiB, from 1 to 16.
+func stackElems(rt reflect.Type) int {
+	return max(1, min(16, 1024/max(1, int(rt.Size()))))
 }
 
 // nullable writes a value that encodes as null when nil: null reads as

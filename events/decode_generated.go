@@ -244,7 +244,8 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.LanePolicy{}
+			var st1 [14]policy.LanePolicy
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -255,7 +256,11 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 				}
 				l1 = append(l1, e1)
 			}
-			v.Lanes = l1
+			if len(l1) == 0 {
+				v.Lanes = []policy.LanePolicy{}
+			} else {
+				v.Lanes = append(make([]policy.LanePolicy, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"options\":") {
@@ -322,7 +327,8 @@ func canonEventsRunFinal(d *canonDec, v *RunFinal) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []LaneResult{}
+			var st1 [14]LaneResult
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -333,7 +339,11 @@ func canonEventsRunFinal(d *canonDec, v *RunFinal) bool {
 				}
 				l1 = append(l1, e1)
 			}
-			v.Lanes = l1
+			if len(l1) == 0 {
+				v.Lanes = []LaneResult{}
+			} else {
+				v.Lanes = append(make([]LaneResult, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if d.key(&first, "\"summary\":") {
@@ -1412,7 +1422,8 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -1425,7 +1436,11 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Files = l1
+			if len(l1) == 0 {
+				v.Files = []string{}
+			} else {
+				v.Files = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"checks\":") {
@@ -1438,7 +1453,8 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -1451,7 +1467,11 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Checks = l1
+			if len(l1) == 0 {
+				v.Checks = []string{}
+			} else {
+				v.Checks = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if d.key(&first, "\"by\":") {
@@ -1940,7 +1960,8 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.Provider{}
+			var st1 [16]policy.Provider
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -1953,7 +1974,11 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 				e1 = policy.Provider(s3)
 				l1 = append(l1, e1)
 			}
-			v.Providers = l1
+			if len(l1) == 0 {
+				v.Providers = []policy.Provider{}
+			} else {
+				v.Providers = append(make([]policy.Provider, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if d.key(&first, "\"concurrency\":") {
@@ -1991,7 +2016,8 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.Provider{}
+			var st1 [16]policy.Provider
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -2004,7 +2030,11 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 				e1 = policy.Provider(s3)
 				l1 = append(l1, e1)
 			}
-			v.NoCLI = l1
+			if len(l1) == 0 {
+				v.NoCLI = []policy.Provider{}
+			} else {
+				v.NoCLI = append(make([]policy.Provider, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.NoCLI) == 0 {
 			return false
@@ -2048,7 +2078,8 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.AttemptPolicy{}
+			var st1 [5]policy.AttemptPolicy
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -2059,7 +2090,11 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 				}
 				l1 = append(l1, e1)
 			}
-			v.Attempts = l1
+			if len(l1) == 0 {
+				v.Attempts = []policy.AttemptPolicy{}
+			} else {
+				v.Attempts = append(make([]policy.AttemptPolicy, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"fallback\":") {
@@ -2115,7 +2150,8 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.Provider{}
+			var st1 [16]policy.Provider
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -2128,7 +2164,11 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 				e1 = policy.Provider(s3)
 				l1 = append(l1, e1)
 			}
-			v.AllowUnknownQuota = l1
+			if len(l1) == 0 {
+				v.AllowUnknownQuota = []policy.Provider{}
+			} else {
+				v.AllowUnknownQuota = append(make([]policy.Provider, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.AllowUnknownQuota) == 0 {
 			return false
@@ -2189,7 +2229,8 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.Provider{}
+			var st1 [16]policy.Provider
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -2202,7 +2243,11 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 				e1 = policy.Provider(s3)
 				l1 = append(l1, e1)
 			}
-			v.AllowUnverifiedContainment = l1
+			if len(l1) == 0 {
+				v.AllowUnverifiedContainment = []policy.Provider{}
+			} else {
+				v.AllowUnverifiedContainment = append(make([]policy.Provider, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.AllowUnverifiedContainment) == 0 {
 			return false
@@ -2770,7 +2815,8 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -2783,7 +2829,11 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Argv = l1
+			if len(l1) == 0 {
+				v.Argv = []string{}
+			} else {
+				v.Argv = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"exitCode\":") {
@@ -3690,7 +3740,8 @@ func canonPolicyFallbackPolicy(d *canonDec, v *policy.FallbackPolicy) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.Outcome{}
+			var st1 [16]policy.Outcome
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -3703,7 +3754,11 @@ func canonPolicyFallbackPolicy(d *canonDec, v *policy.FallbackPolicy) bool {
 				e1 = policy.Outcome(s3)
 				l1 = append(l1, e1)
 			}
-			v.On = l1
+			if len(l1) == 0 {
+				v.On = []policy.Outcome{}
+			} else {
+				v.On = append(make([]policy.Outcome, 0, len(l1)), l1...)
+			}
 		}
 	}
 	return d.lit("}")
@@ -3724,7 +3779,8 @@ func canonPolicyContinuationPolicy(d *canonDec, v *policy.ContinuationPolicy) bo
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.ContinuationCause{}
+			var st1 [16]policy.ContinuationCause
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -3737,7 +3793,11 @@ func canonPolicyContinuationPolicy(d *canonDec, v *policy.ContinuationPolicy) bo
 				e1 = policy.ContinuationCause(s3)
 				l1 = append(l1, e1)
 			}
-			v.On = l1
+			if len(l1) == 0 {
+				v.On = []policy.ContinuationCause{}
+			} else {
+				v.On = append(make([]policy.ContinuationCause, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"maxExecutions\":") {
@@ -3942,7 +4002,8 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -3955,7 +4016,11 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Argv = l1
+			if len(l1) == 0 {
+				v.Argv = []string{}
+			} else {
+				v.Argv = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"status\":") {
@@ -4216,7 +4281,8 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -4229,7 +4295,11 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Files = l1
+			if len(l1) == 0 {
+				v.Files = []string{}
+			} else {
+				v.Files = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"checks\":") {
@@ -4242,7 +4312,8 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -4255,7 +4326,11 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Checks = l1
+			if len(l1) == 0 {
+				v.Checks = []string{}
+			} else {
+				v.Checks = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 	}
 	if !d.key(&first, "\"summary\":") {
@@ -4311,7 +4386,8 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []string{}
+			var st1 [16]string
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -4324,7 +4400,11 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 				e1 = s3
 				l1 = append(l1, e1)
 			}
-			v.Denied = l1
+			if len(l1) == 0 {
+				v.Denied = []string{}
+			} else {
+				v.Denied = append(make([]string, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.Denied) == 0 {
 			return false
@@ -4483,7 +4563,8 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.CapacityWindow{}
+			var st1 [16]policy.CapacityWindow
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -4494,7 +4575,11 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 				}
 				l1 = append(l1, e1)
 			}
-			v.Windows = l1
+			if len(l1) == 0 {
+				v.Windows = []policy.CapacityWindow{}
+			} else {
+				v.Windows = append(make([]policy.CapacityWindow, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.Windows) == 0 {
 			return false
@@ -4553,7 +4638,8 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 			if !d.lit("[") {
 				return false
 			}
-			l1 := []policy.EligibilityReason{}
+			var st1 [16]policy.EligibilityReason
+			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
 					return false
@@ -4566,7 +4652,11 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 				e1 = policy.EligibilityReason(s3)
 				l1 = append(l1, e1)
 			}
-			v.Reasons = l1
+			if len(l1) == 0 {
+				v.Reasons = []policy.EligibilityReason{}
+			} else {
+				v.Reasons = append(make([]policy.EligibilityReason, 0, len(l1)), l1...)
+			}
 		}
 		if len(v.Reasons) == 0 {
 			return false
