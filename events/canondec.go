@@ -80,7 +80,7 @@ func (d *canonDec) str() (string, bool) {
 	if len(b) == 0 || b[0] != '"' {
 		return "", false
 	}
-	i := 1
+	i := 1 + plainPrefix(b[1:])
 	for i < len(b) {
 		c := b[i]
 		if c < utf8.RuneSelf {
@@ -194,6 +194,46 @@ func canonEscape(b []byte) (rune, int, bool) {
 // itself when escaping HTML; htmlSafeSet is the same as a table.
 func htmlSafe(c byte) bool {
 	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf
+}
+
+// plainPrefix returns how many leading bytes of b, in whole 8-byte
+// words, are ASCII that encoding/json writes as itself (htmlSafe): the
+// string scanners' fast path, a word at a time. It may stop early (at the
+// last whole word, or at a word holding any other byte); the caller goes
+// on byte by byte from there.
+func plainPrefix[T string | []byte](b T) int {
+	i := 0
+	for len(b)-i >= 8 {
+		// Little-endian, so byte k of the word is b[i+k]; the compiler
+		// turns this into one load.
+		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+		if !plainWord(x) {
+			break
+		}
+		i += 8
+	}
+	return i
+}
+
+const (
+	wordLo = 0x0101010101010101 // 0x01 in every byte
+	wordHi = 0x8080808080808080 // the high bit of every byte
+)
+
+// plainWord reports whether each of the eight bytes in x is htmlSafe.
+// hasZero(v) is non-zero exactly when some byte of v is zero; a byte
+// below 0x20 is found the same way, and the high bit finds non-ASCII.
+// '"' (0x22) and '&' (0x26) differ only in bit 2, '<' (0x3c) and '>'
+// (0x3e) only in bit 1, so setting that bit finds both with one test.
+func plainWord(x uint64) bool {
+	hasZero := func(v uint64) uint64 { return (v - wordLo) &^ v & wordHi }
+	bad := x&wordHi |
+		(x-wordLo*0x20)&^x&wordHi |
+		hasZero((x|wordLo*0x04)^(wordLo*'&')) |
+		hasZero((x|wordLo*0x02)^(wordLo*'>')) |
+		hasZero(x^(wordLo*'\\'))
+	return bad == 0
 }
 
 var htmlSafeSet = func() (t [utf8.RuneSelf]bool) {
