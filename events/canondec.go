@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -18,7 +19,7 @@ func newCanonDec(raw []byte) canonDec { return canonDec{b: raw, s: string(raw)} 
 func canonPayload(t Type, raw []byte) (Payload, bool) { return canonPayloadFrom(t, newCanonDec(raw)) }
 
 // bytesOf is a read-only view of s's bytes, for the readers that never
-// write to their input (splitCanonical, canonDec): decoding a stored
+// write to their input (splitCanonical, canonDec, plainPrefix): decoding a stored
 // string then slices its strings out of it instead of copying it first.
 // Nothing else may be handed the view; a path that declines copies s.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -200,17 +201,10 @@ func htmlSafe(c byte) bool {
 // words, are ASCII that encoding/json writes as itself (htmlSafe): the
 // string scanners' fast path, a word at a time. It may stop early (at the
 // last whole word, or at a word holding any other byte); the caller goes
-// on byte by byte from there.
-func plainPrefix[T string | []byte](b T) int {
+// on byte by byte from there. It only reads b.
+func plainPrefix(b []byte) int {
 	i := 0
-	for len(b)-i >= 8 {
-		// Little-endian, so byte k of the word is b[i+k]; the compiler
-		// turns this into one load.
-		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
-			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
-		if !plainWord(x) {
-			break
-		}
+	for len(b)-i >= 8 && plainWord(binary.LittleEndian.Uint64(b[i:])) {
 		i += 8
 	}
 	return i
@@ -222,18 +216,18 @@ const (
 )
 
 // plainWord reports whether each of the eight bytes in x is htmlSafe.
-// hasZero(v) is non-zero exactly when some byte of v is zero; a byte
-// below 0x20 is found the same way, and the high bit finds non-ASCII.
-// '"' (0x22) and '&' (0x26) differ only in bit 2, '<' (0x3c) and '>'
-// (0x3e) only in bit 1, so setting that bit finds both with one test.
+// (v-wordLo)&^v has a byte's high bit set for the lowest zero byte of v
+// (and only above some zero byte), so it finds whether any byte is zero;
+// x-wordLo*0x20 sets a high bit below any byte under 0x20 the same way,
+// and x's own high bits find non-ASCII. '"' (0x22) and '&' (0x26) differ
+// only in bit 2, '<' (0x3c) and '>' (0x3e) only in bit 1: setting that
+// bit finds both with one test.
 func plainWord(x uint64) bool {
-	hasZero := func(v uint64) uint64 { return (v - wordLo) &^ v & wordHi }
-	bad := x&wordHi |
-		(x-wordLo*0x20)&^x&wordHi |
-		hasZero((x|wordLo*0x04)^(wordLo*'&')) |
-		hasZero((x|wordLo*0x02)^(wordLo*'>')) |
-		hasZero(x^(wordLo*'\\'))
-	return bad == 0
+	q := (x | wordLo*0x04) ^ (wordLo * '&')
+	a := (x | wordLo*0x02) ^ (wordLo * '>')
+	e := x ^ (wordLo * '\\')
+	bad := x | (x - wordLo*0x20) | (q-wordLo)&^q | (a-wordLo)&^a | (e-wordLo)&^e
+	return bad&wordHi == 0
 }
 
 var htmlSafeSet = func() (t [utf8.RuneSelf]bool) {

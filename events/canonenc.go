@@ -74,7 +74,7 @@ const hexDigits = "0123456789abcdef"
 func appendStr(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := plainPrefix(s); i < len(s); {
+	for i := plainPrefix(bytesOf(s)); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if htmlSafeSet[c] {

@@ -53,8 +53,5 @@ func FuzzPlainPrefix(f *testing.F) {
 		if got := plainPrefix(b); got != want {
 			t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
 		}
-		if got := plainPrefix(string(b)); got != want {
-			t.Fatalf("plainPrefix(string %q) = %d, want %d", b, got, want)
-		}
 	})
 }
