@@ -374,7 +374,7 @@ func (g *decoderGen) value(w *bytes.Buffer, rt reflect.Type, target string, dept
 		} else {
 			fmt.Fprintf(inner, "%s\tif !d.lit(\"[\") {\n%s\t\treturn false\n%s\t}\n", ind, ind, ind)
 			// The elements are collected in an array on the stack (as many
-			// as fit in 1 KiB, at most 16) and copied once to a slice of
+			// as fit in 1 KiB, at most 32) and copied once to a slice of
 			// their number, rather than grown by append from nothing.
 			fmt.Fprintf(inner, "%s\tvar st%d [%d]%s\n%s\tl%d := st%d[:0]\n%s\tfor !d.lit(\"]\") {\n", ind, n, stackElems(rt.Elem()), typeExpr(rt.Elem()), ind, n, n, ind)
 			fmt.Fprintf(inner, "%s\t\tif len(l%d) > 0 && !d.lit(\",\") {\n%s\t\t\treturn false\n%s\t\t}\n", ind, n, ind, ind)
@@ -402,9 +402,10 @@ func (g *decoderGen) value(w *bytes.Buffer, rt reflect.Type, target string, dept
 }
 
 // stackElems is how many elements of type rt a generated decoder
-// collects on the stack: as many as fit in 1 KiB, from 1 to 16.
+// collects on the stack: as many as fit in 1 KiB, from 1 to 32 (a
+// codex launch has 22 arguments).
 func stackElems(rt reflect.Type) int {
-	return max(1, min(16, 1024/max(1, int(rt.Size()))))
+	return max(1, min(32, 1024/max(1, int(rt.Size()))))
 }
 
 // nullable writes a value that encodes as null when nil: null reads as

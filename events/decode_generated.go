@@ -1422,7 +1422,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -1453,7 +1453,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -1960,7 +1960,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.Provider
+			var st1 [32]policy.Provider
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -2016,7 +2016,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.Provider
+			var st1 [32]policy.Provider
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -2150,7 +2150,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.Provider
+			var st1 [32]policy.Provider
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -2229,7 +2229,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.Provider
+			var st1 [32]policy.Provider
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -2815,7 +2815,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -3740,7 +3740,7 @@ func canonPolicyFallbackPolicy(d *canonDec, v *policy.FallbackPolicy) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.Outcome
+			var st1 [32]policy.Outcome
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -3779,7 +3779,7 @@ func canonPolicyContinuationPolicy(d *canonDec, v *policy.ContinuationPolicy) bo
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.ContinuationCause
+			var st1 [32]policy.ContinuationCause
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4002,7 +4002,7 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4281,7 +4281,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4312,7 +4312,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4386,7 +4386,7 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]string
+			var st1 [32]string
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4563,7 +4563,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.CapacityWindow
+			var st1 [25]policy.CapacityWindow
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {
@@ -4638,7 +4638,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 			if !d.lit("[") {
 				return false
 			}
-			var st1 [16]policy.EligibilityReason
+			var st1 [32]policy.EligibilityReason
 			l1 := st1[:0]
 			for !d.lit("]") {
 				if len(l1) > 0 && !d.lit(",") {

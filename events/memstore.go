@@ -193,7 +193,7 @@ func checkStored(subject string, seq uint64, env Envelope, err error) (Envelope,
 	if err != nil {
 		return Envelope{}, &DecodeError{What: "stored event " + subject + " #" + itoa64(seq), Err: err}
 	}
-	if env.Subject() != subject {
+	if !onEventSubject(subject, env.Run, env.Lane) {
 		return Envelope{}, &DecodeError{What: "stored event " + subject + " #" + itoa64(seq), Err: invalidf("envelope belongs on %s", env.Subject())}
 	}
 	env.Seq = seq

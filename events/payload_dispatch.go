@@ -2,6 +2,7 @@ package events
 
 import (
 	"github.com/switchyard-dev/switchyard/policy"
+	"slices"
 )
 
 // Paths are the files and directories one execution owns. All are absolute.
@@ -123,7 +124,8 @@ func validateDecision(d policy.Decision, inputDigest, sheetDigest string, kinds 
 		ok = ok || d.Kind == k
 	}
 	if !ok {
-		return invalidf("decision kind %q: want %v", d.Kind, kinds)
+		// A copy goes into the error, so kinds stays on the caller's stack.
+		return invalidf("decision kind %q: want %v", d.Kind, slices.Clone(kinds))
 	}
 	if err := requireDigest("inputDigest", inputDigest); err != nil {
 		return err

@@ -61,6 +61,23 @@ func EventSubject(run string, lane int) string {
 	return EventSubjectPrefix + run + "." + LaneToken(lane)
 }
 
+// onEventSubject reports whether subject is EventSubject(run, lane),
+// without building it (checkStored asks it of every event it loads).
+func onEventSubject(subject, run string, lane int) bool {
+	rest, ok := strings.CutPrefix(subject, EventSubjectPrefix)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, run); !ok || !strings.HasPrefix(rest, ".") {
+		return false
+	}
+	if lane == RunLane {
+		return rest[1:] == runToken
+	}
+	var b [24]byte
+	return rest[1:] == string(strconv.AppendInt(append(b[:0], 'L'), int64(lane), 10))
+}
+
 // RunEventsFilter matches every event subject of one run: sy.ev.<run>.>.
 func RunEventsFilter(run string) string { return EventSubjectPrefix + run + ".>" }
 
@@ -90,8 +107,15 @@ func NativeJobSubject(parent string) string {
 // ValidateJobSubject accepts exactly the subjects JobSubject and
 // NativeJobSubject build from valid names.
 func ValidateJobSubject(subject string) error {
-	_, err := jobQueueName(subject)
-	return err
+	rest, ok := strings.CutPrefix(subject, JobSubjectPrefix)
+	if native, isNative := strings.CutPrefix(rest, nativeToken+"."); isNative {
+		rest = native
+	}
+	if !ok || rest == nativeToken || ValidateProvider(rest) != nil {
+		_, err := jobQueueName(subject) // the error names the forms
+		return err
+	}
+	return nil
 }
 
 // jobQueueName returns the durable consumer name shared by every consumer of
