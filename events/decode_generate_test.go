@@ -291,18 +291,57 @@ func (g *decoderGen) writeStruct(rt reflect.Type) error {
 		w.WriteString("\treturn d.lit(\"{}\")\n}\n")
 		return nil
 	}
-	w.WriteString("\tif !d.lit(\"{\") {\n\t\treturn false\n\t}\n\tfirst := true\n")
+	// Whether a member is the object's first is known where no omitempty
+	// member comes before it (it is), and after a member always written
+	// (it is not): there the key is read as one constant, comma included,
+	// which the compiler compares in a few loads. Elsewhere `first` says.
+	const (
+		atStart = iota
+		afterMember
+		unknown
+	)
+	needFirst, state := false, atStart
 	for _, f := range fs {
-		key := fmt.Sprintf("%q", `"`+f.key+`":`)
+		needFirst = needFirst || state == unknown
+		switch {
+		case !f.omitEmpty:
+			state = afterMember
+		case state == atStart:
+			state = unknown
+		}
+	}
+	w.WriteString("\tif !d.lit(\"{\") {\n\t\treturn false\n\t}\n")
+	if needFirst {
+		w.WriteString("\tfirst := true\n")
+	}
+	state = atStart
+	for _, f := range fs {
+		key := `"` + f.key + `":`
+		var match string
+		switch state {
+		case atStart:
+			match = fmt.Sprintf("d.lit(%q)", key)
+		case afterMember:
+			match = fmt.Sprintf("d.lit(%q)", ","+key)
+		default:
+			match = fmt.Sprintf("d.key(&first, %q)", key)
+		}
 		target := "v." + f.goName
 		if f.omitEmpty {
-			fmt.Fprintf(w, "\tif d.key(&first, %s) {\n", key)
+			fmt.Fprintf(w, "\tif %s {\n", match)
+			if state == atStart && needFirst {
+				w.WriteString("\t\tfirst = false\n")
+			}
 			g.value(w, f.typ, target, 1, true)
 			fmt.Fprintf(w, "\t\tif %s {\n\t\t\treturn false\n\t\t}\n\t}\n", emptyExpr(f.typ, target))
+			if state == atStart {
+				state = unknown
+			}
 		} else {
-			fmt.Fprintf(w, "\tif !d.key(&first, %s) {\n\t\treturn false\n\t}\n\t{\n", key)
+			fmt.Fprintf(w, "\tif !%s {\n\t\treturn false\n\t}\n\t{\n", match)
 			g.value(w, f.typ, target, 1, false)
 			w.WriteString("\t}\n")
+			state = afterMember
 		}
 	}
 	w.WriteString("\treturn d.lit(\"}\")\n}\n")

@@ -149,8 +149,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"sheet\":") {
+	if !d.lit("\"sheet\":") {
 		return false
 	}
 	{
@@ -164,7 +163,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 			v.Sheet = bs1
 		}
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -174,7 +173,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.SheetDigest = s1
 	}
-	if !d.key(&first, "\"role\":") {
+	if !d.lit(",\"role\":") {
 		return false
 	}
 	{
@@ -184,7 +183,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.Role = s1
 	}
-	if !d.key(&first, "\"parent\":") {
+	if !d.lit(",\"parent\":") {
 		return false
 	}
 	{
@@ -194,7 +193,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.Parent = policy.Parent(s1)
 	}
-	if !d.key(&first, "\"access\":") {
+	if !d.lit(",\"access\":") {
 		return false
 	}
 	{
@@ -204,7 +203,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.Access = policy.Access(s1)
 	}
-	if !d.key(&first, "\"promptDigest\":") {
+	if !d.lit(",\"promptDigest\":") {
 		return false
 	}
 	{
@@ -214,7 +213,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.PromptDigest = s1
 	}
-	if !d.key(&first, "\"promptPath\":") {
+	if !d.lit(",\"promptPath\":") {
 		return false
 	}
 	{
@@ -224,7 +223,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.PromptPath = s1
 	}
-	if !d.key(&first, "\"cwd\":") {
+	if !d.lit(",\"cwd\":") {
 		return false
 	}
 	{
@@ -234,7 +233,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 		}
 		v.Cwd = s1
 	}
-	if !d.key(&first, "\"lanes\":") {
+	if !d.lit(",\"lanes\":") {
 		return false
 	}
 	{
@@ -263,7 +262,7 @@ func canonEventsRunCreated(d *canonDec, v *RunCreated) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"options\":") {
+	if !d.lit(",\"options\":") {
 		return false
 	}
 	{
@@ -278,8 +277,7 @@ func canonEventsGroupExhausted(d *canonDec, v *GroupExhausted) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit("\"provider\":") {
 		return false
 	}
 	{
@@ -289,7 +287,7 @@ func canonEventsGroupExhausted(d *canonDec, v *GroupExhausted) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"fromLane\":") {
+	if !d.lit(",\"fromLane\":") {
 		return false
 	}
 	{
@@ -299,7 +297,7 @@ func canonEventsGroupExhausted(d *canonDec, v *GroupExhausted) bool {
 		}
 		v.FromLane = int(i1)
 	}
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit(",\"executionId\":") {
 		return false
 	}
 	{
@@ -316,8 +314,7 @@ func canonEventsRunFinal(d *canonDec, v *RunFinal) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"lanes\":") {
+	if !d.lit("\"lanes\":") {
 		return false
 	}
 	{
@@ -346,7 +343,7 @@ func canonEventsRunFinal(d *canonDec, v *RunFinal) bool {
 			}
 		}
 	}
-	if d.key(&first, "\"summary\":") {
+	if d.lit(",\"summary\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -356,7 +353,7 @@ func canonEventsRunFinal(d *canonDec, v *RunFinal) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reportsThrough\":") {
+	if d.lit(",\"reportsThrough\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -373,8 +370,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -382,7 +378,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -392,7 +388,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -402,7 +398,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.SheetDigest = s1
 	}
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit(",\"executionId\":") {
 		return false
 	}
 	{
@@ -412,7 +408,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"attemptIndex\":") {
+	if !d.lit(",\"attemptIndex\":") {
 		return false
 	}
 	{
@@ -422,7 +418,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.AttemptIndex = int(i1)
 	}
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit(",\"descriptor\":") {
 		return false
 	}
 	{
@@ -432,7 +428,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"route\":") {
+	if !d.lit(",\"route\":") {
 		return false
 	}
 	{
@@ -442,7 +438,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.Route = policy.Route(s1)
 	}
-	if !d.key(&first, "\"jobSubject\":") {
+	if !d.lit(",\"jobSubject\":") {
 		return false
 	}
 	{
@@ -452,7 +448,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 		}
 		v.JobSubject = s1
 	}
-	if !d.key(&first, "\"paths\":") {
+	if !d.lit(",\"paths\":") {
 		return false
 	}
 	{
@@ -460,7 +456,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"worktreeBase\":") {
+	if d.lit(",\"worktreeBase\":") {
 		{
 			p1 := new(WorktreeBase)
 			if !canonEventsWorktreeBase(d, p1) {
@@ -472,7 +468,7 @@ func canonEventsLaunch(d *canonDec, v *Launch) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"containment\":") {
+	if d.lit(",\"containment\":") {
 		{
 			p1 := new(policy.ContainmentEvidence)
 			if !canonPolicyContainmentEvidence(d, p1) {
@@ -491,8 +487,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -500,7 +495,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -510,7 +505,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -520,7 +515,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.SheetDigest = s1
 	}
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit(",\"executionId\":") {
 		return false
 	}
 	{
@@ -530,7 +525,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"attemptIndex\":") {
+	if !d.lit(",\"attemptIndex\":") {
 		return false
 	}
 	{
@@ -540,7 +535,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.AttemptIndex = int(i1)
 	}
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit(",\"descriptor\":") {
 		return false
 	}
 	{
@@ -550,7 +545,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"route\":") {
+	if !d.lit(",\"route\":") {
 		return false
 	}
 	{
@@ -560,7 +555,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.Route = policy.Route(s1)
 	}
-	if !d.key(&first, "\"jobSubject\":") {
+	if !d.lit(",\"jobSubject\":") {
 		return false
 	}
 	{
@@ -570,7 +565,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 		}
 		v.JobSubject = s1
 	}
-	if !d.key(&first, "\"paths\":") {
+	if !d.lit(",\"paths\":") {
 		return false
 	}
 	{
@@ -578,7 +573,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"worktreeBase\":") {
+	if d.lit(",\"worktreeBase\":") {
 		{
 			p1 := new(WorktreeBase)
 			if !canonEventsWorktreeBase(d, p1) {
@@ -590,7 +585,7 @@ func canonEventsContinue(d *canonDec, v *Continue) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"containment\":") {
+	if d.lit(",\"containment\":") {
 		{
 			p1 := new(policy.ContainmentEvidence)
 			if !canonPolicyContainmentEvidence(d, p1) {
@@ -609,8 +604,7 @@ func canonEventsClaim(d *canonDec, v *Claim) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit("\"executionId\":") {
 		return false
 	}
 	{
@@ -620,7 +614,7 @@ func canonEventsClaim(d *canonDec, v *Claim) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"workerId\":") {
+	if !d.lit(",\"workerId\":") {
 		return false
 	}
 	{
@@ -630,7 +624,7 @@ func canonEventsClaim(d *canonDec, v *Claim) bool {
 		}
 		v.WorkerID = s1
 	}
-	if !d.key(&first, "\"lease\":") {
+	if !d.lit(",\"lease\":") {
 		return false
 	}
 	{
@@ -638,7 +632,7 @@ func canonEventsClaim(d *canonDec, v *Claim) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reportSeq\":") {
+	if d.lit(",\"reportSeq\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -648,7 +642,7 @@ func canonEventsClaim(d *canonDec, v *Claim) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reporter\":") {
+	if d.lit(",\"reporter\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -665,8 +659,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit("\"executionId\":") {
 		return false
 	}
 	{
@@ -676,7 +669,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if d.key(&first, "\"workerId\":") {
+	if d.lit(",\"workerId\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -686,7 +679,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"receiptDigest\":") {
+	if d.lit(",\"receiptDigest\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -696,7 +689,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"receipt\":") {
+	if d.lit(",\"receipt\":") {
 		{
 			p1 := new(policy.Receipt)
 			if !canonPolicyReceipt(d, p1) {
@@ -708,7 +701,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"host\":") {
+	if d.lit(",\"host\":") {
 		{
 			p1 := new(HostMetadata)
 			if !canonEventsHostMetadata(d, p1) {
@@ -720,7 +713,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stall\":") {
+	if d.lit(",\"stall\":") {
 		{
 			p1 := new(Stall)
 			if !canonEventsStall(d, p1) {
@@ -732,7 +725,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"event\":") {
+	if !d.lit(",\"event\":") {
 		return false
 	}
 	{
@@ -740,7 +733,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"abandoned\":") {
+	if d.lit(",\"abandoned\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -750,7 +743,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"unsupported\":") {
+	if d.lit(",\"unsupported\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -760,7 +753,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"malformed\":") {
+	if d.lit(",\"malformed\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -770,7 +763,7 @@ func canonEventsFinish(d *canonDec, v *Finish) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reportSeq\":") {
+	if d.lit(",\"reportSeq\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -787,8 +780,7 @@ func canonEventsInspect(d *canonDec, v *Inspect) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -796,7 +788,7 @@ func canonEventsInspect(d *canonDec, v *Inspect) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -806,7 +798,7 @@ func canonEventsInspect(d *canonDec, v *Inspect) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -823,8 +815,7 @@ func canonEventsVerdict(d *canonDec, v *Verdict) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"state\":") {
+	if !d.lit("\"state\":") {
 		return false
 	}
 	{
@@ -834,7 +825,7 @@ func canonEventsVerdict(d *canonDec, v *Verdict) bool {
 		}
 		v.State = VerdictState(s1)
 	}
-	if !d.key(&first, "\"evidenceRef\":") {
+	if !d.lit(",\"evidenceRef\":") {
 		return false
 	}
 	{
@@ -844,7 +835,7 @@ func canonEventsVerdict(d *canonDec, v *Verdict) bool {
 		}
 		v.EvidenceRef = s1
 	}
-	if d.key(&first, "\"by\":") {
+	if d.lit(",\"by\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -854,7 +845,7 @@ func canonEventsVerdict(d *canonDec, v *Verdict) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"fromRef\":") {
+	if d.lit(",\"fromRef\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -864,7 +855,7 @@ func canonEventsVerdict(d *canonDec, v *Verdict) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"fromCommit\":") {
+	if d.lit(",\"fromCommit\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -881,8 +872,7 @@ func canonEventsRequestOperation(d *canonDec, v *RequestOperation) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -890,7 +880,7 @@ func canonEventsRequestOperation(d *canonDec, v *RequestOperation) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -900,7 +890,7 @@ func canonEventsRequestOperation(d *canonDec, v *RequestOperation) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -917,8 +907,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"operation\":") {
+	if !d.lit("\"operation\":") {
 		return false
 	}
 	{
@@ -926,7 +915,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"result\":") {
+	if !d.lit(",\"result\":") {
 		return false
 	}
 	{
@@ -936,7 +925,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 		}
 		v.Result = OperationResult(s1)
 	}
-	if d.key(&first, "\"ref\":") {
+	if d.lit(",\"ref\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -946,7 +935,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"detail\":") {
+	if d.lit(",\"detail\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -956,7 +945,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"digest\":") {
+	if d.lit(",\"digest\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -966,7 +955,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"head\":") {
+	if d.lit(",\"head\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -976,7 +965,7 @@ func canonEventsOperationDone(d *canonDec, v *OperationDone) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"ledger\":") {
+	if d.lit(",\"ledger\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -993,8 +982,7 @@ func canonEventsComplete(d *canonDec, v *Complete) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -1002,7 +990,7 @@ func canonEventsComplete(d *canonDec, v *Complete) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -1012,7 +1000,7 @@ func canonEventsComplete(d *canonDec, v *Complete) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -1029,8 +1017,7 @@ func canonEventsStop(d *canonDec, v *Stop) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"decision\":") {
+	if !d.lit("\"decision\":") {
 		return false
 	}
 	{
@@ -1038,7 +1025,7 @@ func canonEventsStop(d *canonDec, v *Stop) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -1048,7 +1035,7 @@ func canonEventsStop(d *canonDec, v *Stop) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -1065,8 +1052,7 @@ func canonEventsCancel(d *canonDec, v *Cancel) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"reason\":") {
+	if !d.lit("\"reason\":") {
 		return false
 	}
 	{
@@ -1076,7 +1062,7 @@ func canonEventsCancel(d *canonDec, v *Cancel) bool {
 		}
 		v.Reason = s1
 	}
-	if !d.key(&first, "\"by\":") {
+	if !d.lit(",\"by\":") {
 		return false
 	}
 	{
@@ -1093,8 +1079,7 @@ func canonEventsAudit(d *canonDec, v *Audit) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"reason\":") {
+	if !d.lit("\"reason\":") {
 		return false
 	}
 	{
@@ -1104,7 +1089,7 @@ func canonEventsAudit(d *canonDec, v *Audit) bool {
 		}
 		v.Reason = AuditReason(s1)
 	}
-	if d.key(&first, "\"executionId\":") {
+	if d.lit(",\"executionId\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1114,7 +1099,7 @@ func canonEventsAudit(d *canonDec, v *Audit) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reportSeq\":") {
+	if d.lit(",\"reportSeq\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -1124,7 +1109,7 @@ func canonEventsAudit(d *canonDec, v *Audit) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"report\":") {
+	if d.lit(",\"report\":") {
 		{
 			p1 := new(Report)
 			if !canonEventsReport(d, p1) {
@@ -1136,7 +1121,7 @@ func canonEventsAudit(d *canonDec, v *Audit) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"detail\":") {
+	if d.lit(",\"detail\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1153,8 +1138,7 @@ func canonEventsRecover(d *canonDec, v *Recover) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"state\":") {
+	if !d.lit("\"state\":") {
 		return false
 	}
 	{
@@ -1164,7 +1148,7 @@ func canonEventsRecover(d *canonDec, v *Recover) bool {
 		}
 		v.State = VerdictState(s1)
 	}
-	if !d.key(&first, "\"evidenceRef\":") {
+	if !d.lit(",\"evidenceRef\":") {
 		return false
 	}
 	{
@@ -1174,7 +1158,7 @@ func canonEventsRecover(d *canonDec, v *Recover) bool {
 		}
 		v.EvidenceRef = s1
 	}
-	if d.key(&first, "\"recovery\":") {
+	if d.lit(",\"recovery\":") {
 		{
 			p1 := new(policy.Recovery)
 			if !canonPolicyRecovery(d, p1) {
@@ -1186,7 +1170,7 @@ func canonEventsRecover(d *canonDec, v *Recover) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"by\":") {
+	if d.lit(",\"by\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1203,8 +1187,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"attemptIndex\":") {
+	if !d.lit("\"attemptIndex\":") {
 		return false
 	}
 	{
@@ -1214,7 +1197,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.AttemptIndex = int(i1)
 	}
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit(",\"descriptor\":") {
 		return false
 	}
 	{
@@ -1224,7 +1207,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -1234,7 +1217,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"source\":") {
+	if !d.lit(",\"source\":") {
 		return false
 	}
 	{
@@ -1244,7 +1227,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.Source = policy.QuotaSource(s1)
 	}
-	if !d.key(&first, "\"verdict\":") {
+	if !d.lit(",\"verdict\":") {
 		return false
 	}
 	{
@@ -1252,7 +1235,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"report\":") {
+	if d.lit(",\"report\":") {
 		{
 			p1 := new(policy.CapacityReport)
 			if !canonPolicyCapacityReport(d, p1) {
@@ -1264,7 +1247,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reportDigest\":") {
+	if d.lit(",\"reportDigest\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1274,7 +1257,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"evaluatedAt\":") {
+	if !d.lit(",\"evaluatedAt\":") {
 		return false
 	}
 	{
@@ -1284,7 +1267,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.EvaluatedAt = t1
 	}
-	if !d.key(&first, "\"maxAgeMs\":") {
+	if !d.lit(",\"maxAgeMs\":") {
 		return false
 	}
 	{
@@ -1294,7 +1277,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.MaxAgeMs = int64(i1)
 	}
-	if !d.key(&first, "\"inputDigest\":") {
+	if !d.lit(",\"inputDigest\":") {
 		return false
 	}
 	{
@@ -1304,7 +1287,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.InputDigest = s1
 	}
-	if !d.key(&first, "\"sheetDigest\":") {
+	if !d.lit(",\"sheetDigest\":") {
 		return false
 	}
 	{
@@ -1314,7 +1297,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 		}
 		v.SheetDigest = s1
 	}
-	if d.key(&first, "\"containment\":") {
+	if d.lit(",\"containment\":") {
 		{
 			p1 := new(policy.ContainmentEvidence)
 			if !canonPolicyContainmentEvidence(d, p1) {
@@ -1326,7 +1309,7 @@ func canonEventsExclude(d *canonDec, v *Exclude) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"rule\":") {
+	if d.lit(",\"rule\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1343,8 +1326,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit("\"executionId\":") {
 		return false
 	}
 	{
@@ -1354,7 +1336,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"step\":") {
+	if !d.lit(",\"step\":") {
 		return false
 	}
 	{
@@ -1364,7 +1346,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.Step = OperationStepKind(s1)
 	}
-	if !d.key(&first, "\"nonce\":") {
+	if !d.lit(",\"nonce\":") {
 		return false
 	}
 	{
@@ -1374,7 +1356,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.Nonce = s1
 	}
-	if !d.key(&first, "\"operation\":") {
+	if !d.lit(",\"operation\":") {
 		return false
 	}
 	{
@@ -1382,7 +1364,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"repo\":") {
+	if !d.lit(",\"repo\":") {
 		return false
 	}
 	{
@@ -1392,7 +1374,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.Repo = s1
 	}
-	if !d.key(&first, "\"head\":") {
+	if !d.lit(",\"head\":") {
 		return false
 	}
 	{
@@ -1402,7 +1384,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.Head = s1
 	}
-	if !d.key(&first, "\"digest\":") {
+	if !d.lit(",\"digest\":") {
 		return false
 	}
 	{
@@ -1412,7 +1394,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 		}
 		v.Digest = s1
 	}
-	if !d.key(&first, "\"files\":") {
+	if !d.lit(",\"files\":") {
 		return false
 	}
 	{
@@ -1443,7 +1425,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"checks\":") {
+	if !d.lit(",\"checks\":") {
 		return false
 	}
 	{
@@ -1474,7 +1456,7 @@ func canonEventsOperationStep(d *canonDec, v *OperationStep) bool {
 			}
 		}
 	}
-	if d.key(&first, "\"by\":") {
+	if d.lit(",\"by\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1491,8 +1473,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema\":") {
+	if !d.lit("\"schema\":") {
 		return false
 	}
 	{
@@ -1502,7 +1483,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Schema = int(i1)
 	}
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit(",\"executionId\":") {
 		return false
 	}
 	{
@@ -1512,7 +1493,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"run\":") {
+	if !d.lit(",\"run\":") {
 		return false
 	}
 	{
@@ -1522,7 +1503,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Run = s1
 	}
-	if !d.key(&first, "\"lane\":") {
+	if !d.lit(",\"lane\":") {
 		return false
 	}
 	{
@@ -1532,7 +1513,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Lane = int(i1)
 	}
-	if !d.key(&first, "\"attemptIndex\":") {
+	if !d.lit(",\"attemptIndex\":") {
 		return false
 	}
 	{
@@ -1542,7 +1523,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.AttemptIndex = int(i1)
 	}
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit(",\"descriptor\":") {
 		return false
 	}
 	{
@@ -1552,7 +1533,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -1562,7 +1543,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if d.key(&first, "\"model\":") {
+	if d.lit(",\"model\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1572,7 +1553,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"effort\":") {
+	if d.lit(",\"effort\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1582,7 +1563,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"mode\":") {
+	if !d.lit(",\"mode\":") {
 		return false
 	}
 	{
@@ -1592,7 +1573,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Mode = policy.Access(s1)
 	}
-	if !d.key(&first, "\"apiSpend\":") {
+	if !d.lit(",\"apiSpend\":") {
 		return false
 	}
 	{
@@ -1602,7 +1583,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.APISpend = policy.APISpend(s1)
 	}
-	if !d.key(&first, "\"contract\":") {
+	if !d.lit(",\"contract\":") {
 		return false
 	}
 	{
@@ -1612,7 +1593,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Contract = policy.Contract(s1)
 	}
-	if !d.key(&first, "\"parent\":") {
+	if !d.lit(",\"parent\":") {
 		return false
 	}
 	{
@@ -1622,7 +1603,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Parent = policy.Parent(s1)
 	}
-	if !d.key(&first, "\"route\":") {
+	if !d.lit(",\"route\":") {
 		return false
 	}
 	{
@@ -1632,7 +1613,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 		}
 		v.Route = policy.Route(s1)
 	}
-	if !d.key(&first, "\"paths\":") {
+	if !d.lit(",\"paths\":") {
 		return false
 	}
 	{
@@ -1640,7 +1621,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"timeoutMs\":") {
+	if d.lit(",\"timeoutMs\":") {
 		i1, ok := d.int(64)
 		if !ok {
 			return false
@@ -1650,7 +1631,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stallTimeoutMs\":") {
+	if d.lit(",\"stallTimeoutMs\":") {
 		i1, ok := d.int(64)
 		if !ok {
 			return false
@@ -1660,7 +1641,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stallWatchdogOff\":") {
+	if d.lit(",\"stallWatchdogOff\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -1670,7 +1651,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"allowUnverifiedContainment\":") {
+	if d.lit(",\"allowUnverifiedContainment\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -1680,7 +1661,7 @@ func canonEventsJob(d *canonDec, v *Job) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"opencodeChatGPTSubscription\":") {
+	if d.lit(",\"opencodeChatGPTSubscription\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -1697,8 +1678,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema\":") {
+	if !d.lit("\"schema\":") {
 		return false
 	}
 	{
@@ -1708,7 +1688,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.Schema = int(i1)
 	}
-	if !d.key(&first, "\"executionId\":") {
+	if !d.lit(",\"executionId\":") {
 		return false
 	}
 	{
@@ -1718,7 +1698,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.ExecutionID = s1
 	}
-	if !d.key(&first, "\"run\":") {
+	if !d.lit(",\"run\":") {
 		return false
 	}
 	{
@@ -1728,7 +1708,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.Run = s1
 	}
-	if !d.key(&first, "\"lane\":") {
+	if !d.lit(",\"lane\":") {
 		return false
 	}
 	{
@@ -1738,7 +1718,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.Lane = int(i1)
 	}
-	if !d.key(&first, "\"kind\":") {
+	if !d.lit(",\"kind\":") {
 		return false
 	}
 	{
@@ -1748,7 +1728,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.Kind = ReportKind(s1)
 	}
-	if !d.key(&first, "\"workerId\":") {
+	if !d.lit(",\"workerId\":") {
 		return false
 	}
 	{
@@ -1758,7 +1738,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 		}
 		v.WorkerID = s1
 	}
-	if d.key(&first, "\"lease\":") {
+	if d.lit(",\"lease\":") {
 		{
 			p1 := new(LeaseInfo)
 			if !canonEventsLeaseInfo(d, p1) {
@@ -1770,7 +1750,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"receiptPath\":") {
+	if d.lit(",\"receiptPath\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1780,7 +1760,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"receiptDigest\":") {
+	if d.lit(",\"receiptDigest\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1790,7 +1770,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"host\":") {
+	if d.lit(",\"host\":") {
 		{
 			p1 := new(HostMetadata)
 			if !canonEventsHostMetadata(d, p1) {
@@ -1802,7 +1782,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stall\":") {
+	if d.lit(",\"stall\":") {
 		{
 			p1 := new(Stall)
 			if !canonEventsStall(d, p1) {
@@ -1814,7 +1794,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"refusal\":") {
+	if d.lit(",\"refusal\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1824,7 +1804,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"jobSeq\":") {
+	if d.lit(",\"jobSeq\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -1834,7 +1814,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"delivery\":") {
+	if d.lit(",\"delivery\":") {
 		u1, ok := d.uint(64)
 		if !ok {
 			return false
@@ -1844,7 +1824,7 @@ func canonEventsReport(d *canonDec, v *Report) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"time\":") {
+	if !d.lit(",\"time\":") {
 		return false
 	}
 	{
@@ -1861,8 +1841,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema\":") {
+	if !d.lit("\"schema\":") {
 		return false
 	}
 	{
@@ -1872,7 +1851,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 		}
 		v.Schema = int(i1)
 	}
-	if !d.key(&first, "\"worker\":") {
+	if !d.lit(",\"worker\":") {
 		return false
 	}
 	{
@@ -1882,7 +1861,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 		}
 		v.Worker = s1
 	}
-	if !d.key(&first, "\"state\":") {
+	if !d.lit(",\"state\":") {
 		return false
 	}
 	{
@@ -1892,7 +1871,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 		}
 		v.State = LeaseState(s1)
 	}
-	if !d.key(&first, "\"ttlMs\":") {
+	if !d.lit(",\"ttlMs\":") {
 		return false
 	}
 	{
@@ -1902,7 +1881,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 		}
 		v.TTLMs = int64(i1)
 	}
-	if !d.key(&first, "\"renewals\":") {
+	if !d.lit(",\"renewals\":") {
 		return false
 	}
 	{
@@ -1912,7 +1891,7 @@ func canonEventsClaimRecord(d *canonDec, v *claimRecord) bool {
 		}
 		v.Renewals = uint64(u1)
 	}
-	if d.key(&first, "\"abandonedBy\":") {
+	if d.lit(",\"abandonedBy\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -1929,8 +1908,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema\":") {
+	if !d.lit("\"schema\":") {
 		return false
 	}
 	{
@@ -1940,7 +1918,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 		}
 		v.Schema = int(i1)
 	}
-	if !d.key(&first, "\"workerId\":") {
+	if !d.lit(",\"workerId\":") {
 		return false
 	}
 	{
@@ -1950,7 +1928,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 		}
 		v.WorkerID = s1
 	}
-	if !d.key(&first, "\"providers\":") {
+	if !d.lit(",\"providers\":") {
 		return false
 	}
 	{
@@ -1981,7 +1959,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			}
 		}
 	}
-	if d.key(&first, "\"concurrency\":") {
+	if d.lit(",\"concurrency\":") {
 		i1, ok := d.int(0)
 		if !ok {
 			return false
@@ -1991,7 +1969,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"host\":") {
+	if d.lit(",\"host\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2001,7 +1979,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"pid\":") {
+	if d.lit(",\"pid\":") {
 		i1, ok := d.int(0)
 		if !ok {
 			return false
@@ -2011,7 +1989,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"noCli\":") {
+	if d.lit(",\"noCli\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -2040,7 +2018,7 @@ func canonEventsPresenceRecord(d *canonDec, v *presenceRecord) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"started\":") {
+	if !d.lit(",\"started\":") {
 		return false
 	}
 	{
@@ -2057,8 +2035,7 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"id\":") {
+	if !d.lit("\"id\":") {
 		return false
 	}
 	{
@@ -2068,7 +2045,7 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 		}
 		v.ID = s1
 	}
-	if !d.key(&first, "\"attempts\":") {
+	if !d.lit(",\"attempts\":") {
 		return false
 	}
 	{
@@ -2097,7 +2074,7 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"fallback\":") {
+	if !d.lit(",\"fallback\":") {
 		return false
 	}
 	{
@@ -2105,7 +2082,7 @@ func canonPolicyLanePolicy(d *canonDec, v *policy.LanePolicy) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"continuation\":") {
+	if d.lit(",\"continuation\":") {
 		{
 			p1 := new(policy.ContinuationPolicy)
 			if !canonPolicyContinuationPolicy(d, p1) {
@@ -2124,8 +2101,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"contract\":") {
+	if !d.lit("\"contract\":") {
 		return false
 	}
 	{
@@ -2135,7 +2111,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 		}
 		v.Contract = policy.Contract(s1)
 	}
-	if d.key(&first, "\"timeoutMs\":") {
+	if d.lit(",\"timeoutMs\":") {
 		i1, ok := d.int(64)
 		if !ok {
 			return false
@@ -2145,7 +2121,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"allowUnknownQuota\":") {
+	if d.lit(",\"allowUnknownQuota\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -2174,7 +2150,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stallTimeoutMs\":") {
+	if d.lit(",\"stallTimeoutMs\":") {
 		i1, ok := d.int(64)
 		if !ok {
 			return false
@@ -2184,7 +2160,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"providerStallTimeoutMs\":") {
+	if d.lit(",\"providerStallTimeoutMs\":") {
 		{
 			if !d.lit("{") {
 				return false
@@ -2214,7 +2190,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"stallWatchdog\":") {
+	if d.lit(",\"stallWatchdog\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2224,7 +2200,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"allowUnverifiedContainment\":") {
+	if d.lit(",\"allowUnverifiedContainment\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -2253,7 +2229,7 @@ func canonEventsRunOptions(d *canonDec, v *RunOptions) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"opencodeChatGPTSubscription\":") {
+	if d.lit(",\"opencodeChatGPTSubscription\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -2270,8 +2246,7 @@ func canonEventsLaneResult(d *canonDec, v *LaneResult) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"lane\":") {
+	if !d.lit("\"lane\":") {
 		return false
 	}
 	{
@@ -2281,7 +2256,7 @@ func canonEventsLaneResult(d *canonDec, v *LaneResult) bool {
 		}
 		v.Lane = int(i1)
 	}
-	if !d.key(&first, "\"laneId\":") {
+	if !d.lit(",\"laneId\":") {
 		return false
 	}
 	{
@@ -2291,7 +2266,7 @@ func canonEventsLaneResult(d *canonDec, v *LaneResult) bool {
 		}
 		v.LaneID = s1
 	}
-	if !d.key(&first, "\"state\":") {
+	if !d.lit(",\"state\":") {
 		return false
 	}
 	{
@@ -2301,7 +2276,7 @@ func canonEventsLaneResult(d *canonDec, v *LaneResult) bool {
 		}
 		v.State = FinalState(s1)
 	}
-	if d.key(&first, "\"descriptor\":") {
+	if d.lit(",\"descriptor\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2311,7 +2286,7 @@ func canonEventsLaneResult(d *canonDec, v *LaneResult) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"reason\":") {
+	if d.lit(",\"reason\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2328,8 +2303,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"kind\":") {
+	if !d.lit("\"kind\":") {
 		return false
 	}
 	{
@@ -2339,7 +2313,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 		}
 		v.Kind = policy.DecisionKind(s1)
 	}
-	if d.key(&first, "\"reason\":") {
+	if d.lit(",\"reason\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2349,7 +2323,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"attemptIndex\":") {
+	if d.lit(",\"attemptIndex\":") {
 		{
 			p1 := new(int)
 			i2, ok := d.int(0)
@@ -2363,7 +2337,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"attempt\":") {
+	if d.lit(",\"attempt\":") {
 		{
 			p1 := new(policy.AttemptPolicy)
 			if !canonPolicyAttemptPolicy(d, p1) {
@@ -2375,7 +2349,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"execution\":") {
+	if d.lit(",\"execution\":") {
 		i1, ok := d.int(0)
 		if !ok {
 			return false
@@ -2385,7 +2359,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"preparedExecution\":") {
+	if d.lit(",\"preparedExecution\":") {
 		{
 			p1 := new(policy.ExecutionIdentity)
 			if !canonPolicyExecutionIdentity(d, p1) {
@@ -2397,7 +2371,7 @@ func canonPolicyDecision(d *canonDec, v *policy.Decision) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"operation\":") {
+	if d.lit(",\"operation\":") {
 		{
 			p1 := new(policy.Operation)
 			if !canonPolicyOperation(d, p1) {
@@ -2416,8 +2390,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"prompt\":") {
+	if !d.lit("\"prompt\":") {
 		return false
 	}
 	{
@@ -2427,7 +2400,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 		}
 		v.Prompt = s1
 	}
-	if !d.key(&first, "\"output\":") {
+	if !d.lit(",\"output\":") {
 		return false
 	}
 	{
@@ -2437,7 +2410,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 		}
 		v.Output = s1
 	}
-	if !d.key(&first, "\"receipt\":") {
+	if !d.lit(",\"receipt\":") {
 		return false
 	}
 	{
@@ -2447,7 +2420,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 		}
 		v.Receipt = s1
 	}
-	if !d.key(&first, "\"progress\":") {
+	if !d.lit(",\"progress\":") {
 		return false
 	}
 	{
@@ -2457,7 +2430,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 		}
 		v.Progress = s1
 	}
-	if !d.key(&first, "\"cwd\":") {
+	if !d.lit(",\"cwd\":") {
 		return false
 	}
 	{
@@ -2467,7 +2440,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 		}
 		v.Cwd = s1
 	}
-	if d.key(&first, "\"worktree\":") {
+	if d.lit(",\"worktree\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2477,7 +2450,7 @@ func canonEventsPaths(d *canonDec, v *Paths) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"artifact\":") {
+	if d.lit(",\"artifact\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2494,8 +2467,7 @@ func canonEventsWorktreeBase(d *canonDec, v *WorktreeBase) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"source\":") {
+	if !d.lit("\"source\":") {
 		return false
 	}
 	{
@@ -2505,7 +2477,7 @@ func canonEventsWorktreeBase(d *canonDec, v *WorktreeBase) bool {
 		}
 		v.Source = BaseSource(s1)
 	}
-	if !d.key(&first, "\"ref\":") {
+	if !d.lit(",\"ref\":") {
 		return false
 	}
 	{
@@ -2515,7 +2487,7 @@ func canonEventsWorktreeBase(d *canonDec, v *WorktreeBase) bool {
 		}
 		v.Ref = s1
 	}
-	if !d.key(&first, "\"commit\":") {
+	if !d.lit(",\"commit\":") {
 		return false
 	}
 	{
@@ -2532,8 +2504,7 @@ func canonPolicyContainmentEvidence(d *canonDec, v *policy.ContainmentEvidence) 
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"mode\":") {
+	if !d.lit("\"mode\":") {
 		return false
 	}
 	{
@@ -2543,7 +2514,7 @@ func canonPolicyContainmentEvidence(d *canonDec, v *policy.ContainmentEvidence) 
 		}
 		v.Mode = policy.Access(s1)
 	}
-	if !d.key(&first, "\"class\":") {
+	if !d.lit(",\"class\":") {
 		return false
 	}
 	{
@@ -2553,7 +2524,7 @@ func canonPolicyContainmentEvidence(d *canonDec, v *policy.ContainmentEvidence) 
 		}
 		v.Class = s1
 	}
-	if d.key(&first, "\"by\":") {
+	if d.lit(",\"by\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2563,7 +2534,7 @@ func canonPolicyContainmentEvidence(d *canonDec, v *policy.ContainmentEvidence) 
 			return false
 		}
 	}
-	if d.key(&first, "\"why\":") {
+	if d.lit(",\"why\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2573,7 +2544,7 @@ func canonPolicyContainmentEvidence(d *canonDec, v *policy.ContainmentEvidence) 
 			return false
 		}
 	}
-	if d.key(&first, "\"fix\":") {
+	if d.lit(",\"fix\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2590,8 +2561,7 @@ func canonEventsLeaseInfo(d *canonDec, v *LeaseInfo) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"ttlMs\":") {
+	if !d.lit("\"ttlMs\":") {
 		return false
 	}
 	{
@@ -2601,7 +2571,7 @@ func canonEventsLeaseInfo(d *canonDec, v *LeaseInfo) bool {
 		}
 		v.TTLMs = int64(i1)
 	}
-	if !d.key(&first, "\"revision\":") {
+	if !d.lit(",\"revision\":") {
 		return false
 	}
 	{
@@ -2618,8 +2588,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schemaVersion\":") {
+	if !d.lit("\"schemaVersion\":") {
 		return false
 	}
 	{
@@ -2629,7 +2598,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.SchemaVersion = int(i1)
 	}
-	if !d.key(&first, "\"status\":") {
+	if !d.lit(",\"status\":") {
 		return false
 	}
 	{
@@ -2639,7 +2608,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Status = policy.ReceiptStatus(s1)
 	}
-	if !d.key(&first, "\"parent\":") {
+	if !d.lit(",\"parent\":") {
 		return false
 	}
 	{
@@ -2649,7 +2618,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Parent = policy.Parent(s1)
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -2659,7 +2628,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"model\":") {
+	if !d.lit(",\"model\":") {
 		return false
 	}
 	{
@@ -2669,7 +2638,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Model = s1
 	}
-	if !d.key(&first, "\"effort\":") {
+	if !d.lit(",\"effort\":") {
 		return false
 	}
 	{
@@ -2679,7 +2648,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Effort = policy.Effort(s1)
 	}
-	if !d.key(&first, "\"mode\":") {
+	if !d.lit(",\"mode\":") {
 		return false
 	}
 	{
@@ -2689,7 +2658,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Mode = policy.Access(s1)
 	}
-	if !d.key(&first, "\"cwd\":") {
+	if !d.lit(",\"cwd\":") {
 		return false
 	}
 	{
@@ -2699,7 +2668,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.Cwd = s1
 	}
-	if !d.key(&first, "\"promptPath\":") {
+	if !d.lit(",\"promptPath\":") {
 		return false
 	}
 	{
@@ -2709,7 +2678,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.PromptPath = s1
 	}
-	if !d.key(&first, "\"outputPath\":") {
+	if !d.lit(",\"outputPath\":") {
 		return false
 	}
 	{
@@ -2719,7 +2688,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.OutputPath = s1
 	}
-	if d.key(&first, "\"receiptPath\":") {
+	if d.lit(",\"receiptPath\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2729,7 +2698,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"executionId\":") {
+	if d.lit(",\"executionId\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -2739,7 +2708,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"canonicalPaths\":") {
+	if d.lit(",\"canonicalPaths\":") {
 		{
 			p1 := new(policy.CanonicalPaths)
 			if !canonPolicyCanonicalPaths(d, p1) {
@@ -2751,7 +2720,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"startedAt\":") {
+	if !d.lit(",\"startedAt\":") {
 		return false
 	}
 	{
@@ -2761,7 +2730,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.StartedAt = s1
 	}
-	if !d.key(&first, "\"completedAt\":") {
+	if !d.lit(",\"completedAt\":") {
 		return false
 	}
 	{
@@ -2771,7 +2740,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.CompletedAt = s1
 	}
-	if !d.key(&first, "\"elapsedMs\":") {
+	if !d.lit(",\"elapsedMs\":") {
 		return false
 	}
 	{
@@ -2781,7 +2750,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.ElapsedMs = int64(i1)
 	}
-	if !d.key(&first, "\"executable\":") {
+	if !d.lit(",\"executable\":") {
 		return false
 	}
 	{
@@ -2797,7 +2766,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.Executable = p1
 		}
 	}
-	if !d.key(&first, "\"preflight\":") {
+	if !d.lit(",\"preflight\":") {
 		return false
 	}
 	{
@@ -2805,7 +2774,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"argv\":") {
+	if !d.lit(",\"argv\":") {
 		return false
 	}
 	{
@@ -2836,7 +2805,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"exitCode\":") {
+	if !d.lit(",\"exitCode\":") {
 		return false
 	}
 	{
@@ -2852,7 +2821,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.ExitCode = p1
 		}
 	}
-	if !d.key(&first, "\"signal\":") {
+	if !d.lit(",\"signal\":") {
 		return false
 	}
 	{
@@ -2868,7 +2837,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.Signal = p1
 		}
 	}
-	if !d.key(&first, "\"reportedModel\":") {
+	if !d.lit(",\"reportedModel\":") {
 		return false
 	}
 	{
@@ -2884,7 +2853,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.ReportedModel = p1
 		}
 	}
-	if !d.key(&first, "\"modelVerified\":") {
+	if !d.lit(",\"modelVerified\":") {
 		return false
 	}
 	{
@@ -2894,7 +2863,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 		}
 		v.ModelVerified = b1
 	}
-	if !d.key(&first, "\"modelEvidence\":") {
+	if !d.lit(",\"modelEvidence\":") {
 		return false
 	}
 	{
@@ -2910,7 +2879,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.ModelEvidence = p1
 		}
 	}
-	if !d.key(&first, "\"sessionId\":") {
+	if !d.lit(",\"sessionId\":") {
 		return false
 	}
 	{
@@ -2926,7 +2895,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.SessionID = p1
 		}
 	}
-	if !d.key(&first, "\"usage\":") {
+	if !d.lit(",\"usage\":") {
 		return false
 	}
 	{
@@ -2940,7 +2909,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.Usage = p1
 		}
 	}
-	if !d.key(&first, "\"costUsd\":") {
+	if !d.lit(",\"costUsd\":") {
 		return false
 	}
 	{
@@ -2956,7 +2925,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.CostUSD = p1
 		}
 	}
-	if !d.key(&first, "\"error\":") {
+	if !d.lit(",\"error\":") {
 		return false
 	}
 	{
@@ -2970,7 +2939,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.Error = p1
 		}
 	}
-	if !d.key(&first, "\"failurePhase\":") {
+	if !d.lit(",\"failurePhase\":") {
 		return false
 	}
 	{
@@ -2986,7 +2955,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.FailurePhase = p1
 		}
 	}
-	if d.key(&first, "\"processStarted\":") {
+	if d.lit(",\"processStarted\":") {
 		{
 			p1 := new(bool)
 			b2, ok := d.bool()
@@ -3000,7 +2969,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"apiSpend\":") {
+	if d.lit(",\"apiSpend\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3010,7 +2979,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"contract\":") {
+	if d.lit(",\"contract\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3020,7 +2989,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"timeoutMs\":") {
+	if !d.lit(",\"timeoutMs\":") {
 		return false
 	}
 	{
@@ -3036,7 +3005,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			v.TimeoutMs = p1
 		}
 	}
-	if d.key(&first, "\"toolDenial\":") {
+	if d.lit(",\"toolDenial\":") {
 		{
 			p1 := new(policy.ToolDenial)
 			if !canonPolicyToolDenial(d, p1) {
@@ -3048,7 +3017,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"handoff\":") {
+	if d.lit(",\"handoff\":") {
 		{
 			p1 := new(policy.ReceiptHandoff)
 			if !canonPolicyReceiptHandoff(d, p1) {
@@ -3060,7 +3029,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"handoffMalformed\":") {
+	if d.lit(",\"handoffMalformed\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -3070,7 +3039,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"terminalSuccess\":") {
+	if d.lit(",\"terminalSuccess\":") {
 		{
 			p1 := new(bool)
 			b2, ok := d.bool()
@@ -3084,7 +3053,7 @@ func canonPolicyReceipt(d *canonDec, v *policy.Receipt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"containment\":") {
+	if d.lit(",\"containment\":") {
 		{
 			p1 := new(policy.ReceiptContainment)
 			if !canonPolicyReceiptContainment(d, p1) {
@@ -3103,8 +3072,7 @@ func canonEventsHostMetadata(d *canonDec, v *HostMetadata) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"status\":") {
+	if !d.lit("\"status\":") {
 		return false
 	}
 	{
@@ -3114,7 +3082,7 @@ func canonEventsHostMetadata(d *canonDec, v *HostMetadata) bool {
 		}
 		v.Status = policy.Outcome(s1)
 	}
-	if d.key(&first, "\"processStarted\":") {
+	if d.lit(",\"processStarted\":") {
 		{
 			p1 := new(bool)
 			b2, ok := d.bool()
@@ -3128,7 +3096,7 @@ func canonEventsHostMetadata(d *canonDec, v *HostMetadata) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"evidenceRef\":") {
+	if d.lit(",\"evidenceRef\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3145,8 +3113,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"failure\":") {
+	if !d.lit("\"failure\":") {
 		return false
 	}
 	{
@@ -3156,7 +3123,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.Failure = s1
 	}
-	if !d.key(&first, "\"idleMs\":") {
+	if !d.lit(",\"idleMs\":") {
 		return false
 	}
 	{
@@ -3166,7 +3133,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.IdleMs = int64(i1)
 	}
-	if !d.key(&first, "\"timeoutMs\":") {
+	if !d.lit(",\"timeoutMs\":") {
 		return false
 	}
 	{
@@ -3176,7 +3143,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.TimeoutMs = int64(i1)
 	}
-	if !d.key(&first, "\"providerHealth\":") {
+	if !d.lit(",\"providerHealth\":") {
 		return false
 	}
 	{
@@ -3186,7 +3153,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.ProviderHealth = s1
 	}
-	if !d.key(&first, "\"liveness\":") {
+	if !d.lit(",\"liveness\":") {
 		return false
 	}
 	{
@@ -3196,7 +3163,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.Liveness = s1
 	}
-	if !d.key(&first, "\"probe\":") {
+	if !d.lit(",\"probe\":") {
 		return false
 	}
 	{
@@ -3206,7 +3173,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.Probe = s1
 	}
-	if !d.key(&first, "\"fenceClosed\":") {
+	if !d.lit(",\"fenceClosed\":") {
 		return false
 	}
 	{
@@ -3216,7 +3183,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 		}
 		v.FenceClosed = b1
 	}
-	if d.key(&first, "\"adapter\":") {
+	if d.lit(",\"adapter\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3226,7 +3193,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"target\":") {
+	if d.lit(",\"target\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3236,7 +3203,7 @@ func canonEventsStall(d *canonDec, v *Stall) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"healthObservationSeq\":") {
+	if d.lit(",\"healthObservationSeq\":") {
 		{
 			p1 := new(uint64)
 			u2, ok := d.uint(64)
@@ -3257,8 +3224,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"attemptIndex\":") {
+	if !d.lit("\"attemptIndex\":") {
 		return false
 	}
 	{
@@ -3268,7 +3234,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 		}
 		v.AttemptIndex = int(i1)
 	}
-	if !d.key(&first, "\"status\":") {
+	if !d.lit(",\"status\":") {
 		return false
 	}
 	{
@@ -3278,7 +3244,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 		}
 		v.Status = policy.Outcome(s1)
 	}
-	if d.key(&first, "\"processStarted\":") {
+	if d.lit(",\"processStarted\":") {
 		{
 			p1 := new(bool)
 			b2, ok := d.bool()
@@ -3292,7 +3258,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"inspection\":") {
+	if d.lit(",\"inspection\":") {
 		{
 			p1 := new(policy.Inspection)
 			if !canonPolicyInspection(d, p1) {
@@ -3304,7 +3270,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"receiptPath\":") {
+	if d.lit(",\"receiptPath\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3314,7 +3280,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"continuationOrdinal\":") {
+	if d.lit(",\"continuationOrdinal\":") {
 		{
 			p1 := new(int)
 			i2, ok := d.int(0)
@@ -3328,7 +3294,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"deniedCause\":") {
+	if d.lit(",\"deniedCause\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3338,7 +3304,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"execution\":") {
+	if d.lit(",\"execution\":") {
 		{
 			p1 := new(policy.ExecutionIdentity)
 			if !canonPolicyExecutionIdentity(d, p1) {
@@ -3350,7 +3316,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"recovery\":") {
+	if d.lit(",\"recovery\":") {
 		{
 			p1 := new(policy.Recovery)
 			if !canonPolicyRecovery(d, p1) {
@@ -3362,7 +3328,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"handoff\":") {
+	if d.lit(",\"handoff\":") {
 		{
 			p1 := new(policy.Handoff)
 			if !canonPolicyHandoff(d, p1) {
@@ -3374,7 +3340,7 @@ func canonPolicyEvent(d *canonDec, v *policy.Event) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"parentOperation\":") {
+	if d.lit(",\"parentOperation\":") {
 		{
 			p1 := new(policy.ParentOperation)
 			if !canonPolicyParentOperation(d, p1) {
@@ -3393,8 +3359,7 @@ func canonPolicyParentOperation(d *canonDec, v *policy.ParentOperation) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"kind\":") {
+	if !d.lit("\"kind\":") {
 		return false
 	}
 	{
@@ -3404,7 +3369,7 @@ func canonPolicyParentOperation(d *canonDec, v *policy.ParentOperation) bool {
 		}
 		v.Kind = policy.OperationKind(s1)
 	}
-	if !d.key(&first, "\"taskId\":") {
+	if !d.lit(",\"taskId\":") {
 		return false
 	}
 	{
@@ -3414,7 +3379,7 @@ func canonPolicyParentOperation(d *canonDec, v *policy.ParentOperation) bool {
 		}
 		v.TaskID = s1
 	}
-	if !d.key(&first, "\"checkpointId\":") {
+	if !d.lit(",\"checkpointId\":") {
 		return false
 	}
 	{
@@ -3431,8 +3396,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"correction\":") {
+	if !d.lit("\"correction\":") {
 		return false
 	}
 	{
@@ -3442,7 +3406,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.Correction = s1
 	}
-	if !d.key(&first, "\"blockageId\":") {
+	if !d.lit(",\"blockageId\":") {
 		return false
 	}
 	{
@@ -3452,7 +3416,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.BlockageID = s1
 	}
-	if !d.key(&first, "\"snapshotRef\":") {
+	if !d.lit(",\"snapshotRef\":") {
 		return false
 	}
 	{
@@ -3462,7 +3426,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.SnapshotRef = s1
 	}
-	if !d.key(&first, "\"snapshotDigest\":") {
+	if !d.lit(",\"snapshotDigest\":") {
 		return false
 	}
 	{
@@ -3472,7 +3436,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.SnapshotDigest = s1
 	}
-	if !d.key(&first, "\"partialWorkRef\":") {
+	if !d.lit(",\"partialWorkRef\":") {
 		return false
 	}
 	{
@@ -3482,7 +3446,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.PartialWorkRef = s1
 	}
-	if !d.key(&first, "\"sideEffectsRef\":") {
+	if !d.lit(",\"sideEffectsRef\":") {
 		return false
 	}
 	{
@@ -3492,7 +3456,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.SideEffectsRef = s1
 	}
-	if !d.key(&first, "\"stoppedWritersRef\":") {
+	if !d.lit(",\"stoppedWritersRef\":") {
 		return false
 	}
 	{
@@ -3502,7 +3466,7 @@ func canonPolicyRecovery(d *canonDec, v *policy.Recovery) bool {
 		}
 		v.StoppedWritersRef = s1
 	}
-	if !d.key(&first, "\"nextExecution\":") {
+	if !d.lit(",\"nextExecution\":") {
 		return false
 	}
 	{
@@ -3523,8 +3487,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"eligible\":") {
+	if !d.lit("\"eligible\":") {
 		return false
 	}
 	{
@@ -3534,7 +3497,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 		}
 		v.Eligible = b1
 	}
-	if d.key(&first, "\"code\":") {
+	if d.lit(",\"code\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3544,7 +3507,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 			return false
 		}
 	}
-	if d.key(&first, "\"detail\":") {
+	if d.lit(",\"detail\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3554,7 +3517,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 			return false
 		}
 	}
-	if !d.key(&first, "\"capacity\":") {
+	if !d.lit(",\"capacity\":") {
 		return false
 	}
 	{
@@ -3564,7 +3527,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 		}
 		v.Capacity = policy.CapacityEvidence(s1)
 	}
-	if d.key(&first, "\"until\":") {
+	if d.lit(",\"until\":") {
 		{
 			p1 := new(time.Time)
 			t2, ok := d.time()
@@ -3578,7 +3541,7 @@ func canonPolicyEligibilityVerdict(d *canonDec, v *policy.EligibilityVerdict) bo
 			return false
 		}
 	}
-	if d.key(&first, "\"overridden\":") {
+	if d.lit(",\"overridden\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -3595,8 +3558,7 @@ func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema_version\":") {
+	if !d.lit("\"schema_version\":") {
 		return false
 	}
 	{
@@ -3606,7 +3568,7 @@ func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
 		}
 		v.SchemaVersion = int(i1)
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -3616,7 +3578,7 @@ func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"snapshot\":") {
+	if !d.lit(",\"snapshot\":") {
 		return false
 	}
 	{
@@ -3624,7 +3586,7 @@ func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"eligibility\":") {
+	if d.lit(",\"eligibility\":") {
 		{
 			p1 := new(policy.ExecutionEligibility)
 			if !canonPolicyExecutionEligibility(d, p1) {
@@ -3636,7 +3598,7 @@ func canonPolicyCapacityReport(d *canonDec, v *policy.CapacityReport) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"learned_exhaustion\":") {
+	if d.lit(",\"learned_exhaustion\":") {
 		{
 			p1 := new(policy.LearnedExhaustion)
 			if !canonPolicyLearnedExhaustion(d, p1) {
@@ -3655,8 +3617,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit("\"descriptor\":") {
 		return false
 	}
 	{
@@ -3666,7 +3627,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"attempt\":") {
+	if !d.lit(",\"attempt\":") {
 		return false
 	}
 	{
@@ -3674,7 +3635,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"exhaustionGroup\":") {
+	if !d.lit(",\"exhaustionGroup\":") {
 		return false
 	}
 	{
@@ -3684,7 +3645,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 		}
 		v.ExhaustionGroup = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"funding\":") {
+	if !d.lit(",\"funding\":") {
 		return false
 	}
 	{
@@ -3694,7 +3655,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 		}
 		v.Funding = policy.Funding(s1)
 	}
-	if !d.key(&first, "\"apiSpend\":") {
+	if !d.lit(",\"apiSpend\":") {
 		return false
 	}
 	{
@@ -3704,7 +3665,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 		}
 		v.APISpend = policy.APISpend(s1)
 	}
-	if !d.key(&first, "\"route\":") {
+	if !d.lit(",\"route\":") {
 		return false
 	}
 	{
@@ -3714,7 +3675,7 @@ func canonPolicyAttemptPolicy(d *canonDec, v *policy.AttemptPolicy) bool {
 		}
 		v.Route = policy.Route(s1)
 	}
-	if !d.key(&first, "\"authorization\":") {
+	if !d.lit(",\"authorization\":") {
 		return false
 	}
 	{
@@ -3729,8 +3690,7 @@ func canonPolicyFallbackPolicy(d *canonDec, v *policy.FallbackPolicy) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"on\":") {
+	if !d.lit("\"on\":") {
 		return false
 	}
 	{
@@ -3768,8 +3728,7 @@ func canonPolicyContinuationPolicy(d *canonDec, v *policy.ContinuationPolicy) bo
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"on\":") {
+	if !d.lit("\"on\":") {
 		return false
 	}
 	{
@@ -3800,7 +3759,7 @@ func canonPolicyContinuationPolicy(d *canonDec, v *policy.ContinuationPolicy) bo
 			}
 		}
 	}
-	if !d.key(&first, "\"maxExecutions\":") {
+	if !d.lit(",\"maxExecutions\":") {
 		return false
 	}
 	{
@@ -3817,8 +3776,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"id\":") {
+	if !d.lit("\"id\":") {
 		return false
 	}
 	{
@@ -3828,7 +3786,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.ID = s1
 	}
-	if !d.key(&first, "\"outputPath\":") {
+	if !d.lit(",\"outputPath\":") {
 		return false
 	}
 	{
@@ -3838,7 +3796,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.OutputPath = s1
 	}
-	if !d.key(&first, "\"receiptPath\":") {
+	if !d.lit(",\"receiptPath\":") {
 		return false
 	}
 	{
@@ -3848,7 +3806,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.ReceiptPath = s1
 	}
-	if !d.key(&first, "\"workspacePath\":") {
+	if !d.lit(",\"workspacePath\":") {
 		return false
 	}
 	{
@@ -3858,7 +3816,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.WorkspacePath = s1
 	}
-	if !d.key(&first, "\"descriptor\":") {
+	if !d.lit(",\"descriptor\":") {
 		return false
 	}
 	{
@@ -3868,7 +3826,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.Descriptor = s1
 	}
-	if !d.key(&first, "\"apiSpend\":") {
+	if !d.lit(",\"apiSpend\":") {
 		return false
 	}
 	{
@@ -3878,7 +3836,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.APISpend = policy.APISpend(s1)
 	}
-	if !d.key(&first, "\"access\":") {
+	if !d.lit(",\"access\":") {
 		return false
 	}
 	{
@@ -3888,7 +3846,7 @@ func canonPolicyExecutionIdentity(d *canonDec, v *policy.ExecutionIdentity) bool
 		}
 		v.Access = policy.Access(s1)
 	}
-	if !d.key(&first, "\"contract\":") {
+	if !d.lit(",\"contract\":") {
 		return false
 	}
 	{
@@ -3905,8 +3863,7 @@ func canonPolicyOperation(d *canonDec, v *policy.Operation) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"kind\":") {
+	if !d.lit("\"kind\":") {
 		return false
 	}
 	{
@@ -3916,7 +3873,7 @@ func canonPolicyOperation(d *canonDec, v *policy.Operation) bool {
 		}
 		v.Kind = policy.OperationKind(s1)
 	}
-	if !d.key(&first, "\"taskId\":") {
+	if !d.lit(",\"taskId\":") {
 		return false
 	}
 	{
@@ -3926,7 +3883,7 @@ func canonPolicyOperation(d *canonDec, v *policy.Operation) bool {
 		}
 		v.TaskID = s1
 	}
-	if !d.key(&first, "\"checkpointId\":") {
+	if !d.lit(",\"checkpointId\":") {
 		return false
 	}
 	{
@@ -3936,7 +3893,7 @@ func canonPolicyOperation(d *canonDec, v *policy.Operation) bool {
 		}
 		v.CheckpointID = s1
 	}
-	if d.key(&first, "\"ref\":") {
+	if d.lit(",\"ref\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -3953,8 +3910,7 @@ func canonPolicyCanonicalPaths(d *canonDec, v *policy.CanonicalPaths) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"cwd\":") {
+	if !d.lit("\"cwd\":") {
 		return false
 	}
 	{
@@ -3964,7 +3920,7 @@ func canonPolicyCanonicalPaths(d *canonDec, v *policy.CanonicalPaths) bool {
 		}
 		v.Cwd = s1
 	}
-	if !d.key(&first, "\"output\":") {
+	if !d.lit(",\"output\":") {
 		return false
 	}
 	{
@@ -3974,7 +3930,7 @@ func canonPolicyCanonicalPaths(d *canonDec, v *policy.CanonicalPaths) bool {
 		}
 		v.Output = s1
 	}
-	if !d.key(&first, "\"receipt\":") {
+	if !d.lit(",\"receipt\":") {
 		return false
 	}
 	{
@@ -3991,8 +3947,7 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"argv\":") {
+	if !d.lit("\"argv\":") {
 		return false
 	}
 	{
@@ -4023,7 +3978,7 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"status\":") {
+	if !d.lit(",\"status\":") {
 		return false
 	}
 	{
@@ -4033,7 +3988,7 @@ func canonPolicyPreflight(d *canonDec, v *policy.Preflight) bool {
 		}
 		v.Status = policy.PreflightStatus(s1)
 	}
-	if !d.key(&first, "\"evidence\":") {
+	if !d.lit(",\"evidence\":") {
 		return false
 	}
 	{
@@ -4051,7 +4006,8 @@ func canonPolicyUsage(d *canonDec, v *policy.Usage) bool {
 		return false
 	}
 	first := true
-	if d.key(&first, "\"inputTokens\":") {
+	if d.lit("\"inputTokens\":") {
+		first = false
 		{
 			p1 := new(int64)
 			i2, ok := d.int(64)
@@ -4142,8 +4098,7 @@ func canonPolicyReceiptError(d *canonDec, v *policy.ReceiptError) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"message\":") {
+	if !d.lit("\"message\":") {
 		return false
 	}
 	{
@@ -4153,7 +4108,7 @@ func canonPolicyReceiptError(d *canonDec, v *policy.ReceiptError) bool {
 		}
 		v.Message = s1
 	}
-	if !d.key(&first, "\"evidence\":") {
+	if !d.lit(",\"evidence\":") {
 		return false
 	}
 	{
@@ -4170,8 +4125,7 @@ func canonPolicyToolDenial(d *canonDec, v *policy.ToolDenial) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"verified\":") {
+	if !d.lit("\"verified\":") {
 		return false
 	}
 	{
@@ -4181,7 +4135,7 @@ func canonPolicyToolDenial(d *canonDec, v *policy.ToolDenial) bool {
 		}
 		v.Verified = b1
 	}
-	if d.key(&first, "\"cause\":") {
+	if d.lit(",\"cause\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4191,7 +4145,7 @@ func canonPolicyToolDenial(d *canonDec, v *policy.ToolDenial) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"tool\":") {
+	if !d.lit(",\"tool\":") {
 		return false
 	}
 	{
@@ -4207,7 +4161,7 @@ func canonPolicyToolDenial(d *canonDec, v *policy.ToolDenial) bool {
 			v.Tool = p1
 		}
 	}
-	if !d.key(&first, "\"requestedAction\":") {
+	if !d.lit(",\"requestedAction\":") {
 		return false
 	}
 	{
@@ -4223,7 +4177,7 @@ func canonPolicyToolDenial(d *canonDec, v *policy.ToolDenial) bool {
 			v.RequestedAction = p1
 		}
 	}
-	if !d.key(&first, "\"evidence\":") {
+	if !d.lit(",\"evidence\":") {
 		return false
 	}
 	{
@@ -4240,8 +4194,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"task\":") {
+	if !d.lit("\"task\":") {
 		return false
 	}
 	{
@@ -4251,7 +4204,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 		}
 		v.Task = s1
 	}
-	if !d.key(&first, "\"checkpoint\":") {
+	if !d.lit(",\"checkpoint\":") {
 		return false
 	}
 	{
@@ -4261,7 +4214,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 		}
 		v.Checkpoint = s1
 	}
-	if !d.key(&first, "\"operation\":") {
+	if !d.lit(",\"operation\":") {
 		return false
 	}
 	{
@@ -4271,7 +4224,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 		}
 		v.Operation = policy.OperationKind(s1)
 	}
-	if !d.key(&first, "\"files\":") {
+	if !d.lit(",\"files\":") {
 		return false
 	}
 	{
@@ -4302,7 +4255,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"checks\":") {
+	if !d.lit(",\"checks\":") {
 		return false
 	}
 	{
@@ -4333,7 +4286,7 @@ func canonPolicyReceiptHandoff(d *canonDec, v *policy.ReceiptHandoff) bool {
 			}
 		}
 	}
-	if !d.key(&first, "\"summary\":") {
+	if !d.lit(",\"summary\":") {
 		return false
 	}
 	{
@@ -4350,8 +4303,7 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"class\":") {
+	if !d.lit("\"class\":") {
 		return false
 	}
 	{
@@ -4361,7 +4313,7 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 		}
 		v.Class = s1
 	}
-	if !d.key(&first, "\"by\":") {
+	if !d.lit(",\"by\":") {
 		return false
 	}
 	{
@@ -4371,7 +4323,7 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 		}
 		v.By = s1
 	}
-	if d.key(&first, "\"unrestricted\":") {
+	if d.lit(",\"unrestricted\":") {
 		b1, ok := d.bool()
 		if !ok {
 			return false
@@ -4381,7 +4333,7 @@ func canonPolicyReceiptContainment(d *canonDec, v *policy.ReceiptContainment) bo
 			return false
 		}
 	}
-	if d.key(&first, "\"denied\":") {
+	if d.lit(",\"denied\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -4417,8 +4369,7 @@ func canonPolicyInspection(d *canonDec, v *policy.Inspection) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"state\":") {
+	if !d.lit("\"state\":") {
 		return false
 	}
 	{
@@ -4428,7 +4379,7 @@ func canonPolicyInspection(d *canonDec, v *policy.Inspection) bool {
 		}
 		v.State = s1
 	}
-	if !d.key(&first, "\"evidenceRef\":") {
+	if !d.lit(",\"evidenceRef\":") {
 		return false
 	}
 	{
@@ -4445,8 +4396,7 @@ func canonPolicyHandoff(d *canonDec, v *policy.Handoff) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"operation\":") {
+	if !d.lit("\"operation\":") {
 		return false
 	}
 	{
@@ -4456,7 +4406,7 @@ func canonPolicyHandoff(d *canonDec, v *policy.Handoff) bool {
 		}
 		v.Operation = policy.OperationKind(s1)
 	}
-	if !d.key(&first, "\"taskId\":") {
+	if !d.lit(",\"taskId\":") {
 		return false
 	}
 	{
@@ -4466,7 +4416,7 @@ func canonPolicyHandoff(d *canonDec, v *policy.Handoff) bool {
 		}
 		v.TaskID = s1
 	}
-	if !d.key(&first, "\"checkpointId\":") {
+	if !d.lit(",\"checkpointId\":") {
 		return false
 	}
 	{
@@ -4476,7 +4426,7 @@ func canonPolicyHandoff(d *canonDec, v *policy.Handoff) bool {
 		}
 		v.CheckpointID = s1
 	}
-	if d.key(&first, "\"ref\":") {
+	if d.lit(",\"ref\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4493,8 +4443,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema_version\":") {
+	if !d.lit("\"schema_version\":") {
 		return false
 	}
 	{
@@ -4504,7 +4453,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 		}
 		v.SchemaVersion = int(i1)
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -4514,7 +4463,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"source\":") {
+	if !d.lit(",\"source\":") {
 		return false
 	}
 	{
@@ -4524,7 +4473,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 		}
 		v.Source = policy.QuotaSource(s1)
 	}
-	if !d.key(&first, "\"state\":") {
+	if !d.lit(",\"state\":") {
 		return false
 	}
 	{
@@ -4534,7 +4483,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 		}
 		v.State = policy.CapacityState(s1)
 	}
-	if d.key(&first, "\"reason\":") {
+	if d.lit(",\"reason\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4544,7 +4493,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"signed_in\":") {
+	if d.lit(",\"signed_in\":") {
 		{
 			p1 := new(bool)
 			b2, ok := d.bool()
@@ -4558,7 +4507,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"windows\":") {
+	if d.lit(",\"windows\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -4585,7 +4534,7 @@ func canonPolicyCapacitySnapshot(d *canonDec, v *policy.CapacitySnapshot) bool {
 			return false
 		}
 	}
-	if !d.key(&first, "\"acquired_at\":") {
+	if !d.lit(",\"acquired_at\":") {
 		return false
 	}
 	{
@@ -4602,8 +4551,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"schema_version\":") {
+	if !d.lit("\"schema_version\":") {
 		return false
 	}
 	{
@@ -4613,7 +4561,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 		}
 		v.SchemaVersion = int(i1)
 	}
-	if !d.key(&first, "\"provider\":") {
+	if !d.lit(",\"provider\":") {
 		return false
 	}
 	{
@@ -4623,7 +4571,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 		}
 		v.Provider = policy.Provider(s1)
 	}
-	if !d.key(&first, "\"state\":") {
+	if !d.lit(",\"state\":") {
 		return false
 	}
 	{
@@ -4633,7 +4581,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 		}
 		v.State = policy.EligibilityState(s1)
 	}
-	if d.key(&first, "\"reasons\":") {
+	if d.lit(",\"reasons\":") {
 		{
 			if !d.lit("[") {
 				return false
@@ -4662,7 +4610,7 @@ func canonPolicyExecutionEligibility(d *canonDec, v *policy.ExecutionEligibility
 			return false
 		}
 	}
-	if !d.key(&first, "\"observed_at\":") {
+	if !d.lit(",\"observed_at\":") {
 		return false
 	}
 	{
@@ -4679,8 +4627,7 @@ func canonPolicyLearnedExhaustion(d *canonDec, v *policy.LearnedExhaustion) bool
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"at\":") {
+	if !d.lit("\"at\":") {
 		return false
 	}
 	{
@@ -4690,7 +4637,7 @@ func canonPolicyLearnedExhaustion(d *canonDec, v *policy.LearnedExhaustion) bool
 		}
 		v.At = t1
 	}
-	if !d.key(&first, "\"until\":") {
+	if !d.lit(",\"until\":") {
 		return false
 	}
 	{
@@ -4707,8 +4654,7 @@ func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"kind\":") {
+	if !d.lit("\"kind\":") {
 		return false
 	}
 	{
@@ -4718,7 +4664,7 @@ func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 		}
 		v.Kind = policy.AttemptKind(s1)
 	}
-	if d.key(&first, "\"alias\":") {
+	if d.lit(",\"alias\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4728,7 +4674,7 @@ func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"provider\":") {
+	if d.lit(",\"provider\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4738,7 +4684,7 @@ func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"model\":") {
+	if d.lit(",\"model\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4748,7 +4694,7 @@ func canonPolicyAttempt(d *canonDec, v *policy.Attempt) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"effort\":") {
+	if d.lit(",\"effort\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4765,8 +4711,7 @@ func canonPolicyAuthorization(d *canonDec, v *policy.Authorization) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"state\":") {
+	if !d.lit("\"state\":") {
 		return false
 	}
 	{
@@ -4776,7 +4721,7 @@ func canonPolicyAuthorization(d *canonDec, v *policy.Authorization) bool {
 		}
 		v.State = s1
 	}
-	if d.key(&first, "\"reason\":") {
+	if d.lit(",\"reason\":") {
 		s1, ok := d.str()
 		if !ok {
 			return false
@@ -4793,8 +4738,7 @@ func canonPolicyCapacityWindow(d *canonDec, v *policy.CapacityWindow) bool {
 	if !d.lit("{") {
 		return false
 	}
-	first := true
-	if !d.key(&first, "\"name\":") {
+	if !d.lit("\"name\":") {
 		return false
 	}
 	{
@@ -4804,7 +4748,7 @@ func canonPolicyCapacityWindow(d *canonDec, v *policy.CapacityWindow) bool {
 		}
 		v.Name = s1
 	}
-	if d.key(&first, "\"used_percent\":") {
+	if d.lit(",\"used_percent\":") {
 		{
 			p1 := new(float64)
 			f2, ok := d.float()
@@ -4818,7 +4762,7 @@ func canonPolicyCapacityWindow(d *canonDec, v *policy.CapacityWindow) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"window_minutes\":") {
+	if d.lit(",\"window_minutes\":") {
 		{
 			p1 := new(int)
 			i2, ok := d.int(0)
@@ -4832,7 +4776,7 @@ func canonPolicyCapacityWindow(d *canonDec, v *policy.CapacityWindow) bool {
 			return false
 		}
 	}
-	if d.key(&first, "\"resets_at\":") {
+	if d.lit(",\"resets_at\":") {
 		{
 			p1 := new(time.Time)
 			t2, ok := d.time()

@@ -2,6 +2,7 @@ package events
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"hash"
@@ -18,7 +19,16 @@ const DigestPrefix = "sha256:"
 // prompt, receipt and policy-input digests all use this form.
 func Digest(b []byte) string {
 	sum := sha256.Sum256(b)
-	return DigestPrefix + hex.EncodeToString(sum[:])
+	return digestText(&sum)
+}
+
+// digestText is DigestPrefix and sum in lowercase hex, built in one
+// allocation.
+func digestText(sum *[sha256.Size]byte) string {
+	var t [len(DigestPrefix) + 2*sha256.Size]byte
+	copy(t[:], DigestPrefix)
+	hex.Encode(t[len(DigestPrefix):], sum[:])
+	return string(t[:])
 }
 
 // policyInput is the canonical form hashed by InputDigest. Its key order and
@@ -45,13 +55,17 @@ func InputDigest(lane policy.LanePolicy, state policy.LaneState) (string, error)
 // LaneInput is one lane's part of the canonical policy input, hashed
 // once: a lane's policy is frozen at run-created, so a caller deciding the
 // same lane many times (the engine, replay) keeps the SHA-256 state after
-// {"lane":<lane policy>,"state": and, at each decision, hashes only the
-// state's encoding on a copy of it. Digest gives InputDigest's value
+// {"lane":<lane policy>,"state": (as the hash's marshaled state) and, at
+// each decision, restores it into a pooled hash and hashes only the
+// state's encoding. Digest gives InputDigest's value
 // (TestInputDigestOfMatches). A LaneInput is immutable; Digest may be
 // called from several goroutines.
 type LaneInput struct {
-	prefix hash.Cloner
+	prefix []byte // the SHA-256 state after the lane's part, marshaled
 }
+
+// sha256s are the hashes Digest restores a LaneInput's prefix into.
+var sha256s = sync.Pool{New: func() any { return sha256.New() }}
 
 // NewLaneInput encodes lane as InputDigest does and hashes it.
 func NewLaneInput(lane policy.LanePolicy) (*LaneInput, error) {
@@ -66,15 +80,20 @@ func NewLaneInput(lane policy.LanePolicy) (*LaneInput, error) {
 	*bp = b
 	h := sha256.New()
 	h.Write(b)
-	return &LaneInput{prefix: h.(hash.Cloner)}, nil
+	prefix, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return &LaneInput{prefix: prefix}, nil
 }
 
 // Digest is InputDigest(lane, state) for the lane l was made from. The
 // state is encoded by the generated encoder (json.Marshal's bytes;
 // json.Marshal itself for a value it declines) into a pooled buffer.
 func (l *LaneInput) Digest(state policy.LaneState) (string, error) {
-	c, err := l.prefix.Clone()
-	if err != nil {
+	c := sha256s.Get().(hash.Hash)
+	defer sha256s.Put(c)
+	if err := c.(encoding.BinaryUnmarshaler).UnmarshalBinary(l.prefix); err != nil {
 		return "", err
 	}
 	bp := digestBufs.Get().(*[]byte)
@@ -87,7 +106,8 @@ func (l *LaneInput) Digest(state policy.LaneState) (string, error) {
 	*bp = b
 	c.Write(b)
 	var sum [sha256.Size]byte
-	return DigestPrefix + hex.EncodeToString(c.Sum(sum[:0])), nil
+	c.Sum(sum[:0])
+	return digestText(&sum), nil
 }
 
 // digestBufs are the buffers NewLaneInput and Digest encode into; one

@@ -106,7 +106,13 @@ func (s *MemoryStore) LoadRun(ctx context.Context, run string) ([]Envelope, erro
 		return nil, err
 	}
 	s.mu.Lock()
-	var evs []memEvent
+	n := 0
+	for _, e := range s.log {
+		if e.run == run {
+			n++
+		}
+	}
+	evs := make([]memEvent, 0, n)
 	for _, e := range s.log {
 		if e.run == run {
 			evs = append(evs, e)

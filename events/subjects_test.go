@@ -1,6 +1,8 @@
 package events_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,4 +168,29 @@ func TestInputDigestOfMatches(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(odd)*2*(len(states)+1), checked)
+
+	// Digest's hashes are pooled and restored: lanes digested at once
+	// from several goroutines each get their own value.
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*50)
+	for g := range 4 {
+		lane := eventstest.SampleLane
+		lane.ID = odd[g]
+		in, err := events.NewLaneInput(lane)
+		require.NoError(t, err)
+		want, err := events.InputDigest(lane, states[1])
+		require.NoError(t, err)
+		wg.Go(func() {
+			for range 50 {
+				if got, err := in.Digest(states[1]); err != nil || got != want {
+					errs <- fmt.Errorf("lane %q: %s, %v; want %s", lane.ID, got, err, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
