@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unicode/utf8"
 )
 
 // JSONFault names why WalkObject refused its input.
@@ -349,11 +350,34 @@ func jsonString(m map[string]json.RawMessage, key string) (string, bool, error) 
 	if !ok {
 		return "", false, nil
 	}
+	if s, ok := plainJSONString(raw); ok {
+		return s, true, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", true, fmt.Errorf("key %q must be a string", key)
 	}
 	return s, true, nil
+}
+
+// plainJSONString reads a JSON string with nothing to unescape: quotes
+// around valid UTF-8 holding no quote, backslash or control character.
+// Those bytes are the value json.Unmarshal gives; anything else is left
+// to it.
+func plainJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 // jsonStrings decodes a JSON array-of-strings member.
