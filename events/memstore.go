@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -170,16 +171,55 @@ func (s *MemoryStore) WatchLane(ctx context.Context, run string, lane int, after
 	return follow(ctx, next, nil), nil
 }
 
+// decodeAll decodes evs in order. A long list is cut into contiguous
+// parts decoded side by side, one goroutine per processor Go may use
+// (decoding is most of a replay's time, and the parts share nothing);
+// the error returned is that of the first bad event in log order, as a
+// single loop's would be.
 func decodeAll(evs []memEvent) ([]Envelope, error) {
-	out := make([]Envelope, 0, len(evs))
-	for _, e := range evs {
-		env, err := decodeStoredString(e.subject, e.seq, e.data)
+	out := make([]Envelope, len(evs))
+	parts := min(runtime.GOMAXPROCS(0), len(evs)/decodePartMin, decodePartsMax)
+	if parts < 2 {
+		if err := decodeInto(out, evs); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	size := (len(evs) + parts - 1) / parts
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		lo, hi := p*size, min(len(evs), (p+1)*size)
+		wg.Go(func() { errs[p] = decodeInto(out[lo:hi], evs[lo:hi]) })
+	}
+	errs[0] = decodeInto(out[:size], evs[:size])
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, env)
 	}
 	return out, nil
+}
+
+// decodeAll's parts: none shorter than decodePartMin events (below that a
+// goroutine costs more than it saves), at most decodePartsMax of them.
+const (
+	decodePartMin  = 24
+	decodePartsMax = 8
+)
+
+// decodeInto decodes evs into out (of the same length), stopping at the
+// first bad event.
+func decodeInto(out []Envelope, evs []memEvent) error {
+	for i, e := range evs {
+		env, err := decodeStoredString(e.subject, e.seq, e.data)
+		if err != nil {
+			return err
+		}
+		out[i] = env
+	}
+	return nil
 }
 
 // decodeStored decodes an event read back from a store and checks that it
