@@ -205,7 +205,7 @@ func decodeAll(evs []memEvent) ([]Envelope, error) {
 // decodeAll's parts: none shorter than decodePartMin events (below that a
 // goroutine costs more than it saves), at most decodePartsMax of them.
 const (
-	decodePartMin  = 24
+	decodePartMin  = 128
 	decodePartsMax = 8
 )
 

@@ -55,3 +55,25 @@ func FuzzPlainPrefix(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainPrefixEveryPosition puts every byte value at every position of
+// plain buffers of every length up to 75 (whole 32-byte blocks, words
+// after them and a ragged tail): plainPrefix stops at the word holding it
+// exactly as plainRef does.
+func TestPlainPrefixEveryPosition(t *testing.T) {
+	plain := []byte("/home/user/work/checkout/.switchyard/exec/abcdefghijklmnopqrstuvwxyz0123456789")
+	for n := range 76 {
+		if got, want := plainPrefix(plain[:n]), n/8*8; got != want {
+			t.Fatalf("plain, %d bytes: plainPrefix %d, want %d", n, got, want)
+		}
+		for pos := range n {
+			for c := range 256 {
+				b := append([]byte(nil), plain[:n]...)
+				b[pos] = byte(c)
+				if got, want := plainPrefix(b), plainRef(b); got != want {
+					t.Fatalf("byte %#02x at %d of %d: plainPrefix %d, want %d", c, pos, n, got, want)
+				}
+			}
+		}
+	}
+}
