@@ -376,11 +376,75 @@ func (d *canonDec) time() (time.Time, bool) {
 		d.b = b
 		return time.Time{}, false
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	var buf [64]byte
-	if err != nil || string(t.AppendFormat(buf[:0], time.RFC3339Nano)) != s {
+	t, ok := parseUTC(s)
+	if !ok {
 		d.b = b
+	}
+	return t, ok
+}
+
+// parseUTC reads s when it is exactly how a UTC time formats as
+// time.RFC3339Nano: time.Parse of it, when formatting that again gives s
+// back. Most such strings take canonUTC's direct reading.
+func parseUTC(s string) (time.Time, bool) {
+	if t, ok := canonUTC(s); ok {
+		return t, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
 		return time.Time{}, false
 	}
-	return t, true
+	t = t.UTC()
+	var buf [64]byte
+	return t, string(t.AppendFormat(buf[:0], time.RFC3339Nano)) == s
+}
+
+// canonUTC reads "YYYY-MM-DDTHH:MM:SS[.fraction]Z" with every field in
+// range and a fraction of 1 to 9 digits not ending in 0: the strings a
+// UTC time's RFC3339Nano format writes, read without time.Parse (an
+// envelope's time is one per event). It declines anything else, which
+// parseUTC then reads the long way; FuzzCanonUTC holds it to that way.
+func canonUTC(s string) (time.Time, bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(s string) int {
+		n := 0
+		for i := range len(s) {
+			c := s[i] - '0'
+			if c > 9 {
+				return -1
+			}
+			n = n*10 + int(c)
+		}
+		return n
+	}
+	year, month, day := num(s[0:4]), num(s[5:7]), num(s[8:10])
+	hour, minute, sec := num(s[11:13]), num(s[14:16]), num(s[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && day > daysIn(time.Month(month), year) {
+		return time.Time{}, false
+	}
+	ns := 0
+	if frac := s[19 : len(s)-1]; frac != "" {
+		digits := frac[1:]
+		if frac[0] != '.' || len(digits) < 1 || len(digits) > 9 || digits[len(digits)-1] == '0' {
+			return time.Time{}, false
+		}
+		if ns = num(digits); ns < 0 {
+			return time.Time{}, false
+		}
+		for range 9 - len(digits) {
+			ns *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
+}
+
+// daysIn is the number of days in month m of year y (proleptic
+// Gregorian, as time counts them).
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

@@ -169,13 +169,8 @@ func decodeCanonical(b []byte, whole string) (Envelope, bool) {
 	if !ok {
 		return Envelope{}, false
 	}
-	at, err := time.Parse(time.RFC3339Nano, h.time)
-	if err != nil {
-		return Envelope{}, false
-	}
-	at = at.UTC()
-	var buf [64]byte
-	if string(at.AppendFormat(buf[:0], time.RFC3339Nano)) != h.time {
+	at, ok := parseUTC(h.time)
+	if !ok {
 		return Envelope{}, false
 	}
 	e := Envelope{Schema: SchemaVersion, Type: h.typ, Run: h.run, Lane: h.lane, Seq: h.seq, Time: at}
