@@ -93,9 +93,9 @@ func (s *MemoryStore) Load(ctx context.Context, run string, lane int) ([]Envelop
 	}
 	s.mu.Lock()
 	idx := s.bySubj[EventSubject(run, lane)]
-	evs := make([]memEvent, len(idx))
+	evs := make([]*memEvent, len(idx))
 	for i, j := range idx {
-		evs[i] = s.log[j]
+		evs[i] = &s.log[j]
 	}
 	s.mu.Unlock()
 	return decodeAll(evs)
@@ -113,10 +113,10 @@ func (s *MemoryStore) LoadRun(ctx context.Context, run string) ([]Envelope, erro
 			n++
 		}
 	}
-	evs := make([]memEvent, 0, n)
-	for _, e := range s.log {
-		if e.run == run {
-			evs = append(evs, e)
+	evs := make([]*memEvent, 0, n)
+	for i := range s.log {
+		if s.log[i].run == run {
+			evs = append(evs, &s.log[i])
 		}
 	}
 	s.mu.Unlock()
@@ -176,7 +176,11 @@ func (s *MemoryStore) WatchLane(ctx context.Context, run string, lane int, after
 // (decoding is most of a replay's time, and the parts share nothing);
 // the error returned is that of the first bad event in log order, as a
 // single loop's would be.
-func decodeAll(evs []memEvent) ([]Envelope, error) {
+//
+// The events are pointers into the log: an entry never changes once
+// appended (a later append writes past it or into a new array), so they
+// are read after the lock is let go without copying them.
+func decodeAll(evs []*memEvent) ([]Envelope, error) {
 	out := make([]Envelope, len(evs))
 	parts := min(runtime.GOMAXPROCS(0), len(evs)/decodePartMin, decodePartsMax)
 	if parts < 2 {
@@ -211,7 +215,7 @@ const (
 
 // decodeInto decodes evs into out (of the same length), stopping at the
 // first bad event.
-func decodeInto(out []Envelope, evs []memEvent) error {
+func decodeInto(out []Envelope, evs []*memEvent) error {
 	for i, e := range evs {
 		env, err := decodeStoredString(e.subject, e.seq, e.data)
 		if err != nil {

@@ -10,16 +10,16 @@ import (
 
 // decodeAllInput is n stored events cycling through the golden envelopes,
 // each on its own subject with sequence i+1.
-func decodeAllInput(t *testing.T, n int) []memEvent {
+func decodeAllInput(t *testing.T, n int) []*memEvent {
 	t.Helper()
 	golden := goldenEnvelopes(t)
-	evs := make([]memEvent, n)
+	evs := make([]*memEvent, n)
 	for i := range evs {
 		env := golden[i%len(golden)]
 		env.Seq = 0
 		b, err := Encode(env)
 		require.NoError(t, err)
-		evs[i] = memEvent{subject: EventSubject(env.Run, env.Lane), run: env.Run, seq: uint64(i + 1), data: string(b)}
+		evs[i] = &memEvent{subject: EventSubject(env.Run, env.Lane), run: env.Run, seq: uint64(i + 1), data: string(b)}
 	}
 	return evs
 }
@@ -43,9 +43,11 @@ func TestDecodeAllInParts(t *testing.T) {
 	}
 
 	evs := decodeAllInput(t, decodePartMin*4+3) // four parts of 25, 25, 25, 24
-	bad := func(at ...int) []memEvent {
-		out := append([]memEvent(nil), evs...)
+	bad := func(at ...int) []*memEvent {
+		out := append([]*memEvent(nil), evs...)
 		for _, i := range at {
+			e := *out[i]
+			out[i] = &e
 			if i%2 == 0 {
 				out[i].data = out[i].data[:len(out[i].data)/2] // truncated
 			} else {

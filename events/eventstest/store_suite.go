@@ -180,6 +180,49 @@ func RunStoreConformance(t *testing.T, newStore func(t *testing.T) events.Store)
 		require.Empty(t, got)
 	})
 
+	t.Run("a load beside a writer reads a prefix of the log", func(t *testing.T) {
+		t.Parallel()
+		s, run := newStore(t), NewRunID()
+		const n = 300 // more than one part of a memory store's decoding
+		envs := make([]events.Envelope, n)
+		envs[0] = SampleEnvelope(events.TypeRunCreated, run, events.RunLane, T0)
+		for i := 1; i < n; i++ {
+			envs[i] = SampleEnvelope(events.TypeClaim, run, 0, T0.Add(time.Duration(i)))
+		}
+		var want []events.Envelope
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			want = appendAll(t, s, envs...)
+		}()
+		var loads [][]events.Envelope
+		for finished := false; !finished; {
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+			got, err := s.LoadRun(testCtx(t), run)
+			require.NoError(t, err)
+			loads = append(loads, got)
+			lane, err := s.Load(testCtx(t), run, 0)
+			require.NoError(t, err)
+			loads = append(loads, append(got[:min(len(got), 1):min(len(got), 1)], lane...))
+		}
+		require.Len(t, want, n, "the writer appended every event")
+		require.Greater(t, len(loads), 2, "the loads ran beside the writer")
+		for _, got := range loads {
+			require.LessOrEqual(t, len(got), len(want))
+			if len(got) > 0 && len(got) < len(want) && got[0].Type != events.TypeRunCreated {
+				continue // a lane load that began before run-created was read
+			}
+			require.Equal(t, want[:len(got)], got, "a load beside the writer is a prefix of the log")
+		}
+		got, err := s.LoadRun(testCtx(t), run)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	})
+
 	t.Run("runs lists runs with run-level events, sorted", func(t *testing.T) {
 		t.Parallel()
 		s, a, b, laneOnly := newStore(t), NewRunID(), NewRunID(), NewRunID()
