@@ -20,6 +20,12 @@ func canonStored(any, []byte) bool { return false }
 // canonAppend declines every value: json.Marshal encodes it.
 func canonAppend([]byte, any) []byte { return nil }
 
+// canonAppendLaneState declines, like canonAppend.
+func canonAppendLaneState([]byte, *policy.LaneState) []byte { return nil }
+
+// canonAppendLanePolicy declines, like canonAppend.
+func canonAppendLanePolicy([]byte, *policy.LanePolicy) []byte { return nil }
+
 // SameDecision is reflect.DeepEqual in a build without the generated code.
 func SameDecision(a, b *policy.Decision) bool { return reflect.DeepEqual(a, b) }
 

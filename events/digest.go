@@ -98,16 +98,21 @@ func (l *LaneInput) Digest(state policy.LaneState) (string, error) {
 	}
 	bp := digestBufs.Get().(*[]byte)
 	defer putDigestBuf(bp)
-	b, err := appendJSON((*bp)[:0], &state)
-	if err != nil {
-		return "", err
+	b := canonAppendLaneState((*bp)[:0], &state)
+	if b == nil {
+		st := state // json.Marshal's argument is moved to the heap; state is not
+		var err error
+		if b, err = appendJSON((*bp)[:0], &st); err != nil {
+			return "", err
+		}
 	}
 	b = append(b, '}')
-	*bp = b
 	c.Write(b)
-	var sum [sha256.Size]byte
-	c.Sum(sum[:0])
-	return digestText(&sum), nil
+	// The sum goes into the pooled buffer: a local array passed through
+	// hash.Hash would be moved to the heap.
+	b = c.Sum(b[:0])
+	*bp = b
+	return digestText((*[sha256.Size]byte)(b)), nil
 }
 
 // digestBufs are the buffers NewLaneInput and Digest encode into; one

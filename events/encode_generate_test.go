@@ -50,7 +50,7 @@ type encoderGen struct {
 
 func generateEncoders() ([]byte, error) {
 	g := &encoderGen{appendFuncs: map[reflect.Type]string{}, equalFuncs: map[reflect.Type]string{}}
-	var dispatch, equals bytes.Buffer
+	var dispatch, typed, equals bytes.Buffer
 	for _, v := range generatedEncoders {
 		rt := reflect.TypeOf(v).Elem()
 		if why := unsupported(rt, map[reflect.Type]bool{}); why != "" {
@@ -58,6 +58,8 @@ func generateEncoders() ([]byte, error) {
 		}
 		name := g.funcName(g.appendFuncs, &g.appendQueue, "append", rt)
 		fmt.Fprintf(&dispatch, "\tcase *%s:\n\t\treturn %s(b, v)\n\tcase %s:\n\t\treturn %s(b, &v)\n", typeExpr(rt), name, typeExpr(rt), name)
+		fmt.Fprintf(&typed, "\n// canonAppend%s is canonAppend of a *%s, whose\n// value stays where the caller has it (an interface would move it to\n// the heap).\nfunc canonAppend%s(b []byte, v *%s) []byte { return %s(b, v) }\n",
+			rt.Name(), typeExpr(rt), rt.Name(), typeExpr(rt), name)
 	}
 	for _, v := range generatedEquals {
 		rt := reflect.TypeOf(v).Elem()
@@ -94,6 +96,7 @@ func generateEncoders() ([]byte, error) {
 	out.WriteString("func canonAppend(b []byte, v any) []byte {\n\tswitch v := v.(type) {\n")
 	out.Write(dispatch.Bytes())
 	out.WriteString("\t}\n\treturn nil\n}\n")
+	out.Write(typed.Bytes())
 	out.Write(equals.Bytes())
 	out.Write(g.body.Bytes())
 	src, err := format.Source(out.Bytes())

@@ -35,6 +35,18 @@ func canonAppend(b []byte, v any) []byte {
 	return nil
 }
 
+// canonAppendLaneState is canonAppend of a *policy.LaneState, whose
+// value stays where the caller has it (an interface would move it to
+// the heap).
+func canonAppendLaneState(b []byte, v *policy.LaneState) []byte { return appendPolicyLaneState(b, v) }
+
+// canonAppendLanePolicy is canonAppend of a *policy.LanePolicy, whose
+// value stays where the caller has it (an interface would move it to
+// the heap).
+func canonAppendLanePolicy(b []byte, v *policy.LanePolicy) []byte {
+	return appendPolicyLanePolicy(b, v)
+}
+
 // SameDecision reports whether a and b are deeply equal (see sameFloat and
 // sameTime for the two kinds it compares more strictly): values it
 // calls the same encode alike.
