@@ -51,7 +51,7 @@ cross: ## Build and vet the module for macOS (amd64, arm64) and linux/arm64
 		GOOS=$${target%/*} GOARCH=$${target#*/} $(GO) vet ./... ; \
 	done
 
-test: lint cross real-clis-if-possible ## lint, cross-builds, then every test with the race detector (what CI runs)
+test: lint cross real-clis-if-possible test-tools ## lint, cross-builds, then every test with the race detector (what CI runs)
 	$(GO) test -race -timeout 30m $(PKGS)
 
 # The conformance suite checks provider facts against the real CLIs that
@@ -61,6 +61,12 @@ REALCLI_DIR_CMD = ./scripts/real-clis.sh | tail -n 1
 
 real-clis: ## Install the pinned provider CLIs from npm into a cache dir (VERSIONS="pkg@v ..." to try other releases)
 	@./scripts/real-clis.sh >/dev/null
+
+# chromium, bubblewrap, socat, ripgrep, curl and jq, for the tests that
+# drive them: installed when missing and this machine allows it.
+.PHONY: test-tools
+test-tools:
+	@./scripts/test-tools.sh
 
 .PHONY: real-clis-if-possible
 real-clis-if-possible:

@@ -21,7 +21,7 @@ import (
 const screenshotsEnv = "SY_SCREENSHOTS"
 
 // chromiumPath finds Debian's chromium. Under CI=true a missing browser
-// fails the test (.ci/run installs it); elsewhere the test skips, saying
+// fails the test (make test installs it: scripts/test-tools.sh); elsewhere the test skips, saying
 // how to install it.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
@@ -31,7 +31,7 @@ func chromiumPath(t *testing.T) string {
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed, and CI=true: .ci/run installs it (apt-get install -y chromium)")
+		t.Fatal("chromium is not installed, and CI=true: make test installs it when it can (scripts/test-tools.sh), or apt-get install -y chromium")
 	}
 	t.Skip("chromium is not installed: apt-get install -y chromium to run the browser test")
 	return ""

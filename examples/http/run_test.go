@@ -22,13 +22,13 @@ import (
 )
 
 // needTools skips without curl or jq, saying how to get them; under
-// CI=true (.ci/run installs them) it fails instead.
+// CI=true (make test installs them: scripts/test-tools.sh) it fails instead.
 func needTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"curl", "jq", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed, and CI=true: .ci/run installs it", tool)
+				t.Fatalf("%s is not installed, and CI=true: make test installs it when it can (scripts/test-tools.sh)", tool)
 			}
 			t.Skipf("%s is not installed: apt-get install -y %s to run the HTTP example", tool, tool)
 		}
