@@ -68,7 +68,7 @@ func startProcessCluster(t *testing.T, n int) *processCluster {
 		c.start(i)
 	}
 	for i := range n {
-		c.nodes[i].waitLine(t, 30*time.Second, "READY")
+		c.nodes[i].waitLine(t, eventstest.ProcessNodeReadyTimeout+15*time.Second, "READY")
 	}
 	return c
 }
@@ -441,7 +441,7 @@ func clusterLeaderCrash(t *testing.T) clusterResult {
 	// Restart the killed node on its directory; it catches up.
 	restartAt := time.Now()
 	cl.start(victim)
-	cl.nodes[victim].waitLine(t, 30*time.Second, "READY")
+	cl.nodes[victim].waitLine(t, eventstest.ProcessNodeReadyTimeout+15*time.Second, "READY")
 	streams := []string{events.EventsStream, events.JobsStream, events.ReportsStream, "KV_" + events.ClaimsBucket}
 	require.NoError(t, waitCaughtUp(ctx, js, streams, cl.cfgs[victim].ServerName), "the restarted node catches up")
 	catchUp := time.Since(restartAt)

@@ -59,7 +59,7 @@ func (c *cliCluster) start(t *testing.T, i int) {
 	b, err := json.Marshal(c.cfgs[i])
 	require.NoError(t, err)
 	p := c.w.startProgram(c.cfgs[i].ServerName, self, []string{envClusterNode + "=" + string(b)})
-	p.waitOutput(t, "READY", 30*time.Second)
+	p.waitOutput(t, "READY", eventstest.ProcessNodeReadyTimeout+15*time.Second)
 	c.nodes[i] = p
 }
 

@@ -124,6 +124,11 @@ func FreePorts(t testing.TB, n int) []int {
 	return ports
 }
 
+// ProcessNodeReadyTimeout bounds a ProcessClusterConfigs node's start-up.
+// Callers wait at least this long for its READY line, so a slow node
+// reports its own error rather than the caller's timeout.
+const ProcessNodeReadyTimeout = 45 * time.Second
+
 // ProcessClusterConfigs returns the configurations of an n-node cluster
 // named name on free loopback ports, for tests that run each node in a
 // process of its own (RunClusterNode) so they can SIGKILL one: node i is
@@ -141,6 +146,11 @@ func ProcessClusterConfigs(t testing.TB, n int, name string, dataDir func(i int)
 			DataDir: dataDir(i), ServerName: fmt.Sprintf("sy-node-%d", i+1),
 			Listen:  fmt.Sprintf("127.0.0.1:%d", ports[i]),
 			Cluster: &events.ClusterConfig{Name: name, Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]), Routes: routes},
+			// A node process of a race-built suite on two busy cores took
+			// longer than the default 10 s to accept clients (a
+			// TestFaultsClusterCLI run beside a CPU load); the callers'
+			// own deadlines for READY are what the test waits on.
+			ReadyTimeout: ProcessNodeReadyTimeout,
 		}
 	}
 	return cfgs
