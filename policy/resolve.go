@@ -50,8 +50,7 @@ func (s *Sheet) resolveSeat(row *Row, si int, seat Seat, parent Parent, opt Opti
 		lane.Fallback = *s.Fallback
 	}
 	var issues []string
-	groups := map[Provider]string{}
-	for _, raw := range seat.Attempts {
+	for ai, raw := range seat.Attempts {
 		a := NormalizeAttempt(raw)
 		ap := AttemptPolicy{Descriptor: a.String(), Attempt: a, Route: RouteExternal}
 		if a.Kind == KindAlias {
@@ -63,10 +62,14 @@ func (s *Sheet) resolveSeat(row *Row, si int, seat Seat, parent Parent, opt Opti
 				ap.Route = RouteNative
 			}
 		}
-		if prev, dup := groups[ap.ExhaustionGroup]; dup {
-			issues = append(issues, fmt.Sprintf("line %d: %s seat %d: %s and %s: two attempts resolve to the %s account", row.Line, row.Header, si+1, prev, raw, ap.ExhaustionGroup))
+		// The latest earlier attempt of the same account, found among the
+		// few already resolved rather than kept in a map for each seat.
+		for j := ai - 1; j >= 0; j-- {
+			if lane.Attempts[j].ExhaustionGroup == ap.ExhaustionGroup {
+				issues = append(issues, fmt.Sprintf("line %d: %s seat %d: %s and %s: two attempts resolve to the %s account", row.Line, row.Header, si+1, seat.Attempts[j], raw, ap.ExhaustionGroup))
+				break
+			}
 		}
-		groups[ap.ExhaustionGroup] = raw.String()
 		if fact, ok := s.AccessFor(ap.ExhaustionGroup); ok {
 			ap.Funding, ap.APISpend = fact.Funding, fact.APISpend
 			ap.Authorization = authorize(fact)

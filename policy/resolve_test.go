@@ -140,7 +140,8 @@ func TestResolveErrors(t *testing.T) {
 		{"policy-enabled sheet missing role", grok + "bug-fix: grok:g@high", "how explorer", ParentClaude, `policy-enabled sheet has no role "how explorer"; repair it through setup before dispatch`},
 		{"ambiguous leaf", "why investigators, synthesizer: auto\nreflect tooling, judgment, divergent, synthesizer: auto", "synthesizer", ParentClaude, `role "synthesizer" is ambiguous; name its row header: why investigators, synthesizer | reflect tooling, judgment, divergent, synthesizer`},
 		{"missing access fact", grok + "bug-fix: grok:g@high -> claude:opus@low", "bug-fix", ParentClaude, "no access fact for provider claude"},
-		{"alias and codex on codex parent", codex + "bug-fix: codex:x@high -> inherit-parent", "bug-fix", ParentCodex, "two attempts resolve to the codex account"},
+		{"alias and codex on codex parent", codex + "bug-fix: codex:x@high -> inherit-parent", "bug-fix", ParentCodex, "bug-fix seat 1: codex:x@high and inherit-parent: two attempts resolve to the codex account"},
+		{"alias and codex apart", codex + grok + "bug-fix: codex:x@high -> grok:g@high -> inherit-parent", "bug-fix", ParentCodex, "bug-fix seat 1: codex:x@high and inherit-parent: two attempts resolve to the codex account"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
