@@ -83,7 +83,7 @@ func (w *Worker) handle(ctx, takeCtx context.Context, provider policy.Provider, 
 		w.emit(evReturned, id)
 		return
 	}
-	lease, err := w.claim(ctx, takeCtx, log, id)
+	lease, err := w.claim(ctx, takeCtx, log, d)
 	switch {
 	case err == nil:
 		w.inFlight.Add(1)
@@ -145,9 +145,19 @@ var errClaimUnknownDraining = errors.New("claim not retried while draining")
 // is known): it is adopted, unless the worker drains by then. It returns
 // events.ErrClaimed when the execution was claimed before, and at once
 // events.ErrInvalid for an unclaimable execution and
-// events.ErrPermissionDenied for a claim the claims store refused.
-func (w *Worker) claim(ctx, takeCtx context.Context, log *slog.Logger, id string) (events.Lease, error) {
+// events.ErrPermissionDenied for a claim the claims store refused. While
+// it retries, d's ack deadline is kept fresh (keepDelivered), so a long
+// outage of the claims store alone does not send the job to another slot
+// or worker meanwhile.
+func (w *Worker) claim(ctx, takeCtx context.Context, log *slog.Logger, d *events.Delivery) (events.Lease, error) {
+	id := d.Job.ExecutionID
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
+	var keep func()
+	defer func() {
+		if keep != nil {
+			keep()
+		}
+	}()
 	unknown := func(err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -212,6 +222,9 @@ func (w *Worker) claim(ctx, takeCtx context.Context, log *slog.Logger, id string
 			return events.Lease{}, unknown(err)
 		}
 		w.retrying(log, "claim failed; retrying", "err", err, "in", bo.Current())
+		if keep == nil {
+			keep = w.keepDelivered(ctx, log, d)
+		}
 		if !bo.Wait(takeCtx) {
 			return events.Lease{}, unknown(err)
 		}
@@ -323,6 +336,34 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 			continue
 		}
 		cur = next
+	}
+}
+
+// keepDelivered extends d's ack deadline every third of the ack wait
+// until the returned stop is called (it waits for the last extension), for
+// a delivery that no heartbeat keeps yet. The caller acknowledges d only
+// after stop.
+func (w *Worker) keepDelivered(ctx context.Context, log *slog.Logger, d *events.Delivery) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(max(w.cfg.AckWait/3, 5*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := d.InProgress(ctx); err != nil && ctx.Err() == nil {
+				log.Debug("in-progress failed while claiming", "err", err)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }
 

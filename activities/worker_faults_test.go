@@ -76,6 +76,52 @@ func TestWorkerAmbiguousClaims(t *testing.T) {
 	}
 }
 
+// unreachableClaims is the real Claims whose first Claims (left of them)
+// fail before reaching the store, as in an outage of the claims store
+// that the job stream does not share.
+type unreachableClaims struct {
+	events.Claims
+	left atomic.Int32
+}
+
+func (c *unreachableClaims) Claim(ctx context.Context, id, worker string, ttl time.Duration) (events.Lease, error) {
+	if c.left.Add(-1) >= 0 {
+		return events.Lease{}, errors.New("simulated: claims store unreachable (no responders)")
+	}
+	return c.Claims.Claim(ctx, id, worker, ttl)
+}
+
+// TestWorkerClaimRetriesKeepTheJob: while a claim is retried through an
+// outage longer than the ack wait, the job's delivery is kept fresh, so
+// the job is not delivered again (here to the worker's second slot, which
+// would find it busy); when the store answers, the attempt runs once.
+func TestWorkerClaimRetriesKeepTheJob(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSuccess, false)
+	claims := &unreachableClaims{Claims: e.js.Claims()}
+	// Seven backoff waits take at least 25+50+…+800+1000 ms = 2.6 s,
+	// more than twice the ack wait.
+	claims.left.Store(7)
+	cfg := e.workerConfig("worker-a")
+	cfg.Claims = claims
+	cfg.Concurrency = 2
+	w := e.startWorker(cfg)
+	job := e.newJob(0)
+	start := time.Now()
+	e.publish(job)
+
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	w.waitEvent(t, evAcked, job.ExecutionID, 1)
+	require.Less(t, claims.left.Load(), int32(0), "every failing claim was tried")
+	require.Greater(t, time.Since(start), 2*cfg.AckWait, "the outage outlasted the ack wait")
+	evs := w.events.snapshot()
+	require.Zero(t, countEvents(evs, evBusy, job.ExecutionID), "the job was delivered again while its claim was retried: %v", evs)
+	require.Zero(t, countEvents(evs, evReturned, job.ExecutionID), "%v", evs)
+	require.Len(t, e.workloads(job), 1, "the attempt ran once")
+	require.Equal(t, []events.ReportKind{events.ReportClaimed, events.ReportFinished}, kinds(reportsOf(e.reports.snapshot(), job.ExecutionID)))
+	require.Equal(t, events.LeaseReleased, e.claimOf(job).State)
+}
+
 // claimedHookQueue is the real Queue calling hook before it publishes
 // each claimed report.
 type claimedHookQueue struct {
