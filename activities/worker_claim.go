@@ -28,6 +28,7 @@ const (
 	evAbandonedOwn     workerEventKind = "abandoned-own"     // own claim abandoned: nothing (or no receipt) to report
 	evAbandonedStale   workerEventKind = "abandoned-stale"   // another worker's stale lease abandoned and reported
 	evWaitLive         workerEventKind = "waiting-live"      // a live lease elsewhere: job returned for later
+	evWatching         workerEventKind = "watching"          // another holder's lease is watched for renewal or staleness
 	evAlreadyReleased  workerEventKind = "already-released"  // redelivery of a finished execution removed
 	evAlreadyAbandoned workerEventKind = "already-abandoned" // redelivery of an abandoned execution removed
 	evLeaseLost        workerEventKind = "lease-lost"        // lease taken over while running; no finished report
@@ -90,7 +91,7 @@ func (w *Worker) handle(ctx, takeCtx context.Context, provider policy.Provider, 
 		defer w.inFlight.Add(-1)
 		w.execute(ctx, log, d, lease)
 	case errors.Is(err, events.ErrClaimed):
-		w.claimedBefore(ctx, log, d)
+		w.claimedBefore(ctx, takeCtx, log, d)
 	case errors.Is(err, events.ErrInvalid):
 		log.Error("execution cannot be claimed; job removed", "err", err)
 		w.observe(func(o Observer) { o.ClaimFailed(job.Provider) })
@@ -239,12 +240,17 @@ func (w *Worker) claim(ctx, takeCtx context.Context, log *slog.Logger, d *events
 // held claim is watched: renewed means live, and the job goes back to wait
 // a lease TTL; unchanged for longer than its TTL by this worker's clock
 // means stale, and this worker abandons it (one racer wins), reports it
-// abandoned and removes the job.
-func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.Delivery) {
+// abandoned and removes the job. When takeCtx ends (the worker drains)
+// the watch stops and the job goes back for another worker to watch.
+func (w *Worker) claimedBefore(ctx, takeCtx context.Context, log *slog.Logger, d *events.Delivery) {
 	id := d.Job.ExecutionID
-	cur, err := w.inspect(ctx, id)
+	cur, err := w.inspect(takeCtx, id)
 	if err != nil {
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case takeCtx.Err() != nil:
+			log.Info("worker draining: claimed execution not watched; job returned")
+		default:
 			log.Warn("claimed execution cannot be inspected; job returned", "err", err)
 		}
 		w.nak(ctx, log, d, w.cfg.LeaseTTL)
@@ -317,9 +323,13 @@ func (w *Worker) claimedBefore(ctx context.Context, log *slog.Logger, d *events.
 		}
 		if tick == nil {
 			tick = time.NewTicker(w.watchInterval(cur.TTL))
+			w.emit(evWatching, id)
 		}
 		select {
-		case <-ctx.Done():
+		case <-takeCtx.Done():
+			if ctx.Err() == nil {
+				log.Info("worker draining: stopped watching the execution's lease; job returned", "holder", cur.WorkerID)
+			}
 			w.nak(ctx, log, d, 0)
 			w.emit(evReturned, id)
 			return

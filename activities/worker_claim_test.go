@@ -113,6 +113,44 @@ func TestWorkerDrainStopsUnknownClaimRetries(t *testing.T) {
 	require.Equal(t, []events.ReportKind{events.ReportClaimed, events.ReportFinished}, kinds(reportsOf(e.reports.snapshot(), id)))
 }
 
+// TestWorkerDrainStopsWatchingAHeldLease: a job whose execution another
+// holder claimed is watched until the lease is renewed or goes stale; a
+// drain stops the watch at once. The job goes back unremoved, the lease
+// is left as it was (held, not abandoned), nothing starts, and Run
+// returns well before the lease could go stale.
+func TestWorkerDrainStopsWatchingAHeldLease(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioSuccess, false)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	job := e.newJob(0)
+	id := job.ExecutionID
+	const ttl = time.Minute // stale no sooner than this; never renewed
+	held, err := e.js.Claims().Claim(ctx, id, "holder", ttl)
+	require.NoError(t, err)
+	cfg := e.workerConfig("worker-draining")
+	logs := recordLogs(t, &cfg)
+	w := e.startWorker(cfg)
+	e.publish(job)
+
+	w.waitEvent(t, evWatching, id, 1)
+	took := w.drain(t, 15*time.Second)
+	t.Logf("Run returned %v after Drain", took)
+
+	evs := w.events.snapshot()
+	require.Equal(t, 1, countEvents(evs, evReturned, id), "the job was returned: %v", evs)
+	for _, k := range []workerEventKind{evAbandonedStale, evClaimed, evAlreadyAbandoned, evAlreadyReleased} {
+		require.Zero(t, countEvents(evs, k, id), "%s: %v", k, evs)
+	}
+	require.NotEmpty(t, matching(logs.snapshot(), slog.LevelInfo, "worker draining: stopped watching the execution's lease; job returned", id))
+	now, err := e.js.Claims().Inspect(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, events.LeaseHeld, now.State)
+	require.Equal(t, held.Revision, now.Revision, "the lease is as the holder left it")
+	require.Empty(t, e.workloads(job), "nothing started")
+	require.Empty(t, reportsOf(e.reports.snapshot(), id), "nothing reported")
+}
+
 // openAs opens the streams on a new in-process connection to the test's
 // server as role r (what the role may do matters when the server
 // authenticates).
