@@ -122,3 +122,72 @@ func TestRunJSONInterruptedPrintsDocument(t *testing.T) {
 	require.Equal(t, string(machines.StateStopped), lane["state"], "the lane as the stopped drive left it, not as it stood at the interrupt")
 	require.Contains(t, errOut, "switchyard run: run cut is final now", "stderr still says so for people")
 }
+
+// TestRunJSONInterruptedWithServe: SIGINT to a `run --json` that submitted
+// its run to a serve (no worker yet, so its launched lane waits there)
+// exits 130 and prints one JSON document: interrupted, not final, driven
+// by serve, the status watch to follow it and nothing to resume. The run
+// does go on there: a worker started afterwards takes its lane, and it
+// ends complete.
+func TestRunJSONInterruptedWithServe(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	srv := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, srv)
+	p := s.start(t, s.runArgs("hillclimb", "--run-id", "served", "--json")...)
+	require.NoError(t, waitFor(60*time.Second, "lane 0 of run served launched, waiting for a worker", func() (bool, error) {
+		select {
+		case <-p.done:
+			out, errOut := p.output()
+			return false, errors.New("run exited early\nstdout:\n" + out + "\nstderr:\n" + errOut)
+		default:
+		}
+		r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "served", "--json")
+		if r.code != 0 {
+			return false, nil // not submitted yet
+		}
+		var st engine.RunStatus
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			return false, err
+		}
+		return len(st.Lanes) == 1 && st.Lanes[0].State == machines.StateLaunching, nil
+	}))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop after SIGINT")
+	}
+	out, errOut := p.output()
+	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	doc := requireJSONDoc(t, "interrupted run --json against serve", out).(map[string]any)
+	flags := " --data-dir " + s.data
+	require.Equal(t, "served", doc["run"])
+	require.Equal(t, true, doc["interrupted"])
+	require.Equal(t, false, doc["final"], out)
+	require.Equal(t, driverServe, doc["driver"])
+	require.NotContains(t, doc, "resume", "serve drives the run: nothing to resume")
+	require.Equal(t, "switchyard status --run served --watch"+flags, doc["follow"])
+	lanes, ok := doc["lanes"].([]any)
+	require.True(t, ok, "lanes is an array: %s", out)
+	require.Len(t, lanes, 1)
+	lane := lanes[0].(map[string]any)
+	require.Equal(t, "grok:grok-4.7@xhigh", lane["descriptor"], out)
+	require.Equal(t, string(machines.StateLaunching), lane["state"], "an interrupt of the submitting process stops nothing: %s", out)
+	require.Contains(t, errOut, "switchyard run: interrupted; run served is not final and goes on in")
+
+	// It goes on in serve: a worker takes the lane, and the watch the
+	// document names ends with the run complete.
+	w := s.start(t, "worker", "--provider", "grok", "--data-dir", s.data)
+	r := s.run(t, 90*time.Second, "status", "--data-dir", s.data, "--run", "served", "--watch", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "served", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st engine.RunStatus
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	require.True(t, st.Final, r.stdout)
+	require.Len(t, st.Lanes, 1)
+	require.Equal(t, machines.StateComplete, st.Lanes[0].State, r.stdout)
+	require.Equal(t, 0, w.stop(t))
+	require.Equal(t, 0, srv.stop(t))
+}
