@@ -294,7 +294,8 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.WorkerID }
 
 // Drain makes the worker take no new job: its slots stop pulling, a job
-// taken but not yet claimed goes back to the queue, and every attempt
+// taken but not yet claimed goes back to the queue (as does one whose
+// execution another worker holds, which it was watching), and every attempt
 // already claimed runs to its end and is reported as usual. Run returns
 // once they have. Cancelling Run's context still stops the running
 // attempts at once. Drain may be called before or during Run, more than
