@@ -77,31 +77,11 @@ func TestRunJSONInterruptedPrintsDocument(t *testing.T) {
 	t.Parallel()
 	s := newEngineSandboxConfig(t, simenv.Scenarios(map[string]string{"grok": "long-running"}), singleLaneSheet)
 	p := s.start(t, s.runArgs("hillclimb", "--run-id", "cut", "--json")...)
-	require.NoError(t, waitFor(60*time.Second, "lane 0 of run cut running", func() (bool, error) {
-		select {
-		case <-p.done:
-			out, errOut := p.output()
-			return false, errors.New("run exited early\nstdout:\n" + out + "\nstderr:\n" + errOut)
-		default:
-		}
-		r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "cut", "--json")
-		if r.code != 0 {
-			return false, nil // not submitted yet
-		}
-		var st engine.RunStatus
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-			return false, err
-		}
-		return len(st.Lanes) == 1 && st.Lanes[0].State == machines.StateRunning, nil
-	}))
+	s.waitOnlyLane(t, p, "cut", machines.StateRunning)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not stop after SIGINT")
-	}
+	code := waitExit(t, p, 60*time.Second)
 	out, errOut := p.output()
-	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	doc := requireJSONDoc(t, "interrupted run --json", out).(map[string]any)
 	flags := " --data-dir " + s.data
 	// Its only lane was running: the self-contained run stops its worker,
@@ -135,31 +115,11 @@ func TestRunJSONInterruptedWithServe(t *testing.T) {
 	srv := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
 	waitServeInfo(t, s.data, srv)
 	p := s.start(t, s.runArgs("hillclimb", "--run-id", "served", "--json")...)
-	require.NoError(t, waitFor(60*time.Second, "lane 0 of run served launched, waiting for a worker", func() (bool, error) {
-		select {
-		case <-p.done:
-			out, errOut := p.output()
-			return false, errors.New("run exited early\nstdout:\n" + out + "\nstderr:\n" + errOut)
-		default:
-		}
-		r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", "served", "--json")
-		if r.code != 0 {
-			return false, nil // not submitted yet
-		}
-		var st engine.RunStatus
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-			return false, err
-		}
-		return len(st.Lanes) == 1 && st.Lanes[0].State == machines.StateLaunching, nil
-	}))
+	s.waitOnlyLane(t, p, "served", machines.StateLaunching) // waiting for a worker
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not stop after SIGINT")
-	}
+	code := waitExit(t, p, 60*time.Second)
 	out, errOut := p.output()
-	require.Equal(t, exitInterrupted, p.stop(t), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	doc := requireJSONDoc(t, "interrupted run --json against serve", out).(map[string]any)
 	flags := " --data-dir " + s.data
 	require.Equal(t, "served", doc["run"])
@@ -190,4 +150,27 @@ func TestRunJSONInterruptedWithServe(t *testing.T) {
 	require.Equal(t, machines.StateComplete, st.Lanes[0].State, r.stdout)
 	require.Equal(t, 0, w.stop(t))
 	require.Equal(t, 0, srv.stop(t))
+}
+
+// waitOnlyLane waits, reading status, until run's only lane is in state;
+// it fails at once if p, the run's own process, exits first.
+func (s *engineSandbox) waitOnlyLane(t *testing.T, p *bgProcess, run string, state machines.State) {
+	t.Helper()
+	require.NoError(t, waitFor(60*time.Second, "lane 0 of run "+run+" "+string(state), func() (bool, error) {
+		select {
+		case <-p.done:
+			out, errOut := p.output()
+			return false, errors.New("run exited early\nstdout:\n" + out + "\nstderr:\n" + errOut)
+		default:
+		}
+		r := s.run(t, 30*time.Second, "status", "--data-dir", s.data, "--run", run, "--json")
+		if r.code != 0 {
+			return false, nil // not submitted yet
+		}
+		var st engine.RunStatus
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			return false, err
+		}
+		return len(st.Lanes) == 1 && st.Lanes[0].State == state, nil
+	}))
 }
