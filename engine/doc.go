@@ -53,10 +53,13 @@
 // at once, so its state is always the log as stored. An append conflict
 // (another writer) reloads the log and decides again.
 //
-// The driver reads the run's reports stream (events.Queue.SubscribeReports)
-// in order, from the highest ReportSeq its claim, finish and audit events
-// recorded, so a restarted engine resumes exactly after the last report it
-// applied. Between inputs it settles the run: records a missing
+// The driver reads the run's reports in order, from the highest ReportSeq
+// its claim, finish and audit events recorded, so a restarted engine
+// resumes exactly after the last report it applied. The engine's one watch
+// of every run's reports (reportHub, events.Queue.WatchReports) hands them
+// over, decoded once; a run resumed with reports stored before that watch
+// began past its mark reads them with its own consumer
+// (events.Queue.SubscribeReports). Between inputs it settles the run: records a missing
 // group-exhausted, cancels every lane of a cancelled run, decides every lane
 // that is created or terminal, publishes every launching execution whose job
 // it has not published in this session, and records run-final. Each step is
@@ -149,8 +152,8 @@
 // (RunFinal.ReportsThrough). Reports and controls stored after that still
 // get one audit event each, after run-final on the run subject: the engine
 // catches a run up when its driver closes it, when its watch of every
-// run's reports (events.Queue.WatchReports, started before the store is
-// listed) sees one for a final run, and at start for every final run whose
+// run's reports (the same reportHub, started before the store is listed)
+// sees one for a final run, and at start for every final run whose
 // newest report is past what its log records (late.go).
 //
 // # Control inputs

@@ -20,6 +20,7 @@ import (
 type driver struct {
 	e    *Engine
 	late *lateReports // nil: late reports are not recorded
+	hub  *reportHub   // nil: each session reads its run's reports itself
 	run  string
 	log  *slog.Logger
 	r    *machines.Run
@@ -81,8 +82,11 @@ var errConflict = errors.New("conflicting writer")
 // session that fails is logged and followed by a fresh one, reloaded from
 // the log, after a backoff (none after an append conflict). Once the run
 // makes progress again, the pause is logged with its length.
-func (e *Engine) drive(ctx context.Context, run string, late *lateReports) {
-	d := &driver{e: e, late: late, run: run, log: e.log.With("run", run), backoff: events.Backoff{Min: minBackoff, Max: maxBackoff}}
+func (e *Engine) drive(ctx context.Context, run string, hub *reportHub) {
+	d := &driver{e: e, hub: hub, run: run, log: e.log.With("run", run), backoff: events.Backoff{Min: minBackoff, Max: maxBackoff}}
+	if hub != nil {
+		d.late = hub.late
+	}
 	for conflicts := 0; ; {
 		err := d.session(ctx)
 		if err == nil || ctx.Err() != nil {
@@ -144,7 +148,7 @@ func (d *driver) session(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	reports, err := d.e.cfg.Queue.SubscribeReports(sctx, d.run, d.reportAfter)
+	reports, err := d.subscribe(sctx)
 	if err != nil {
 		return fmt.Errorf("subscribe to reports: %w", err)
 	}
@@ -164,6 +168,16 @@ func (d *driver) session(ctx context.Context) error {
 		}
 		d.progressed()
 	}
+}
+
+// subscribe reads the run's reports after reportAfter: from the engine's
+// watch of every run's reports when it runs, else from the run's own
+// consumer.
+func (d *driver) subscribe(ctx context.Context) (<-chan events.ReportDelivery, error) {
+	if d.hub != nil {
+		return d.hub.subscribe(ctx, d.run, d.reportAfter)
+	}
+	return d.e.cfg.Queue.SubscribeReports(ctx, d.run, d.reportAfter)
 }
 
 // closed hands the final run to the late-report catch-up with the mark

@@ -75,10 +75,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("engine: read the reports stream: %w", err)
 	}
+	hub := newReportHub(e, late, reportsAt)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		late.watch(ctx, reportsAt)
+		hub.run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -93,7 +94,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.drive(ctx, run, late)
+			e.drive(ctx, run, hub)
 		}()
 	}
 

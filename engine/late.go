@@ -27,9 +27,9 @@ import (
 //
 //   - when a driver closes its run (reports stored before run-final that
 //     the driver did not read);
-//   - when the engine's watch of every run's reports sees one for a run it
-//     knows is final (the watch starts before the store is listed, so no
-//     report falls between the two);
+//   - when the engine's watch of every run's reports (reportHub) sees one
+//     for a run it knows is final (the watch starts before the store is
+//     listed, so no report falls between the two);
 //   - at start, for every final run whose newest report is past its mark
 //     (reports stored while no engine ran, or a catch-up a crash cut
 //     short).
@@ -89,31 +89,15 @@ func (l *lateReports) signal() {
 	}
 }
 
-// watch follows every run's reports after after and queues a catch-up for
-// each report of a known final run, until ctx is done.
-func (l *lateReports) watch(ctx context.Context, after uint64) {
-	retry := events.Backoff{Min: lateRetryMin, Max: lateRetryMax}
-	for ctx.Err() == nil {
-		ch, err := l.watchMarks(ctx, after)
-		if err == nil {
-			for rd := range ch {
-				after = max(after, rd.Seq)
-				l.mu.Lock()
-				known := l.known[rd.Run]
-				l.mu.Unlock()
-				if known {
-					l.enqueue(rd.Run)
-				}
-				retry.Reset()
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		l.e.log.Warn("watch of late reports ended; restarting it", "after", after, "err", err)
-		if !retry.Wait(ctx) {
-			return
-		}
+// seen notes that a report of run was stored: a run known final gets a
+// catch-up (the engine's watch of every run's reports, reportHub, calls
+// it for each report in stream order).
+func (l *lateReports) seen(run string) {
+	l.mu.Lock()
+	known := l.known[run]
+	l.mu.Unlock()
+	if known {
+		l.enqueue(run)
 	}
 }
 
@@ -123,9 +107,9 @@ type reportMarkWatcher interface {
 	WatchReportMarks(ctx context.Context, after uint64) (<-chan events.ReportMark, error)
 }
 
-// watchMarks streams the sequence and run of every run's reports after
-// after: all the watch needs, so a queue that can leaves the reports
-// undecoded (each is decoded by its run's driver already).
+// watchMarks streams the marks of every run's reports after after: a
+// queue that can leaves each report undecoded until the hub hands it to a
+// driver (a final run's report is never decoded there).
 func (l *lateReports) watchMarks(ctx context.Context, after uint64) (<-chan events.ReportMark, error) {
 	if w, ok := l.e.cfg.Queue.(reportMarkWatcher); ok {
 		return w.WatchReportMarks(ctx, after)
@@ -139,7 +123,7 @@ func (l *lateReports) watchMarks(ctx context.Context, after uint64) (<-chan even
 		defer close(out)
 		for rd := range ch {
 			select {
-			case out <- events.ReportMark{Seq: rd.Seq, Run: rd.Run}:
+			case out <- events.MarkOf(rd):
 			case <-ctx.Done():
 				return
 			}

@@ -205,7 +205,8 @@ func TestJetStreamLoadWithoutConsumer(t *testing.T) {
 // TestWatchReportMarks: the watch the engine's catch-up of final runs uses
 // streams every run's reports after the given sequence as their sequence
 // and run (from the subject), in stream order, a report that does not
-// decode included, without decoding any.
+// decode included, and each mark's Delivery is the report WatchReports
+// delivers.
 func TestWatchReportMarks(t *testing.T) {
 	t.Parallel()
 	e := eventstest.StartServer(t)
@@ -239,7 +240,25 @@ func TestWatchReportMarks(t *testing.T) {
 			t.Fatal("no mark within the deadline")
 		}
 	}
-	require.Equal(t, []events.ReportMark{{Seq: s2, Run: b}, {Seq: ack.Sequence, Run: a}, {Seq: s4, Run: b}}, got)
+	type mark struct {
+		seq uint64
+		run string
+	}
+	var marks []mark
+	for _, m := range got {
+		marks = append(marks, mark{m.Seq, m.Run})
+	}
+	require.Equal(t, []mark{{s2, b}, {ack.Sequence, a}, {s4, b}}, marks)
+	// Each decodes on demand to what WatchReports delivers.
+	want, err := q.WatchReports(ctx, s1)
+	require.NoError(t, err)
+	for _, m := range got {
+		require.Equal(t, <-want, m.Delivery())
+	}
+	bad := got[1].Delivery()
+	require.ErrorIs(t, bad.Err, events.ErrInvalid)
+	require.Equal(t, `{"not":"a report"}`, string(bad.Raw))
+	require.Equal(t, events.ReportClaimed, got[2].Delivery().Report.Kind)
 	cancel()
 	for range ch {
 	}

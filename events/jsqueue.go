@@ -199,18 +199,40 @@ func (q *JetStreamQueue) WatchReports(ctx context.Context, after uint64) (<-chan
 }
 
 // ReportMark is a report's (or control's) place in the reports stream: its
-// sequence and its run, from its subject.
+// sequence and its run, from its subject. It keeps the stored report
+// undecoded, for Delivery.
 type ReportMark struct {
 	Seq uint64
 	Run string
+
+	data     []byte
+	reporter string
+	decoded  *ReportDelivery
 }
 
-// WatchReportMarks is WatchReports without the reports: it streams the
-// sequence and run (read from the subject) of every run's reports and
-// controls after after, and decodes nothing, for a watcher that only needs
-// to know which run got one (the engine's catch-up of final runs, which
-// would otherwise decode every report a second time beside the run's own
-// driver).
+// MarkOf is the mark of a report delivered already decoded (a watch of a
+// queue without WatchReportMarks); its Delivery is rd.
+func MarkOf(rd ReportDelivery) ReportMark {
+	return ReportMark{Seq: rd.Seq, Run: rd.Run, decoded: &rd}
+}
+
+// Delivery decodes the report m marks, as WatchReports would have
+// delivered it (a report that does not decode has Err and Raw set).
+func (m ReportMark) Delivery() ReportDelivery {
+	if m.decoded != nil {
+		return *m.decoded
+	}
+	rd := reportDelivery(m.Seq, m.Run, m.data)
+	rd.Reporter = m.reporter
+	return rd
+}
+
+// WatchReportMarks is WatchReports with the decoding left to the caller:
+// it streams the sequence and run (read from the subject) of every run's
+// reports and controls after after, each decoded only if the caller asks
+// for its Delivery. The engine's one watch of every run's reports uses it:
+// it hands a report to its run's driver, decoded once, and only the mark of
+// a report no driver here waits for (a final run's, for the catch-up).
 func (q *JetStreamQueue) WatchReportMarks(ctx context.Context, after uint64) (<-chan ReportMark, error) {
 	filter := ReportSubjectPrefix + ">"
 	r, err := newOrderedReader(ctx, q.j, q.j.reports, ReportsStream, after, filter)
@@ -218,7 +240,7 @@ func (q *JetStreamQueue) WatchReportMarks(ctx context.Context, after uint64) (<-
 		return nil, translate("subscribe "+filter, err)
 	}
 	return followOrdered(ctx, r, func(m jetstream.Msg, md *jetstream.MsgMetadata) (ReportMark, error) {
-		return ReportMark{Seq: md.Sequence.Stream, Run: reportSubjectRun(m.Subject())}, nil
+		return ReportMark{Seq: md.Sequence.Stream, Run: reportSubjectRun(m.Subject()), data: m.Data(), reporter: m.Headers().Get(ReporterHeader)}, nil
 	}), nil
 }
 
