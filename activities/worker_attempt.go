@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -105,13 +106,14 @@ func (w *Worker) runAttempt(ctx, rctx context.Context, log *slog.Logger, job eve
 	}
 	// A cancel recorded before the job was taken stops the runner before
 	// it starts anything; the watch, which takes a moment to start, covers
-	// the ones recorded later.
-	if env, ok := w.recordedCancel(ctx, log, job); ok {
+	// the ones recorded later, from where the check read both logs.
+	env, read, ok := w.recordedCancel(ctx, log, job)
+	if ok {
 		onCancel(env)
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var watchWG sync.WaitGroup
-	watchWG.Go(func() { w.watchCancel(watchCtx, log, job, onCancel) })
+	watchWG.Go(func() { w.watchCancel(watchCtx, log, job, read, onCancel) })
 
 	w.emit(evClaimed, id)
 	res, err := w.runRunner(rctx, log, job)
@@ -269,24 +271,34 @@ func (w *Worker) release(ctx context.Context, log *slog.Logger, lease events.Lea
 }
 
 // recordedCancel returns a cancel event already recorded on job's lane or
-// on its run. A failed read is logged and says none: the watch still sees
+// on its run, and read: the sequence up to which it read every event of
+// both (0 if it could not read them). Each log is read up to its newest
+// event, one after the other, so read is the lower of their newest
+// sequences: an event of either past it may be unread, none before it is.
+// A failed read is logged and says none: the watch, from 0, still sees
 // the cancel.
-func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job events.Job) (events.Envelope, bool) {
+func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job events.Job) (cancel events.Envelope, read uint64, found bool) {
+	read = math.MaxUint64
 	for _, lane := range []int{job.Lane, events.RunLane} {
-		actx, cancel := context.WithTimeout(ctx, w.opTimeout())
+		actx, stop := context.WithTimeout(ctx, w.opTimeout())
 		envs, err := w.cfg.Store.Load(actx, job.Run, lane)
-		cancel()
+		stop()
 		if err != nil {
 			log.Debug("cannot read the run for an earlier cancel; the watch will see it", "err", err)
-			return events.Envelope{}, false
+			return events.Envelope{}, 0, false
+		}
+		if len(envs) == 0 {
+			read = 0
+		} else {
+			read = min(read, envs[len(envs)-1].Seq)
 		}
 		for _, env := range envs {
-			if env.Type == events.TypeCancel {
-				return env, true
+			if env.Type == events.TypeCancel && !found {
+				cancel, found = env, true
 			}
 		}
 	}
-	return events.Envelope{}, false
+	return cancel, read, found
 }
 
 // laneWatcher is a store that can watch one lane and the run-level events
@@ -297,11 +309,10 @@ type laneWatcher interface {
 }
 
 // watchCancel calls onCancel for the first cancel event of job's lane or
-// of its whole run, reading the run's events from the start (a cancel
-// recorded before the job was taken counts), until ctx is done. A watch
-// that ends early is resumed after the last event seen.
-func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, onCancel func(events.Envelope)) {
-	var after uint64
+// of its whole run past sequence after (recordedCancel read the ones up to
+// it; 0 reads the run's events from the start), until ctx is done. A
+// watch that ends early is resumed after the last event seen.
+func (w *Worker) watchCancel(ctx context.Context, log *slog.Logger, job events.Job, after uint64, onCancel func(events.Envelope)) {
 	bo := events.Backoff{Min: retryMin, Max: retryMax}
 	watch := func() (<-chan events.Envelope, error) { return w.cfg.Store.Watch(ctx, job.Run, after) }
 	if lw, ok := w.cfg.Store.(laneWatcher); ok {

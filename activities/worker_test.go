@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,4 +311,62 @@ func TestWorkerRunnerRefusal(t *testing.T) {
 	l := e.claimOf(job)
 	require.Equal(t, events.LeaseAbandoned, l.State)
 	require.Equal(t, "worker-a", l.AbandonedBy)
+}
+
+// watchStarts is the worker's store, recording where each cancel watch of a
+// lane starts.
+type watchStarts struct {
+	*events.JetStreamStore
+	mu     sync.Mutex
+	afters []uint64
+}
+
+func (s *watchStarts) WatchLane(ctx context.Context, run string, lane int, after uint64) (<-chan events.Envelope, error) {
+	s.mu.Lock()
+	s.afters = append(s.afters, after)
+	s.mu.Unlock()
+	return s.JetStreamStore.WatchLane(ctx, run, lane, after)
+}
+
+func (s *watchStarts) first() (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.afters) == 0 {
+		return 0, false
+	}
+	return s.afters[0], true
+}
+
+// TestWorkerCancelWatchStartsWhereTheCheckRead: the cancel watch of an
+// attempt starts where the check for an earlier cancel finished reading
+// the lane's and the run's logs (the lower of their newest sequences), not
+// at the start of the run, and still sees a cancel recorded later.
+func TestWorkerCancelWatchStartsWhereTheCheckRead(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
+	store := &watchStarts{JetStreamStore: e.js.Store()}
+	cfg := e.workerConfig("worker-a")
+	cfg.Store = store
+	w := e.startWorker(cfg)
+	job := e.newJob(1)
+	e.publish(job)
+	inv := e.waitWorkload(job)
+
+	ctx := context.Background()
+	lane, err := e.js.Store().Last(ctx, e.run, job.Lane)
+	require.NoError(t, err)
+	run, err := e.js.Store().Last(ctx, e.run, events.RunLane)
+	require.NoError(t, err)
+	var after uint64
+	require.Eventually(t, func() (ok bool) { after, ok = store.first(); return ok }, waitLong, 10*time.Millisecond)
+	require.NotZero(t, after)
+	require.Equal(t, min(lane.Seq, run.Seq), after, "the watch starts where both logs were read")
+
+	_, err = e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
+	require.NoError(t, err)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	w.waitEvent(t, evAcked, job.ExecutionID, 1)
+	_, rc := e.receipt(job)
+	require.Equal(t, policy.StatusCancelled, rc.Status)
+	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
 }
