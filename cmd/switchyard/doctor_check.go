@@ -214,6 +214,19 @@ type doctorCheck struct {
 	attempts map[policy.Provider]policy.AttemptPolicy
 }
 
+// containmentOf is spec's containment in each access mode, and whether it
+// is the serve's: a data directory's serve publishes its sandbox self-test
+// in serve.json (engineconn.ServeInfo.Containment), the evidence its
+// eligibility gate decides with, so a check it serves reads that instead of
+// running a self-test of its own (a sandboxed child process). Otherwise,
+// and before the serve has published it, this process's self-test.
+func (c doctorCheck) containmentOf(spec *providers.Spec) ([]events.ContainmentEntry, bool) {
+	if c.conn != nil && c.conn.mode == connServe && c.conn.holder.Containment != nil {
+		return activities.ContainmentFrom(*c.conn.holder.Containment, spec), true
+	}
+	return activities.ContainmentOf(spec), false
+}
+
 // checkProviders checks provs concurrently, in order.
 func checkProviders(ctx context.Context, c doctorCheck, provs []policy.Provider) []doctorProvider {
 	out := make([]doctorProvider, len(provs))
@@ -258,7 +271,8 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 	if d.Binary.KnownVersions == nil {
 		d.Binary.KnownVersions = []string{}
 	}
-	d.Containment = activities.ContainmentOf(spec)
+	var fromServe bool
+	d.Containment, fromServe = c.containmentOf(spec)
 	d.Concurrency = deploymentCap(ctx, c.conn, p)
 
 	exe, binErr := providers.ResolveBinary(spec, c.env["PATH"])
@@ -313,8 +327,13 @@ func checkProvider(ctx context.Context, c doctorCheck, p policy.Provider, live [
 		// Every mode requires its verified class (issue 24): an UNVERIFIED
 		// attempt is excluded before launch unless the run accepts it.
 		// ce.Reason says why and how to fix it (the sandbox self-test).
+		host := "this host"
+		if fromServe {
+			msg += " (the serve's sandbox self-test, which its eligibility gate uses)"
+			host = "the serve's host"
+		}
 		add(problemContainment, !allowed, msg+": "+ce.Reason,
-			fmt.Sprintf("make the sandbox verifiable on this host (the reason above names the fix), or pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", p, c.mode, c.mode))
+			fmt.Sprintf("make the sandbox verifiable on %s (the reason above names the fix), or pass --allow-unverified-containment %s to run to accept an unrestricted %s attempt (recorded in the run), or route %s work to a provider with verified containment", host, p, c.mode, c.mode))
 	}
 
 	if c.probe && binErr == nil {

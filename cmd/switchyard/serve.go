@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/internal/engineconn"
 	"github.com/switchyard-dev/switchyard/policy"
 )
@@ -243,6 +244,19 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f engineFlags, list
 	}
 	defer web.stop()
 	started = true
+	// The commands this serve serves read its sandbox self-test in
+	// serve.json (what its gate decides with) instead of each running one:
+	// the self-test is a sandboxed child process, about half of what a
+	// `run --detach` cost (docs/PERFORMANCE.md). It runs beside the engine
+	// and is waited for on the way out.
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		if err := conn.PublishContainment(sandbox.Verify("")); err != nil {
+			logger.Warn("serve.json: the sandbox self-test is not published; runs and doctor test their own host", "err", err)
+		}
+	}()
+	defer func() { <-published }()
 	err = eng.Run(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return failf("engine stopped: %v", err)

@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/engine"
 	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
@@ -111,8 +113,12 @@ type Conn struct {
 	closeNC func()
 	// holder is the serve.json of the process served (Serve).
 	holder ServeInfo
-	// wroteInfo: this process wrote serve.json and removes it on Close.
-	wroteInfo bool
+	// wroteInfo: this process wrote serve.json (info) and removes it on
+	// Close. infoMu orders PublishContainment's rewrite with Close.
+	wroteInfo  bool
+	info       ServeInfo
+	infoMu     sync.Mutex
+	infoClosed bool
 	// wroteAuth: this process wrote the credentials file and removes it
 	// on Close.
 	wroteAuth bool
@@ -441,7 +447,7 @@ func startEmbedded(ctx context.Context, dir string, o Options, lock *dirLock) (*
 			c.Close()
 			return nil, failf("%v", err)
 		}
-		c.wroteInfo = true
+		c.wroteInfo, c.info = true, info
 		if o.ServeKind == "serve" {
 			if pu, err := url.Parse(u); err == nil && pu.Host != "" {
 				recordListen(dir, pu.Host)
@@ -527,6 +533,9 @@ func (c *Conn) Close() {
 	if c.emb != nil {
 		c.emb.Shutdown()
 	}
+	c.infoMu.Lock()
+	c.infoClosed = true
+	c.infoMu.Unlock()
 	if c.wroteInfo {
 		removeServeInfo(c.dataDir, os.Getpid())
 	}
@@ -534,6 +543,25 @@ func (c *Conn) Close() {
 		os.Remove(filepath.Join(c.dataDir, AuthFileName))
 	}
 	c.lock.Unlock()
+}
+
+// PublishContainment adds rep, this process's sandbox self-test, to the
+// serve.json it wrote, so the commands it serves read the evidence its
+// gate uses (ServeInfo.Containment). A no-op when this process wrote no
+// serve.json, or after Close.
+func (c *Conn) PublishContainment(rep sandbox.Report) error {
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
+	if !c.wroteInfo || c.infoClosed {
+		return nil
+	}
+	info := c.info
+	info.Containment = &rep
+	if err := writeServeInfo(c.dataDir, info); err != nil {
+		return err
+	}
+	c.info = info
+	return nil
 }
 
 // Mode says how the connection reached the events.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/activities/sandbox"
 	"github.com/switchyard-dev/switchyard/events"
 )
 
@@ -223,6 +224,13 @@ type ServeInfo struct {
 	// with PID and the socket listening at URL it tells the holder from
 	// a process that got its pid later (live).
 	Start string `json:"start,omitempty"`
+	// Containment is the holder's sandbox self-test (sandbox.Verify), the
+	// evidence its eligibility gate decides with, once it has run
+	// (PublishContainment; absent before). A run's pre-check and doctor,
+	// served by this holder, read it here instead of testing their own
+	// process: it is what the gate will use, and a self-test costs a
+	// sandboxed child process.
+	Containment *sandbox.Report `json:"containment,omitempty"`
 }
 
 // Live reports why the holder info names is not the live server of this
