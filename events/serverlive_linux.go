@@ -2,21 +2,33 @@ package events
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// listenSocket is one listening TCP socket from /proc/net/tcp{,6}.
+// listenSocket is one listening TCP socket: its owner and inode.
 type listenSocket struct {
 	uid   uint32
 	inode string
 }
 
-// listeners returns the TCP sockets listening on port, from the kernel's
-// tables for IPv4 and IPv6.
+// listeners returns the TCP sockets listening on port, IPv4 and IPv6:
+// from sock_diag, or, where the kernel does not answer that, from
+// /proc/net/tcp{,6}.
 func listeners(port int) ([]listenSocket, error) {
+	socks, err := listenersDiag(port)
+	if errors.Is(err, errDiagUnavailable) {
+		return listenersProc(port)
+	}
+	return socks, err
+}
+
+// listenersProc is listeners from the kernel's text tables, which list
+// every socket of the network namespace.
+func listenersProc(port int) ([]listenSocket, error) {
 	var out []listenSocket
 	read := 0
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
