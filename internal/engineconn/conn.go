@@ -443,6 +443,7 @@ func startEmbedded(ctx context.Context, dir string, o Options, lock *dirLock) (*
 		}
 		c.wroteAuth = true
 		info := ServeInfo{PID: os.Getpid(), URL: u, Kind: o.ServeKind, DataDir: dir, Fsync: string(cfg.Fsync), Started: time.Now().UTC(), Start: events.SelfStart()}
+		removeServeInfoTemps(dir)
 		if err := writeServeInfo(dir, info); err != nil {
 			c.Close()
 			return nil, failf("%v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,4 +41,24 @@ func TestPublishContainment(t *testing.T) {
 	require.NoError(t, c.PublishContainment(rep))
 	_, err = ReadServeInfo(dir)
 	require.True(t, errors.Is(err, fs.ErrNotExist), "serve.json after Close: %v", err)
+}
+
+// TestServeRemovesServeInfoTemps: a temporary file of serve.json that a
+// holder killed mid-write left behind is removed by the next holder, which
+// writes serve.json whole.
+func TestServeRemovesServeInfoTemps(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	stale := filepath.Join(dir, ".serve-4242.json")
+	require.NoError(t, os.WriteFile(stale, []byte(`{"pid":`), 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Open(ctx, Options{DataDir: dir, ServeKind: "serve", Listen: "127.0.0.1:0", Exclusive: true, Role: events.RoleEngine})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = os.Stat(stale)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "the stale temporary file: %v", err)
+	_, err = ReadServeInfo(dir)
+	require.NoError(t, err)
 }

@@ -237,13 +237,16 @@ type ServeInfo struct {
 // user it claims to be (events.CheckServer), or nil when it is.
 func (info ServeInfo) Live() error { return events.CheckServer(info.PID, info.Start, info.URL) }
 
+// serveInfoTemps is the name pattern of writeServeInfo's temporary files.
+const serveInfoTemps = ".serve-*.json"
+
 // writeServeInfo writes dir/serve.json atomically (0600).
 func writeServeInfo(dir string, info ServeInfo) error {
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".serve-*.json")
+	tmp, err := os.CreateTemp(dir, serveInfoTemps)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", ServeInfoName, err)
 	}
@@ -260,6 +263,16 @@ func writeServeInfo(dir string, info ServeInfo) error {
 		return fmt.Errorf("write %s: %w", ServeInfoName, werr)
 	}
 	return nil
+}
+
+// removeServeInfoTemps removes the temporary files of serve.json a holder
+// killed while writing it left behind. Only the holder of dir's lock
+// writes serve.json, so the caller, holding it, has none in progress.
+func removeServeInfoTemps(dir string) {
+	left, _ := filepath.Glob(filepath.Join(dir, serveInfoTemps))
+	for _, f := range left {
+		os.Remove(f)
+	}
 }
 
 // ReadServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
