@@ -207,8 +207,13 @@ func TestAttackReaderSubscriptions(t *testing.T) {
 	engine := eventstest.Open(t, e, events.JetStreamConfig{})
 	r := connectHostile(t, e, path, events.RoleReader)
 	inbox := r.nc.Opts.InboxPrefix
+	// Every subscription shares one small channel: a SubscribeSync each
+	// would give this test process a 64k-message buffer per subscription,
+	// gigabytes for the collector to scan beside the server under test,
+	// which is the attacker's cost, not the server's.
+	flood := make(chan *nats.Msg, 1)
 	for i := range events.ServerMaxSubscriptions + 10 {
-		if _, err := r.nc.SubscribeSync(fmt.Sprintf("%s.flood.%d", inbox, i)); err != nil {
+		if _, err := r.nc.ChanSubscribe(fmt.Sprintf("%s.flood.%d", inbox, i), flood); err != nil {
 			break // the client noticed the server closing it
 		}
 	}
