@@ -38,7 +38,8 @@ type Proxy struct {
 	mu      sync.Mutex
 	denials []Denial
 	open    map[net.Conn]struct{}
-	tunnels sync.WaitGroup
+	closed  bool           // set by Close; no tunnel starts after it
+	tunnels sync.WaitGroup // Add only under mu with closed false
 }
 
 // maxDenials bounds what a proxy keeps; later denials are still refused.
@@ -96,10 +97,12 @@ func (p *Proxy) Denials() []Denial {
 	return slices.Clone(p.denials)
 }
 
-// Close stops the proxy and its open tunnels.
+// Close stops the proxy and its open tunnels, including one whose 200 a
+// client has read: a tunnel is recorded before it is answered.
 func (p *Proxy) Close() error {
 	err := p.srv.Close()
 	p.mu.Lock()
+	p.closed = true
 	for c := range p.open {
 		c.Close()
 	}
@@ -189,13 +192,18 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		up.Close()
 		return
 	}
-	if _, err := io.WriteString(down, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+	if !p.track(up, down) {
 		down.Close()
 		up.Close()
 		return
 	}
-	p.track(up, down)
-	p.tunnels.Add(2)
+	if _, err := io.WriteString(down, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		down.Close()
+		up.Close()
+		p.untrack(up, down)
+		p.tunnels.Add(-2)
+		return
+	}
 	go func() {
 		defer p.tunnels.Done()
 		if n := rw.Reader.Buffered(); n > 0 {
@@ -222,16 +230,23 @@ func closeWrite(c net.Conn) {
 	c.Close()
 }
 
-// track records a tunnel's connections so Close can end them.
-func (p *Proxy) track(cs ...net.Conn) {
+// track records a tunnel's connections so Close can end them, and counts
+// the tunnel's two copiers in p.tunnels. It reports false, recording
+// nothing, once Close has begun.
+func (p *Proxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.tunnels.Add(2)
 	if p.open == nil {
 		p.open = map[net.Conn]struct{}{}
 	}
 	for _, c := range cs {
 		p.open[c] = struct{}{}
 	}
+	return true
 }
 
 func (p *Proxy) untrack(cs ...net.Conn) {

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/activities/sandbox"
 )
@@ -113,5 +115,47 @@ func TestWrapReplacesAnInheritedPolicy(t *testing.T) {
 	want := []string{"A=1", sandbox.EnvPolicy + `={"writable":null,"connectPort":7}`}
 	if fmt.Sprint(env) != fmt.Sprint(want) {
 		t.Fatalf("env %q, want %q", env, want)
+	}
+}
+
+// A tunnel whose 200 the client has read is one Close ends: the proxy
+// records the tunnel before it answers, so a Close right after the answer
+// cannot miss it (and leave the tunnel running past Close).
+func TestProxyCloseEndsATunnelItJustAnswered(t *testing.T) {
+	up, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	for i := range 200 {
+		p, err := sandbox.StartProxy([]string{up.Addr().String()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", up.Addr(), up.Addr())
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("CONNECT %d: %v %v", i, resp, err)
+		}
+		p.Close()
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("round %d: after Close the tunnel read %d bytes, %v; want EOF (Close missed the tunnel)", i, n, err)
+		}
+		c.Close()
 	}
 }
