@@ -103,6 +103,12 @@ type WorkerConfig struct {
 	// ShutdownGrace bounds the final reports after Run's context is done.
 	// Default DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// CancelPoll is how often a running attempt reads its lane's and its
+	// run's logs for a cancel besides the reads a cancel notice triggers
+	// (events.JetStreamStore.CancelNotices), for a cancel whose notice it
+	// missed: one published while the connection was down, or with no
+	// permission to follow the events. Default DefaultCancelPoll.
+	CancelPoll time.Duration
 	// Env is the parent environment handed to the runner (PATH for binary
 	// discovery, HOME, billing-guard variables). Default os.Environ() at
 	// NewWorker.

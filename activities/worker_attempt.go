@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/switchyard-dev/switchyard/activities/runner"
 	"github.com/switchyard-dev/switchyard/events"
@@ -105,15 +106,22 @@ func (w *Worker) runAttempt(ctx, rctx context.Context, log *slog.Logger, job eve
 		})
 	}
 	// A cancel recorded before the job was taken stops the runner before
-	// it starts anything; the watch, which takes a moment to start, covers
-	// the ones recorded later, from where the check read both logs.
+	// it starts anything. One recorded later arrives as a notice, which
+	// is followed from before the check (so none falls between the two),
+	// or, where the store has none, on a watch from where the check read
+	// both logs.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	notices := w.cancelNotices(watchCtx, log, job)
 	env, read, ok := w.recordedCancel(ctx, log, job)
 	if ok {
 		onCancel(env)
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
 	var watchWG sync.WaitGroup
-	watchWG.Go(func() { w.watchCancel(watchCtx, log, job, read, onCancel) })
+	if notices != nil {
+		watchWG.Go(func() { w.awaitCancel(watchCtx, log, job, notices, onCancel) })
+	} else {
+		watchWG.Go(func() { w.watchCancel(watchCtx, log, job, read, onCancel) })
+	}
 
 	w.emit(evClaimed, id)
 	res, err := w.runRunner(rctx, log, job)
@@ -300,6 +308,82 @@ func (w *Worker) recordedCancel(ctx context.Context, log *slog.Logger, job event
 	}
 	return cancel, read, found
 }
+
+// cancelNotifier is a store that notices, live and without a consumer,
+// what is published on a lane and on its run's own events
+// (events.JetStreamStore).
+type cancelNotifier interface {
+	CancelNotices(ctx context.Context, run string, lane int) (<-chan struct{}, error)
+}
+
+// DefaultCancelPoll is WorkerConfig.CancelPoll's default.
+const DefaultCancelPoll = 10 * time.Second
+
+// cancelNotices follows job's lane and run for cancel notices until ctx is
+// done; nil when the store has none or they cannot be followed (then
+// watchCancel watches the logs instead).
+func (w *Worker) cancelNotices(ctx context.Context, log *slog.Logger, job events.Job) <-chan struct{} {
+	n, ok := w.cfg.Store.(cancelNotifier)
+	if !ok {
+		return nil
+	}
+	ch, err := n.CancelNotices(ctx, job.Run, job.Lane)
+	if err != nil {
+		log.Debug("cannot follow the run's cancel notices; watching its logs instead", "err", err)
+		return nil
+	}
+	return ch
+}
+
+// awaitCancel calls onCancel for the first cancel event of job's lane or
+// of its whole run that a read of both logs finds, reading them at every
+// notice and every CancelPoll (for a notice missed while the connection
+// was down), until ctx is done. A notice alone never cancels: a
+// publication the stream refused is noticed too. And a notice can arrive
+// before the stream has stored what it notices, so after one the logs are
+// read again, more and more slowly, for up to noticeConfirm.
+func (w *Worker) awaitCancel(ctx context.Context, log *slog.Logger, job events.Job, notices <-chan struct{}, onCancel func(events.Envelope)) {
+	poll := w.cfg.CancelPoll
+	if poll <= 0 {
+		poll = DefaultCancelPoll
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	confirm := time.NewTimer(0)
+	confirm.Stop()
+	defer confirm.Stop()
+	var (
+		until time.Time     // reading again after a notice until then
+		gap   time.Duration // the next wait before reading again
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-notices:
+			until, gap = time.Now().Add(noticeConfirm), noticeRetryMin
+		case <-confirm.C:
+		case <-t.C:
+		}
+		if env, _, ok := w.recordedCancel(ctx, log, job); ok {
+			onCancel(env)
+			return
+		}
+		if time.Now().Before(until) {
+			confirm.Reset(gap)
+			gap = min(2*gap, noticeRetryMax)
+		}
+	}
+}
+
+// After a notice the logs are read again after noticeRetryMin, doubling
+// up to noticeRetryMax, for noticeConfirm: the stream stores a cancel
+// within milliseconds of publishing it, or refused it.
+const (
+	noticeRetryMin = 5 * time.Millisecond
+	noticeRetryMax = 500 * time.Millisecond
+	noticeConfirm  = 10 * time.Second
+)
 
 // laneWatcher is a store that can watch one lane and the run-level events
 // of a run (events.JetStreamStore and MemoryStore can): watchCancel then

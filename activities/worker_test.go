@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,10 +314,12 @@ func TestWorkerRunnerRefusal(t *testing.T) {
 	require.Equal(t, "worker-a", l.AbandonedBy)
 }
 
-// watchStarts is the worker's store, recording where each cancel watch of a
-// lane starts.
+// watchStarts is the worker's store, without cancel notices (so the
+// worker watches the logs), recording where each cancel watch of a lane
+// starts.
 type watchStarts struct {
-	*events.JetStreamStore
+	events.Store
+	js     *events.JetStreamStore
 	mu     sync.Mutex
 	afters []uint64
 }
@@ -325,7 +328,7 @@ func (s *watchStarts) WatchLane(ctx context.Context, run string, lane int, after
 	s.mu.Lock()
 	s.afters = append(s.afters, after)
 	s.mu.Unlock()
-	return s.JetStreamStore.WatchLane(ctx, run, lane, after)
+	return s.js.WatchLane(ctx, run, lane, after)
 }
 
 func (s *watchStarts) first() (uint64, bool) {
@@ -337,14 +340,14 @@ func (s *watchStarts) first() (uint64, bool) {
 	return s.afters[0], true
 }
 
-// TestWorkerCancelWatchStartsWhereTheCheckRead: the cancel watch of an
-// attempt starts where the check for an earlier cancel finished reading
+// TestWorkerCancelWatchStartsWhereTheCheckRead: where the store has no
+// cancel notices, the cancel watch of an attempt starts where the check for an earlier cancel finished reading
 // the lane's and the run's logs (the lower of their newest sequences), not
 // at the start of the run, and still sees a cancel recorded later.
 func TestWorkerCancelWatchStartsWhereTheCheckRead(t *testing.T) {
 	t.Parallel()
 	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
-	store := &watchStarts{JetStreamStore: e.js.Store()}
+	store := &watchStarts{Store: e.js.Store(), js: e.js.Store()}
 	cfg := e.workerConfig("worker-a")
 	cfg.Store = store
 	w := e.startWorker(cfg)
@@ -366,6 +369,125 @@ func TestWorkerCancelWatchStartsWhereTheCheckRead(t *testing.T) {
 	require.NoError(t, err)
 	e.waitReport(events.ReportFinished, job.ExecutionID)
 	w.waitEvent(t, evAcked, job.ExecutionID, 1)
+	_, rc := e.receipt(job)
+	require.Equal(t, policy.StatusCancelled, rc.Status)
+	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+}
+
+// eventConsumers counts the consumers of the events stream.
+func eventConsumers(t *testing.T, e *workerEnv) int {
+	t.Helper()
+	js, err := e.srv.Conn().JetStream()
+	require.NoError(t, err)
+	info, err := js.StreamInfo(events.EventsStream)
+	require.NoError(t, err)
+	return info.State.Consumers
+}
+
+// TestWorkerCancelNoticeNeedsNoConsumer: a running attempt follows its
+// cancels as the engine publishes them, so the events stream has no
+// consumer for it while it runs (it had one per attempt), and a cancel
+// recorded meanwhile still stops it with SIGTERM.
+func TestWorkerCancelNoticeNeedsNoConsumer(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
+	cfg := e.workerConfig("worker-a")
+	cfg.CancelPoll = time.Hour // only a notice can stop it within the test
+	e.startWorker(cfg)
+	job := e.newJob(1)
+	e.publish(job)
+	inv := e.waitWorkload(job)
+	require.Zero(t, eventConsumers(t, e), "no consumer of the events stream while the attempt runs")
+
+	_, err := e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
+	require.NoError(t, err)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	_, rc := e.receipt(job)
+	require.Equal(t, policy.StatusCancelled, rc.Status)
+	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+}
+
+// deafStore is the worker's store whose cancel notices never come, as for
+// a cancel published while the worker's connection was down.
+type deafStore struct{ *events.JetStreamStore }
+
+func (deafStore) CancelNotices(ctx context.Context, _ string, _ int) (<-chan struct{}, error) {
+	return make(chan struct{}), nil
+}
+
+// TestWorkerCancelPollFindsAMissedNotice: a cancel whose notice never
+// arrives is found by the attempt's periodic read of its logs, and stops
+// the child with SIGTERM.
+func TestWorkerCancelPollFindsAMissedNotice(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
+	cfg := e.workerConfig("worker-a")
+	cfg.Store = deafStore{e.js.Store()}
+	cfg.CancelPoll = 200 * time.Millisecond
+	e.startWorker(cfg)
+	job := e.newJob(1)
+	e.publish(job)
+	inv := e.waitWorkload(job)
+
+	_, err := e.appendEvent(events.RunLane, events.Cancel{Reason: "stop the run", By: "test"})
+	require.NoError(t, err)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	_, rc := e.receipt(job)
+	require.Equal(t, policy.StatusCancelled, rc.Status)
+	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+}
+
+// earlyNotice is the worker's store whose cancel notices the test sends,
+// and which tells the test of each read of a log once armed.
+type earlyNotice struct {
+	*events.JetStreamStore
+	notices chan struct{}
+	reads   chan struct{}
+	armed   atomic.Bool
+}
+
+func (s *earlyNotice) CancelNotices(context.Context, string, int) (<-chan struct{}, error) {
+	return s.notices, nil
+}
+
+func (s *earlyNotice) Load(ctx context.Context, run string, lane int) ([]events.Envelope, error) {
+	envs, err := s.JetStreamStore.Load(ctx, run, lane)
+	if s.armed.Load() {
+		select {
+		case s.reads <- struct{}{}:
+		default:
+		}
+	}
+	return envs, err
+}
+
+// TestWorkerCancelNoticeBeforeTheCancelIsStored: a notice can arrive
+// before the stream has stored the cancel it notices (a subscriber hears
+// of a publication before the stream writes it). The read it triggers
+// then finds nothing, and the worker reads again until the cancel is
+// there, rather than waiting for the next periodic read.
+func TestWorkerCancelNoticeBeforeTheCancelIsStored(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
+	store := &earlyNotice{JetStreamStore: e.js.Store(), notices: make(chan struct{}, 1), reads: make(chan struct{}, 1)}
+	cfg := e.workerConfig("worker-a")
+	cfg.Store = store
+	cfg.CancelPoll = time.Hour
+	e.startWorker(cfg)
+	job := e.newJob(1)
+	e.publish(job)
+	inv := e.waitWorkload(job)
+
+	store.armed.Store(true)
+	store.notices <- struct{}{}
+	select {
+	case <-store.reads: // the lane's log, read without the cancel
+	case <-time.After(waitLong):
+		t.Fatal("the notice triggered no read")
+	}
+	_, err := e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
+	require.NoError(t, err)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
 	_, rc := e.receipt(job)
 	require.Equal(t, policy.StatusCancelled, rc.Status)
 	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")

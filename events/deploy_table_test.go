@@ -30,6 +30,7 @@ var grantWords = []struct {
 	{func(s string, _ events.Role) bool { return s == events.WorkerSubjectPrefix+"*" }, []string{"presence"}},
 	{func(s string, _ events.Role) bool { return s == events.SubmitSubject }, []string{"submit runs"}},
 	{func(s string, _ events.Role) bool { return s == events.CapacityRefreshSubjectPrefix+"*" }, []string{"capacity refreshes", "capacity"}},
+	{func(s string, _ events.Role) bool { return s == events.EventSubjectPrefix+"*.*" }, []string{"follow events live"}},
 }
 
 // TestDeployTableGrants: the deployment guide's configuration grants no

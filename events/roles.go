@@ -152,7 +152,11 @@ func rolePermissionsFor(r Role, inbox string, providers []policy.Provider) (Perm
 		// Reports go through the proxy, which names the reporter (and
 		// takes a worker's only on lanes: controls are the parent's).
 		p.PublishAllow = append(p.PublishAllow, WorkerSubjectPrefix+"*")
-		p.SubscribeAllow = append(p.SubscribeAllow, CommandSubjectPrefix+"*.*", CapacityRefreshSubjectPrefix+"*")
+		p.SubscribeAllow = append(p.SubscribeAllow, CommandSubjectPrefix+"*.*", CapacityRefreshSubjectPrefix+"*",
+			// The events as the engine publishes them, for the cancel
+			// notices of the lanes it runs (JetStreamStore.CancelNotices):
+			// what its proxied reads already reach, without a consumer.
+			EventSubjectPrefix+"*.*")
 		p.Responses = true
 	case RoleParent:
 		for _, parent := range nativeParents {
