@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchyard-dev/switchyard/events"
+	"github.com/switchyard-dev/switchyard/internal/engineconn"
 )
 
 // This file holds the checks of the inputs that name things in the store:
@@ -166,24 +167,37 @@ func storeMayExist(dir string) bool {
 // already has. It runs before run starts anything: a data directory with
 // no store yet cannot hold the run, so it is not even created; otherwise
 // it is read the way status reads it (no server is offered to others).
-func checkRunIDFree(ctx context.Context, f engineFlags, run string) error {
+// Where the run goes to a server that is already there (a live serve of the
+// data directory, or --nats) it checks nothing and reports onConn: the run
+// looks the id up on its own connection (runIDFree), which saves a
+// connection of its own.
+func checkRunIDFree(ctx context.Context, f engineFlags, run string) (onConn bool, err error) {
 	if run == "" {
-		return nil
+		return false, nil
 	}
-	if f.nats == "" {
-		dir, err := dataDirPath(f.dataDir)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		if !storeMayExist(dir) {
-			return nil
-		}
+	if f.nats != "" {
+		return true, nil
+	}
+	dir, err := dataDirPath(f.dataDir)
+	if err != nil {
+		return false, usagef("%v", err)
+	}
+	if !storeMayExist(dir) {
+		return false, nil
+	}
+	if engineconn.Served(dir) {
+		return true, nil
 	}
 	conn, err := openEngineConn(ctx, f, connectOptions{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close()
+	return false, runIDFree(ctx, conn, f, run)
+}
+
+// runIDFree is a usage error when conn's store has run.
+func runIDFree(ctx context.Context, conn *engineConn, f engineFlags, run string) error {
 	switch _, err := conn.store().Last(ctx, run, events.RunLane); {
 	case err == nil:
 		return usagef("--run-id %s: run %s already exists in %s; pass a new id, or leave --run-id out for a fresh one (`switchyard status --run %s%s` shows the existing run)",

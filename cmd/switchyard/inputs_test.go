@@ -333,3 +333,26 @@ func splitWords(line string) []string {
 	}
 	return out
 }
+
+// TestRunIDTakenOnAServe: against a serve, run looks --run-id up on the
+// connection it submits on (checkRunIDFree opens none of its own), and a
+// taken id is still a usage error before anything is submitted.
+func TestRunIDTakenOnAServe(t *testing.T) {
+	t.Parallel()
+	s := newEngineSandbox(t, nil, singleLaneSheet)
+	serve := s.start(t, "serve", "--data-dir", s.data, "--listen", "127.0.0.1:0")
+	waitServeInfo(t, s.data, serve)
+	r := s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "taken", "--detach")...)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	onConn, err := checkRunIDFree(t.Context(), engineFlags{dataDir: s.data}, "taken")
+	require.NoError(t, err)
+	require.True(t, onConn, "a served data directory: the run's own connection looks the id up")
+
+	r = s.run(t, 60*time.Second, s.runArgs("hillclimb", "--run-id", "taken", "--detach")...)
+	require.Equal(t, 64, r.code, r.stdout)
+	require.Empty(t, r.stdout, "no run id printed: nothing was submitted")
+	require.Contains(t, r.stderr, "error: --run-id taken: run taken already exists in the serve of "+s.data)
+	require.Contains(t, r.stderr, "(`switchyard status --run taken --data-dir "+s.data+"` shows the existing run)")
+	require.NotContains(t, r.stderr, "pre-check", "refused before the pre-check")
+}

@@ -76,6 +76,9 @@ type runInput struct {
 	// UNVERIFIED containment (--allow-unverified-containment), recorded in
 	// the run.
 	unrestricted []policy.Provider
+	// runIDOnConn is set when --run-id is checked on the run's own
+	// connection (checkRunIDFree), not before it.
+	runIDOnConn bool
 }
 
 // newRunCmd builds `switchyard run`.
@@ -240,7 +243,7 @@ self-contained run final, "final" is true, "resume" is left out and
 			if in.caps, err = parseCaps(rf.caps); err != nil {
 				return err
 			}
-			if err := checkRunIDFree(cmd.Context(), f, rf.runID); err != nil {
+			if in.runIDOnConn, err = checkRunIDFree(cmd.Context(), f, rf.runID); err != nil {
 				return err
 			}
 			return runRun(cmd.Context(), stdout, stderr, f, rf, in)
@@ -509,6 +512,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, f engineFlags, rf run
 		return err
 	}
 	defer conn.Close()
+	if in.runIDOnConn {
+		if err := runIDFree(ctx, conn, f, rf.runID); err != nil {
+			return err
+		}
+	}
 	logger := rf.log.logger(stderr)
 	eng, err := conn.newEngine(f, logger)
 	if err != nil {

@@ -275,6 +275,14 @@ func removeServeInfoTemps(dir string) {
 	}
 }
 
+// Served reports whether dir's serve.json names a live holder listening
+// where it says: a command connecting through dir would connect to it and
+// start no server of its own. It takes no lock and writes nothing.
+func Served(dir string) bool {
+	info, err := ReadServeInfo(dir)
+	return err == nil && info.Live() == nil
+}
+
 // ReadServeInfo reads dir/serve.json; fs.ErrNotExist when absent.
 func ReadServeInfo(dir string) (ServeInfo, error) {
 	var info ServeInfo
