@@ -83,7 +83,7 @@ type Config struct {
 	// per process with SandboxExe).
 	Containment func() sandbox.Report
 	// SandboxExe is the sandbox launcher: a binary whose main (or
-	// TestMain) calls sandbox.Enter first. Default: os.Executable().
+	// TestMain) calls sandbox.Enter first. Default: sandbox.Executable().
 	SandboxExe string
 }
 
@@ -113,7 +113,7 @@ func (c Config) withDefaults() Config {
 	c.KillGrace = cmp.Or(c.KillGrace, DefaultKillGrace)
 	c.ActivityFlush = cmp.Or(c.ActivityFlush, DefaultActivityFlush)
 	if c.SandboxExe == "" {
-		c.SandboxExe, _ = os.Executable() // "" fails each contained launch closed
+		c.SandboxExe, _ = sandbox.Executable() // "" fails each contained launch closed
 	}
 	if c.Containment == nil {
 		exe := c.SandboxExe

@@ -108,7 +108,7 @@ func SelfTest(ctx context.Context, opts SelfTestOptions) Report {
 	exe := opts.Exe
 	if exe == "" {
 		var err error
-		if exe, err = os.Executable(); err != nil {
+		if exe, err = Executable(); err != nil {
 			return Unverified(abi, "the switchyard binary's path is unknown: "+err.Error(), "run switchyard from a path the kernel can report")
 		}
 	}
@@ -301,6 +301,11 @@ var verified struct {
 // for tests that simulate such a host.
 const EnvSwitch = "SWITCHYARD_SANDBOX"
 
+// Executable is os.Executable, read once per process: it reads
+// /proc/self/exe on every call, and the engine's gate asks at every
+// decision and the runner at every attempt.
+var Executable = sync.OnceValues(os.Executable)
+
 // Verify is SelfTest for launcher exe ("" for this executable), run once
 // per process and exe and remembered: a worker (or doctor, or the runner)
 // calls it at start and every attempt reads the same report.
@@ -309,7 +314,7 @@ func Verify(exe string) Report {
 		return Unverified(KernelABI(), "the sandbox is turned off ("+EnvSwitch+"=off)", "unset "+EnvSwitch+" in the worker's environment")
 	}
 	if exe == "" {
-		exe, _ = os.Executable()
+		exe, _ = Executable()
 	}
 	verified.Lock()
 	defer verified.Unlock()

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -63,5 +64,31 @@ func TestSelfTestWithABrokenLauncherIsUnverified(t *testing.T) {
 		if v.Verified || v.Class != providers.ContainmentUnverified || !strings.Contains(v.Why, "self-test failed") {
 			t.Fatalf("%+v", v)
 		}
+	}
+}
+
+// TestExecutableIsThisProcess: the once-read path is the one the kernel
+// reports for this process.
+func TestExecutableIsThisProcess(t *testing.T) {
+	want, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := sandbox.Executable()
+		if err != nil || got != want {
+			t.Fatalf("Executable() = %q, %v; want %q", got, err, want)
+		}
+	}
+}
+
+// BenchmarkVerifyRemembered measures Verify("") once the self-test is
+// remembered, what the engine's gate pays at every decision:
+//
+//	go test -run '^$' -bench BenchmarkVerifyRemembered ./activities/sandbox
+func BenchmarkVerifyRemembered(b *testing.B) {
+	sandbox.Verify("")
+	for b.Loop() {
+		sandbox.Verify("")
 	}
 }
