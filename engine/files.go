@@ -318,7 +318,10 @@ func readLimited(path string, limit int64, name string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// Sized from the file (os.ReadFile's way): one read for its bytes and
+	// one for the end, not a buffer grown from 512 bytes.
+	b := make([]byte, 0, min(st.Size(), limit)+1)
+	b, err = readAllInto(io.LimitReader(f, limit+1), b)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +329,24 @@ func readLimited(path string, limit int64, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is over the %s limit (%d bytes)", path, name, limit)
 	}
 	return b, nil
+}
+
+// readAllInto appends r's bytes to b until EOF (io.ReadAll into a buffer
+// the caller sized).
+func readAllInto(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // openNoFollow opens path for reading, refusing a final symlink.
