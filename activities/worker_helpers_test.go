@@ -456,3 +456,16 @@ func (e *workerEnv) syncReports() {
 	require.NoError(e.t, err)
 	e.waitReport(events.ReportAbandoned, id)
 }
+
+// cancelStops records a cancel on lane (the job's, or RunLane) and
+// requires that it stops the running attempt: a finished report, a
+// cancelled receipt, SIGTERM to the child.
+func (e *workerEnv) cancelStops(job events.Job, inv simlog.Invocation, lane int) {
+	e.t.Helper()
+	_, err := e.appendEvent(lane, events.Cancel{Reason: "stop", By: "test"})
+	require.NoError(e.t, err)
+	e.waitReport(events.ReportFinished, job.ExecutionID)
+	_, rc := e.receipt(job)
+	require.Equal(e.t, policy.StatusCancelled, rc.Status)
+	require.Equal(e.t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+}

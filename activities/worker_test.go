@@ -365,13 +365,8 @@ func TestWorkerCancelWatchStartsWhereTheCheckRead(t *testing.T) {
 	require.NotZero(t, after)
 	require.Equal(t, min(lane.Seq, run.Seq), after, "the watch starts where both logs were read")
 
-	_, err = e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
-	require.NoError(t, err)
-	e.waitReport(events.ReportFinished, job.ExecutionID)
+	e.cancelStops(job, inv, job.Lane)
 	w.waitEvent(t, evAcked, job.ExecutionID, 1)
-	_, rc := e.receipt(job)
-	require.Equal(t, policy.StatusCancelled, rc.Status)
-	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
 }
 
 // eventConsumers counts the consumers of the events stream.
@@ -398,13 +393,7 @@ func TestWorkerCancelNoticeNeedsNoConsumer(t *testing.T) {
 	e.publish(job)
 	inv := e.waitWorkload(job)
 	require.Zero(t, eventConsumers(t, e), "no consumer of the events stream while the attempt runs")
-
-	_, err := e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
-	require.NoError(t, err)
-	e.waitReport(events.ReportFinished, job.ExecutionID)
-	_, rc := e.receipt(job)
-	require.Equal(t, policy.StatusCancelled, rc.Status)
-	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+	e.cancelStops(job, inv, job.Lane)
 }
 
 // deafStore is the worker's store whose cancel notices never come, as for
@@ -428,13 +417,7 @@ func TestWorkerCancelPollFindsAMissedNotice(t *testing.T) {
 	job := e.newJob(1)
 	e.publish(job)
 	inv := e.waitWorkload(job)
-
-	_, err := e.appendEvent(events.RunLane, events.Cancel{Reason: "stop the run", By: "test"})
-	require.NoError(t, err)
-	e.waitReport(events.ReportFinished, job.ExecutionID)
-	_, rc := e.receipt(job)
-	require.Equal(t, policy.StatusCancelled, rc.Status)
-	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+	e.cancelStops(job, inv, events.RunLane)
 }
 
 // earlyNotice is the worker's store whose cancel notices the test sends,
@@ -485,10 +468,5 @@ func TestWorkerCancelNoticeBeforeTheCancelIsStored(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatal("the notice triggered no read")
 	}
-	_, err := e.appendEvent(job.Lane, events.Cancel{Reason: "stop", By: "test"})
-	require.NoError(t, err)
-	e.waitReport(events.ReportFinished, job.ExecutionID)
-	_, rc := e.receipt(job)
-	require.Equal(t, policy.StatusCancelled, rc.Status)
-	require.Equal(t, []string{"SIGTERM"}, e.signalsTo(inv.Pid), "the child got SIGTERM")
+	e.cancelStops(job, inv, job.Lane)
 }
