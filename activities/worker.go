@@ -230,6 +230,9 @@ type Worker struct {
 	cfg     WorkerConfig
 	log     *slog.Logger
 	running atomic.Bool
+	// noNotices logs, once, that the server refused this worker the
+	// events' subjects (cancelNotices).
+	noNotices sync.Once
 
 	mu sync.Mutex
 	// active holds the executions this worker is handling, so a

@@ -328,6 +328,12 @@ func (w *Worker) cancelNotices(ctx context.Context, log *slog.Logger, job events
 		return nil
 	}
 	ch, err := n.CancelNotices(ctx, job.Run, job.Lane)
+	if errors.Is(err, events.ErrPermissionDenied) {
+		w.noNotices.Do(func() {
+			log.Warn("the server does not let this worker follow the events as they are published; each attempt watches its lane with a consumer instead (grant the worker's user subscribe on sy.ev.*.*, docs/DEPLOY.md)", "err", err)
+		})
+		return nil
+	}
 	if err != nil {
 		log.Debug("cannot follow the run's cancel notices; watching its logs instead", "err", err)
 		return nil

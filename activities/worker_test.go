@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -369,13 +370,17 @@ func TestWorkerCancelWatchStartsWhereTheCheckRead(t *testing.T) {
 	w.waitEvent(t, evAcked, job.ExecutionID, 1)
 }
 
-// eventConsumers counts the consumers of the events stream.
-func eventConsumers(t *testing.T, e *workerEnv) int {
-	t.Helper()
+// eventConsumers counts the consumers of the events stream (-1 when the
+// stream cannot be read).
+func eventConsumers(e *workerEnv) int {
 	js, err := e.srv.Conn().JetStream()
-	require.NoError(t, err)
+	if err != nil {
+		return -1
+	}
 	info, err := js.StreamInfo(events.EventsStream)
-	require.NoError(t, err)
+	if err != nil {
+		return -1
+	}
 	return info.State.Consumers
 }
 
@@ -392,7 +397,7 @@ func TestWorkerCancelNoticeNeedsNoConsumer(t *testing.T) {
 	job := e.newJob(1)
 	e.publish(job)
 	inv := e.waitWorkload(job)
-	require.Zero(t, eventConsumers(t, e), "no consumer of the events stream while the attempt runs")
+	require.Zero(t, eventConsumers(e), "no consumer of the events stream while the attempt runs")
 	e.cancelStops(job, inv, job.Lane)
 }
 
@@ -468,5 +473,32 @@ func TestWorkerCancelNoticeBeforeTheCancelIsStored(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatal("the notice triggered no read")
 	}
+	e.cancelStops(job, inv, job.Lane)
+}
+
+// deniedStore is the worker's store on a server that refuses the worker
+// the events' subjects.
+type deniedStore struct{ *events.JetStreamStore }
+
+func (deniedStore) CancelNotices(context.Context, string, int) (<-chan struct{}, error) {
+	return nil, fmt.Errorf("follow the events: %w", events.ErrPermissionDenied)
+}
+
+// TestWorkerCancelWithoutNoticesWatchesTheLane: where the server refuses
+// the worker the events' subjects, the attempt watches its lane with a
+// consumer, as before notices, and a cancel still stops it at once (the
+// periodic read is an hour away).
+func TestWorkerCancelWithoutNoticesWatchesTheLane(t *testing.T) {
+	t.Parallel()
+	e := newWorkerEnv(t, simconfig.ScenarioLongRunning, false)
+	cfg := e.workerConfig("worker-a")
+	cfg.Store = deniedStore{e.js.Store()}
+	cfg.CancelPoll = time.Hour
+	e.startWorker(cfg)
+	job := e.newJob(1)
+	e.publish(job)
+	inv := e.waitWorkload(job)
+	require.Eventually(t, func() bool { return eventConsumers(e) == 1 }, waitLong, 10*time.Millisecond,
+		"the attempt watches its lane with a consumer")
 	e.cancelStops(job, inv, job.Lane)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -136,6 +137,9 @@ type JetStream struct {
 	// directBatch overrides the batch of readDirect (tests); 0 is the
 	// default.
 	directBatch int
+	// noNotices is set once the server refused this connection a
+	// subscription to the events' subjects (CancelNotices).
+	noNotices atomic.Bool
 }
 
 // streamHandle is js.Stream(name) looked up once: a stream info request

@@ -2,6 +2,9 @@ package events
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,13 +25,17 @@ import (
 // subscription is then in place on the server: it is flushed) and again
 // now and then. A connection that may not subscribe to the events'
 // subjects (a deployment that grants workers only the proxied reads)
-// gets no notices and no error; the reads still find the cancel.
+// gets an error matching ErrPermissionDenied: from the server's refusal
+// the first time, at once after that.
 //
 // The subscription ends when ctx is done (the channel is not closed). The
 // flush waits at most flushTimeout when ctx has no earlier deadline.
 func (s *JetStreamStore) CancelNotices(ctx context.Context, run string, lane int) (<-chan struct{}, error) {
 	if err := validateLoad(run, lane); err != nil {
 		return nil, err
+	}
+	if s.j.noNotices.Load() {
+		return nil, fmt.Errorf("follow the events of run %s: %w (the server refused this connection a subscription to them)", run, ErrPermissionDenied)
 	}
 	subjects := []string{EventSubject(run, RunLane)}
 	if lane != RunLane {
@@ -67,6 +74,17 @@ func (s *JetStreamStore) CancelNotices(ctx context.Context, run string, lane int
 			return nil, ctx.Err()
 		}
 		return nil, translate("follow "+subjects[0], err)
+	}
+	// The server answers a refused subscription with an error before the
+	// flush's answer, and the client keeps it as the connection's last.
+	if last := s.j.nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) {
+		for _, subj := range subjects {
+			if strings.Contains(last.Error(), `"`+subj+`"`) {
+				unsubscribe()
+				s.j.noNotices.Store(true)
+				return nil, fmt.Errorf("follow %s: %w: %v", subj, ErrPermissionDenied, last)
+			}
+		}
 	}
 	go func() {
 		<-ctx.Done()
