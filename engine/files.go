@@ -60,7 +60,7 @@ func (e *Engine) freezePrompt(run string, prompt []byte) (string, bool, error) {
 		return "", false, fmt.Errorf("create run directory: %w", err)
 	}
 	path := filepath.Join(dir, frozenPrompt)
-	err := writeExclusive(path, prompt)
+	err := publishExclusive(path, prompt)
 	if errors.Is(err, fs.ErrExist) {
 		// A Submit of the same run id that died before recording
 		// run-created: the same prompt may be reused, never replaced.
@@ -301,6 +301,28 @@ func writeExclusive(path string, b []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// publishExclusive is writeExclusive for a file that others may read while
+// it is made (the frozen prompt, which racing submissions of one run id
+// compare): b is written to a temporary file beside path and linked there,
+// so path holds all of b or does not exist, also after a crash. Linking
+// fails when path exists, a symlink included.
+func publishExclusive(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Link(tmp, path)
 }
 
 // readLimited reads at most limit bytes of a regular file, refusing a larger

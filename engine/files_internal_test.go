@@ -61,3 +61,45 @@ func BenchmarkReadLimited(b *testing.B) {
 		}
 	}
 }
+
+// TestFreezePromptRacesSeeAWholePrompt: submissions of one run id that
+// race to freeze the same prompt all succeed, exactly one of them
+// creating it: none reads the file while another is still writing it
+// (the race TestSubmitOnceIsIdempotentByRunID once lost under load). A
+// different prompt is refused, and no temporary file is left.
+func TestFreezePromptRacesSeeAWholePrompt(t *testing.T) {
+	e := &Engine{cfg: Config{DataDir: t.TempDir()}}
+	prompt := bytes.Repeat([]byte("Fix it.\n"), 4096)
+	for round := range 20 {
+		run := "race-" + strings.Repeat("x", round+1)
+		const racers = 8
+		errs := make(chan error, racers)
+		created := make(chan bool, racers)
+		start := make(chan struct{})
+		for range racers {
+			go func() {
+				<-start
+				_, c, err := e.freezePrompt(run, prompt)
+				errs <- err
+				created <- c
+			}()
+		}
+		close(start)
+		n := 0
+		for range racers {
+			require.NoError(t, <-errs, "round %d", round)
+			if <-created {
+				n++
+			}
+		}
+		require.Equal(t, 1, n, "round %d: one racer created the prompt", round)
+		_, _, err := e.freezePrompt(run, []byte("Another task.\n"))
+		require.ErrorIs(t, err, os.ErrExist)
+		names, err := os.ReadDir(e.runDir(run))
+		require.NoError(t, err)
+		require.Len(t, names, 1, "only the prompt: no temporary file left")
+		st, err := os.Stat(filepath.Join(e.runDir(run), frozenPrompt))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	}
+}
