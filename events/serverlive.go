@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync/atomic"
 )
 
 // A data directory's serve.json names the process serving it. A bare pid
@@ -17,13 +18,24 @@ import (
 
 // SelfStart is this process's start identity, to record beside its pid
 // ("" when the platform gives none; a reader then refuses the record).
+// A live answer cannot change while the process runs, so it is read once
+// (the runner stamps it on every attempt's progress snapshots, and
+// reading it costs a /proc read here and a ps process elsewhere); a
+// failed read is tried again next time.
 func SelfStart() string {
+	if tok := selfStart.Load(); tok != nil {
+		return *tok
+	}
 	tok, st := ProcessStart(os.Getpid())
 	if st != ProcLive {
 		return ""
 	}
+	selfStart.Store(&tok)
 	return tok
 }
+
+// selfStart holds SelfStart's live answer once it has one.
+var selfStart atomic.Pointer[string]
 
 // CheckServer reports why the process a serve.json names (pid, its
 // recorded start identity start, its client URL) is not the live server

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchyard-dev/switchyard/events"
 	"github.com/switchyard-dev/switchyard/policy"
 )
 
@@ -187,7 +188,7 @@ func openProgress(res *reservation, provider policy.Provider, startedAt time.Tim
 			ReceiptRef:    &fileRef{Dev: receipt.dev, Ino: receipt.ino},
 		},
 	}
-	if tok, v := startToken(os.Getpid()); v == procLive {
+	if tok := events.SelfStart(); tok != "" {
 		r.state.Runner.StartToken = &tok
 	}
 	r.mu.Lock()
