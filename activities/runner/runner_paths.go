@@ -37,9 +37,33 @@ type attemptPaths struct {
 	progress                     *pathRef
 }
 
-// resolveRef makes p absolute and canonical. For a path that does not
-// exist yet, its directory must exist and is resolved instead.
-func resolveRef(flag, p string) (pathRef, error) {
+// pathResolver makes paths absolute and canonical, resolving each
+// directory once: an attempt's prompt, output, receipt and progress file
+// share one execution directory, and filepath.EvalSymlinks of each would
+// walk every component of every path again (an lstat each, about 75 an
+// attempt before). It lives for one resolvePaths call only, so a symlink
+// changed between attempts is seen by the next.
+type pathResolver map[string]string
+
+// dir is the canonical form of directory d.
+func (r pathResolver) dir(d string) (string, error) {
+	if c, ok := r[d]; ok {
+		return c, nil
+	}
+	c, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		return "", err
+	}
+	r[d] = c
+	return c, nil
+}
+
+// ref makes p absolute and canonical. For a path that does not exist yet
+// (or a symbolic link that leads nowhere), its directory must exist and
+// is resolved instead. The answer is filepath.EvalSymlinks's: the
+// directory's canonical form, then the last component followed when it is
+// a symbolic link.
+func (r pathResolver) ref(flag, p string) (pathRef, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return pathRef{}, usagef(flag, "%s %q: %v", flag, p, err)
@@ -47,15 +71,18 @@ func resolveRef(flag, p string) (pathRef, error) {
 	if strings.ContainsRune(abs, 0) {
 		return pathRef{}, usagef(flag, "%s contains a NUL byte", flag)
 	}
-	if canon, err := filepath.EvalSymlinks(abs); err == nil {
-		return pathRef{abs: abs, canon: canon}, nil
-	}
 	dir, base := filepath.Split(abs)
-	canonDir, err := filepath.EvalSymlinks(dir)
+	canonDir, err := r.dir(dir)
 	if err != nil {
 		return pathRef{}, usagef(flag, "%s %s: directory %s does not exist or is not reachable", flag, abs, filepath.Clean(dir))
 	}
-	return pathRef{abs: abs, canon: filepath.Join(canonDir, base)}, nil
+	full := filepath.Join(canonDir, base)
+	if fi, err := os.Lstat(full); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if canon, err := filepath.EvalSymlinks(full); err == nil {
+			return pathRef{abs: abs, canon: canon}, nil
+		}
+	}
+	return pathRef{abs: abs, canon: full}, nil
 }
 
 // resolvePaths resolves and checks every path of o: the prompt must be a
@@ -66,6 +93,7 @@ func resolveRef(flag, p string) (pathRef, error) {
 func resolvePaths(o Options, privateSuffix string) (attemptPaths, error) {
 	var ap attemptPaths
 	var err error
+	res := pathResolver{}
 	for _, r := range []struct {
 		flag, value string
 		dst         *pathRef
@@ -75,7 +103,7 @@ func resolvePaths(o Options, privateSuffix string) (attemptPaths, error) {
 		{"--output", o.Output, &ap.output},
 		{"--receipt", o.Receipt, &ap.receipt},
 	} {
-		if *r.dst, err = resolveRef(r.flag, r.value); err != nil {
+		if *r.dst, err = res.ref(r.flag, r.value); err != nil {
 			return ap, err
 		}
 	}
@@ -99,7 +127,7 @@ func resolvePaths(o Options, privateSuffix string) (attemptPaths, error) {
 	if o.Progress == "" {
 		return ap, nil
 	}
-	pr, err := resolveRef("--progress", o.Progress)
+	pr, err := res.ref("--progress", o.Progress)
 	if err != nil {
 		return ap, err
 	}
