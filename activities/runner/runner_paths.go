@@ -60,9 +60,7 @@ func (r pathResolver) dir(d string) (string, error) {
 
 // ref makes p absolute and canonical. For a path that does not exist yet
 // (or a symbolic link that leads nowhere), its directory must exist and
-// is resolved instead. The answer is filepath.EvalSymlinks's: the
-// directory's canonical form, then the last component followed when it is
-// a symbolic link.
+// is resolved instead.
 func (r pathResolver) ref(flag, p string) (pathRef, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -71,18 +69,37 @@ func (r pathResolver) ref(flag, p string) (pathRef, error) {
 	if strings.ContainsRune(abs, 0) {
 		return pathRef{}, usagef(flag, "%s contains a NUL byte", flag)
 	}
+	canon, _, err := r.canon(abs)
+	if err != nil {
+		return pathRef{}, usagef(flag, "%s %s: directory %s does not exist or is not reachable", flag, abs, filepath.Clean(filepath.Dir(abs)))
+	}
+	return pathRef{abs: abs, canon: canon}, nil
+}
+
+// canon resolves the absolute, clean path abs: its directory's canonical
+// form, then the last component followed when it is a symbolic link.
+// whole says the last component resolved too, that is, canon is what
+// filepath.EvalSymlinks(abs) answers; otherwise canon is the resolved
+// directory joined with the last component as it is. An error means the
+// directory does not resolve.
+func (r pathResolver) canon(abs string) (canon string, whole bool, err error) {
 	dir, base := filepath.Split(abs)
 	canonDir, err := r.dir(dir)
 	if err != nil {
-		return pathRef{}, usagef(flag, "%s %s: directory %s does not exist or is not reachable", flag, abs, filepath.Clean(dir))
+		return "", false, err
 	}
 	full := filepath.Join(canonDir, base)
-	if fi, err := os.Lstat(full); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if canon, err := filepath.EvalSymlinks(full); err == nil {
-			return pathRef{abs: abs, canon: canon}, nil
+	fi, err := os.Lstat(full)
+	switch {
+	case err != nil:
+		return full, false, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if c, err := filepath.EvalSymlinks(full); err == nil {
+			return c, true, nil
 		}
+		return full, false, nil
 	}
-	return pathRef{abs: abs, canon: full}, nil
+	return full, true, nil
 }
 
 // resolvePaths resolves and checks every path of o: the prompt must be a

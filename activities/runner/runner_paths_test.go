@@ -32,7 +32,8 @@ func evalRef(p string) (pathRef, bool) {
 // linked directory), existing and missing files, and missing directories,
 // one resolver asked for every path in turn gives exactly what resolving
 // each path whole gives, and refuses exactly the paths whose directory
-// does not resolve.
+// does not resolve; and it says of each path whether it resolved to its
+// end, as the receipt's canonical paths need.
 func TestPathResolverIsEvalSymlinks(t *testing.T) {
 	root := t.TempDir()
 	mk := func(p string) string { return filepath.Join(root, p) }
@@ -79,6 +80,13 @@ func TestPathResolverIsEvalSymlinks(t *testing.T) {
 		}
 		require.NoError(t, err, p)
 		require.Equal(t, want, got, p)
+		whole, werr := filepath.EvalSymlinks(got.abs)
+		c, ok, err := res.canon(got.abs)
+		require.NoError(t, err, p)
+		require.Equal(t, werr == nil, ok, "%s: whole says whether the path resolves to its end", p)
+		if ok {
+			require.Equal(t, whole, c, p)
+		}
 	}
 	require.Greater(t, refused, 0, "the tree has paths whose directory does not resolve")
 	require.Less(t, refused, len(paths)/2)

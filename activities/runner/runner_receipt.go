@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/switchyard-dev/switchyard/policy"
@@ -16,8 +15,9 @@ import (
 // not-started defaults every outcome starts from.
 func (a *attempt) initReceipt() {
 	p := a.paths
+	res := pathResolver{}
 	canon := func(ref pathRef) string {
-		if c, err := filepath.EvalSymlinks(ref.abs); err == nil {
+		if c, whole, err := res.canon(ref.abs); err == nil && whole {
 			return c
 		}
 		return ref.canon
